@@ -1,0 +1,20 @@
+# fcgi/local.mk -- ptyd.fcgi, the stateless FastCGI front.
+bin_PROGRAMS += fcgi/ptyd.fcgi
+
+# Everything but main.c goes into a library so the unit tests link it.
+noinst_LIBRARIES += fcgi/libfront.a
+fcgi_libfront_a_SOURCES = \
+	fcgi/front.h \
+	fcgi/http.c fcgi/http.h \
+	fcgi/gate.c fcgi/gate.h \
+	fcgi/json.c fcgi/json.h \
+	fcgi/utf8.c fcgi/utf8.h \
+	fcgi/sse.c fcgi/sse.h \
+	fcgi/ptyd_client.c fcgi/ptyd_client.h \
+	fcgi/handlers.c fcgi/handlers.h \
+	fcgi/stream.c fcgi/stream.h
+fcgi_libfront_a_CFLAGS = $(AM_CFLAGS) $(FCGI_CFLAGS) $(JANSSON_CFLAGS)
+
+fcgi_ptyd_fcgi_SOURCES = fcgi/main.c
+fcgi_ptyd_fcgi_CFLAGS = $(AM_CFLAGS) $(FCGI_CFLAGS) $(JANSSON_CFLAGS)
+fcgi_ptyd_fcgi_LDADD = fcgi/libfront.a libwire.a $(FCGI_LIBS) $(JANSSON_LIBS)

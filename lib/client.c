@@ -1,0 +1,207 @@
+/*
+ * client.c -- blocking, deadline-bounded client I/O on the ptyd socket.
+ *
+ * Owns: one connection at a time for its caller; every wait is a poll()
+ * bounded by the caller's deadline, so a stuck ptyd can delay a request but
+ * never hang a worker.  Does not own: frame layout (frame.c).
+ */
+#include <sys/socket.h>
+#include <sys/un.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "client.h"
+
+int
+client_default_socket(char *buf, size_t size)
+{
+	struct sockaddr_un	 sun;
+	const char		*env;
+	int			 n;
+
+	if ((env = getenv("PTYD_SOCKET")) != NULL && *env != '\0')
+		n = snprintf(buf, size, "%s", env);
+	else if ((env = getenv("XDG_RUNTIME_DIR")) != NULL && *env == '/')
+		n = snprintf(buf, size, "%s/ptyd/ptyd.sock", env);
+	else
+		n = snprintf(buf, size, "/tmp/ptyd-%lu/ptyd.sock",
+		    (unsigned long)getuid());
+	if (n < 0 || (size_t)n >= size || (size_t)n >= sizeof(sun.sun_path)) {
+		errno = ENAMETOOLONG;
+		return (-1);
+	}
+	return (0);
+}
+
+int64_t
+client_now_ms(void)
+{
+	struct timespec	ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ((int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
+}
+
+/* Wait for events on fd until the deadline.  0 when ready, -1 ETIMEDOUT. */
+static int
+client_wait(int fd, short events, int64_t deadline_ms)
+{
+	struct pollfd	pfd;
+	int64_t		left;
+	int		r;
+
+	for (;;) {
+		if (deadline_ms < 0)
+			left = -1;
+		else if ((left = deadline_ms - client_now_ms()) < 0)
+			left = 0;
+		pfd.fd = fd;
+		pfd.events = events;
+		pfd.revents = 0;
+		r = poll(&pfd, 1, left > 1000000 ? 1000000 : (int)left);
+		if (r > 0)
+			return (0);
+		if (r == 0 && left >= 0 && deadline_ms - client_now_ms() <= 0) {
+			errno = ETIMEDOUT;
+			return (-1);
+		}
+		if (r < 0 && errno != EINTR)
+			return (-1);
+	}
+}
+
+int
+client_connect(const char *path, int64_t deadline_ms)
+{
+	struct sockaddr_un	sun;
+	socklen_t		len;
+	int			fd, err;
+
+	memset(&sun, 0, sizeof(sun));
+	sun.sun_family = AF_UNIX;
+	if (strlen(path) >= sizeof(sun.sun_path)) {
+		errno = ENAMETOOLONG;
+		return (-1);
+	}
+	strcpy(sun.sun_path, path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd == -1)
+		return (-1);
+	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) == 0)
+		return (fd);
+	if (errno != EINPROGRESS && errno != EAGAIN)
+		goto fail;
+	/* A full backlog (EAGAIN on AF_UNIX) or a slow accept: wait. */
+	if (client_wait(fd, POLLOUT, deadline_ms) == -1)
+		goto fail;
+	len = sizeof(err);
+	if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) == -1)
+		goto fail;
+	if (err != 0) {
+		errno = err;
+		goto fail;
+	}
+	return (fd);
+fail:
+	err = errno;
+	close(fd);
+	errno = err;
+	return (-1);
+}
+
+int
+client_send(int fd, const struct frame_out *fo, int64_t deadline_ms)
+{
+	size_t	off = 0;
+	ssize_t	n;
+
+	while (off < fo->len) {
+		n = send(fd, fo->buf + off, fo->len - off, MSG_NOSIGNAL);
+		if (n > 0) {
+			off += (size_t)n;
+			continue;
+		}
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == -1 && errno == EAGAIN) {
+			if (client_wait(fd, POLLOUT, deadline_ms) == -1)
+				return (-1);
+			continue;
+		}
+		return (-1);
+	}
+	return (0);
+}
+
+/* Read exactly len bytes.  EOF, even before the first byte, is ECONNRESET. */
+static int
+client_read_full(int fd, uint8_t *buf, size_t len, int64_t deadline_ms)
+{
+	size_t	off = 0;
+	ssize_t	n;
+
+	while (off < len) {
+		n = read(fd, buf + off, len - off);
+		if (n > 0) {
+			off += (size_t)n;
+			continue;
+		}
+		if (n == 0) {
+			errno = ECONNRESET;
+			return (-1);
+		}
+		if (errno == EINTR)
+			continue;
+		if (errno == EAGAIN) {
+			if (client_wait(fd, POLLIN, deadline_ms) == -1)
+				return (-1);
+			continue;
+		}
+		return (-1);
+	}
+	return (0);
+}
+
+int
+client_recv(int fd, struct frame_hdr *hdr, uint8_t *buf, size_t size,
+    int64_t deadline_ms)
+{
+	if (size < PROTO_HDR_LEN) {
+		errno = EMSGSIZE;
+		return (-1);
+	}
+	if (client_read_full(fd, buf, PROTO_HDR_LEN, deadline_ms) == -1)
+		return (-1);
+	if (frame_hdr_decode(buf, hdr) == -1)
+		return (-1);
+	if (hdr->len > size - PROTO_HDR_LEN) {
+		errno = EMSGSIZE;
+		return (-1);
+	}
+	return (client_read_full(fd, buf + PROTO_HDR_LEN, hdr->len,
+	    deadline_ms));
+}
+
+int
+client_call(const char *path, const struct frame_out *fo,
+    struct frame_hdr *hdr, uint8_t *buf, size_t size, int64_t deadline_ms)
+{
+	int	fd, r, err;
+
+	if ((fd = client_connect(path, deadline_ms)) == -1)
+		return (-1);
+	r = client_send(fd, fo, deadline_ms);
+	if (r == 0)
+		r = client_recv(fd, hdr, buf, size, deadline_ms);
+	err = errno;
+	close(fd);
+	errno = err;
+	return (r);
+}

@@ -1,0 +1,442 @@
+/*
+ * frame.c -- encode, decode and validate ptyd protocol frames.
+ *
+ * Owns: the byte layout of proto.h, written once as a field table per
+ * message.  Does not own: I/O (client.c, ptyd/conn.c) or request policy.
+ * Wire fields are read and written byte by byte in network order, never by
+ * casting the buffer, so alignment and padding never reach the wire.
+ */
+#include <errno.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "frame.h"
+
+enum field_type {
+	F_U8,
+	F_U16,
+	F_U32,
+	F_U64,
+	F_I32,
+	F_I64,
+	F_TEXT,		/* char[max + 1] inline, NUL-terminated, no NUL inside */
+	F_BYTES,	/* const uint8_t * at off, size_t at lenoff; u32-prefixed */
+	F_REST,		/* like F_BYTES, but the rest of the payload, no prefix */
+};
+
+struct field {
+	enum field_type	type;
+	size_t		off;
+	size_t		max;		/* F_TEXT, F_BYTES, F_REST */
+	size_t		lenoff;		/* F_BYTES, F_REST */
+};
+
+struct msg_desc {
+	uint16_t		 type;
+	const char		*name;
+	const struct field	*fields;
+	size_t			 nfields;
+};
+
+#define TEXT(s, m, lim)	{ F_TEXT, offsetof(struct s, m), (lim), 0 }
+#define NUM(t, s, m)	{ t, offsetof(struct s, m), 0, 0 }
+#define BYTES(t, s, m, l, lim) \
+	{ t, offsetof(struct s, m), (lim), offsetof(struct s, l) }
+
+static const struct field start_fields[] = {
+	TEXT(msg_start, owner, PROTO_OWNER_MAX),
+	TEXT(msg_start, sid, PROTO_SID_MAX),
+	TEXT(msg_start, workspace, PROTO_PATH_MAX),
+	NUM(F_U16, msg_start, rows),
+	NUM(F_U16, msg_start, cols),
+	NUM(F_U8, msg_start, restart),
+	TEXT(msg_start, actor, PROTO_ACTOR_MAX),
+};
+static const struct field input_fields[] = {
+	TEXT(msg_input, owner, PROTO_OWNER_MAX),
+	TEXT(msg_input, sid, PROTO_SID_MAX),
+	BYTES(F_BYTES, msg_input, data, len, PROTO_INPUT_MAX),
+};
+static const struct field resize_fields[] = {
+	TEXT(msg_resize, owner, PROTO_OWNER_MAX),
+	TEXT(msg_resize, sid, PROTO_SID_MAX),
+	NUM(F_U16, msg_resize, rows),
+	NUM(F_U16, msg_resize, cols),
+};
+static const struct field close_fields[] = {
+	TEXT(msg_close, owner, PROTO_OWNER_MAX),
+	TEXT(msg_close, sid, PROTO_SID_MAX),
+	TEXT(msg_close, actor, PROTO_ACTOR_MAX),
+};
+static const struct field attach_fields[] = {
+	TEXT(msg_attach, owner, PROTO_OWNER_MAX),
+	TEXT(msg_attach, sid, PROTO_SID_MAX),
+	NUM(F_U8, msg_attach, has_pos),
+	NUM(F_U64, msg_attach, pos),
+	TEXT(msg_attach, actor, PROTO_ACTOR_MAX),
+};
+static const struct field list_fields[] = {
+	NUM(F_U8, msg_list, all_owners),
+	TEXT(msg_list, owner, PROTO_OWNER_MAX),
+};
+static const struct field error_fields[] = {
+	NUM(F_U16, msg_error, code),
+	TEXT(msg_error, message, PROTO_ERRMSG_MAX),
+};
+static const struct field started_fields[] = {
+	NUM(F_I32, msg_started, pid),
+	TEXT(msg_started, workspace, PROTO_PATH_MAX),
+	NUM(F_U8, msg_started, reused),
+};
+static const struct field close_reply_fields[] = {
+	NUM(F_U8, msg_close_reply, closed),
+};
+static const struct field list_item_fields[] = {
+	TEXT(msg_list_item, sid, PROTO_SID_MAX),
+	TEXT(msg_list_item, owner, PROTO_OWNER_MAX),
+	NUM(F_I32, msg_list_item, pid),
+	TEXT(msg_list_item, workspace, PROTO_PATH_MAX),
+	NUM(F_U16, msg_list_item, rows),
+	NUM(F_U16, msg_list_item, cols),
+	NUM(F_U8, msg_list_item, running),
+	NUM(F_U8, msg_list_item, has_exit_code),
+	NUM(F_I32, msg_list_item, exit_code),
+	NUM(F_U32, msg_list_item, subscribers),
+	NUM(F_I64, msg_list_item, unwatched_since_us),
+	NUM(F_I64, msg_list_item, last_activity_us),
+	NUM(F_I64, msg_list_item, started_at_us),
+};
+static const struct field list_end_fields[] = {
+	NUM(F_U32, msg_list_end, count),
+};
+static const struct field stats_reply_fields[] = {
+	NUM(F_I32, msg_stats_reply, pid),
+	NUM(F_I64, msg_stats_reply, uptime_us),
+	NUM(F_U32, msg_stats_reply, terminals),
+	NUM(F_U32, msg_stats_reply, exited),
+	NUM(F_U32, msg_stats_reply, viewers),
+	NUM(F_U64, msg_stats_reply, db_errors),
+};
+static const struct field attached_fields[] = {
+	NUM(F_U64, msg_attached, base),
+};
+static const struct field output_fields[] = {
+	NUM(F_U64, msg_output, end),
+	BYTES(F_REST, msg_output, data, len, PROTO_OUTPUT_CHUNK),
+};
+static const struct field gap_fields[] = {
+	NUM(F_U64, msg_gap, lost),
+	NUM(F_U64, msg_gap, pos),
+};
+static const struct field exit_fields[] = {
+	NUM(F_U8, msg_exit, has_exit_code),
+	NUM(F_I32, msg_exit, exit_code),
+	TEXT(msg_exit, reason, PROTO_REASON_MAX),
+	NUM(F_U64, msg_exit, pos),
+};
+
+#define DESC(t, f)	{ t, #t, f, sizeof(f) / sizeof(f[0]) }
+#define DESC0(t)	{ t, #t, NULL, 0 }
+
+static const struct msg_desc msgs[] = {
+	DESC(MSG_START, start_fields),
+	DESC(MSG_INPUT, input_fields),
+	DESC(MSG_RESIZE, resize_fields),
+	DESC(MSG_CLOSE, close_fields),
+	DESC(MSG_ATTACH, attach_fields),
+	DESC(MSG_LIST, list_fields),
+	DESC0(MSG_STATS),
+	DESC0(MSG_OK),
+	DESC(MSG_ERROR, error_fields),
+	DESC(MSG_STARTED, started_fields),
+	DESC(MSG_CLOSE_REPLY, close_reply_fields),
+	DESC(MSG_LIST_ITEM, list_item_fields),
+	DESC(MSG_LIST_END, list_end_fields),
+	DESC(MSG_STATS_REPLY, stats_reply_fields),
+	DESC(MSG_ATTACHED, attached_fields),
+	DESC(MSG_OUTPUT, output_fields),
+	DESC(MSG_GAP, gap_fields),
+	DESC(MSG_EXIT, exit_fields),
+};
+
+static const struct msg_desc *
+msg_desc_find(uint16_t type)
+{
+	size_t	i;
+
+	for (i = 0; i < sizeof(msgs) / sizeof(msgs[0]); i++)
+		if (msgs[i].type == type)
+			return (&msgs[i]);
+	return (NULL);
+}
+
+const char *
+msg_name(uint16_t type)
+{
+	const struct msg_desc	*d = msg_desc_find(type);
+
+	return (d != NULL ? d->name : "unknown");
+}
+
+static void
+put_be(uint8_t *p, uint64_t v, size_t n)
+{
+	size_t	i;
+
+	for (i = 0; i < n; i++)
+		p[i] = (uint8_t)(v >> (8 * (n - 1 - i)));
+}
+
+static uint64_t
+get_be(const uint8_t *p, size_t n)
+{
+	uint64_t	v = 0;
+	size_t		i;
+
+	for (i = 0; i < n; i++)
+		v = (v << 8) | p[i];
+	return (v);
+}
+
+void
+frame_hdr_encode(uint8_t *buf, uint16_t type, uint32_t len)
+{
+	put_be(buf, type, 2);
+	buf[2] = PROTO_VERSION;
+	buf[3] = 0;
+	put_be(buf + 4, len, 4);
+}
+
+int
+frame_hdr_decode(const uint8_t *buf, struct frame_hdr *h)
+{
+	h->type = (uint16_t)get_be(buf, 2);
+	h->version = buf[2];
+	h->flags = buf[3];
+	h->len = (uint32_t)get_be(buf + 4, 4);
+	if (h->version != PROTO_VERSION) {
+		errno = EPROTO;
+		return (-1);
+	}
+	if (h->len > PROTO_MAX_PAYLOAD) {
+		errno = EMSGSIZE;
+		return (-1);
+	}
+	return (0);
+}
+
+void
+frame_output_prefix(uint8_t *buf, uint64_t end, size_t len)
+{
+	frame_hdr_encode(buf, MSG_OUTPUT, (uint32_t)(8 + len));
+	put_be(buf + PROTO_HDR_LEN, end, 8);
+}
+
+void
+frame_out_init(struct frame_out *fo)
+{
+	memset(fo, 0, sizeof(*fo));
+}
+
+void
+frame_out_free(struct frame_out *fo)
+{
+	free(fo->buf);
+	frame_out_init(fo);
+}
+
+/* Reserve n more bytes; on failure mark the frame failed and return NULL. */
+static uint8_t *
+frame_out_reserve(struct frame_out *fo, size_t n)
+{
+	uint8_t	*nbuf;
+	size_t	 ncap;
+
+	if (fo->failed)
+		return (NULL);
+	if (n > PROTO_HDR_LEN + PROTO_MAX_PAYLOAD - fo->len) {
+		fo->failed = EMSGSIZE;
+		return (NULL);
+	}
+	if (fo->len + n > fo->cap) {
+		ncap = fo->cap != 0 ? fo->cap : 256;
+		while (ncap < fo->len + n)
+			ncap *= 2;
+		if (ncap > PROTO_HDR_LEN + PROTO_MAX_PAYLOAD)
+			ncap = PROTO_HDR_LEN + PROTO_MAX_PAYLOAD;
+		if ((nbuf = realloc(fo->buf, ncap)) == NULL) {
+			fo->failed = ENOMEM;
+			return (NULL);
+		}
+		fo->buf = nbuf;
+		fo->cap = ncap;
+	}
+	fo->len += n;
+	return (fo->buf + fo->len - n);
+}
+
+static void
+put_num(struct frame_out *fo, uint64_t v, size_t n)
+{
+	uint8_t	*p;
+
+	if ((p = frame_out_reserve(fo, n)) != NULL)
+		put_be(p, v, n);
+}
+
+static void
+put_bytes(struct frame_out *fo, const void *data, size_t len, int prefix)
+{
+	uint8_t	*p;
+
+	if (prefix)
+		put_num(fo, len, 4);
+	if (len != 0 && (p = frame_out_reserve(fo, len)) != NULL)
+		memcpy(p, data, len);
+}
+
+int
+msg_encode(struct frame_out *fo, uint16_t type, const void *msg)
+{
+	const struct msg_desc	*d;
+	const struct field	*f;
+	const uint8_t		*m = msg;
+	size_t			 i, len;
+
+	if ((d = msg_desc_find(type)) == NULL) {
+		errno = EINVAL;
+		return (-1);
+	}
+	fo->len = 0;
+	fo->failed = 0;
+	(void)frame_out_reserve(fo, PROTO_HDR_LEN);
+	for (i = 0; i < d->nfields; i++) {
+		f = &d->fields[i];
+		switch (f->type) {
+		case F_U8:
+			put_num(fo, *(const uint8_t *)(m + f->off), 1);
+			break;
+		case F_U16:
+			put_num(fo, *(const uint16_t *)(m + f->off), 2);
+			break;
+		case F_U32:
+			put_num(fo, *(const uint32_t *)(m + f->off), 4);
+			break;
+		case F_U64:
+			put_num(fo, *(const uint64_t *)(m + f->off), 8);
+			break;
+		case F_I32:
+			put_num(fo, (uint32_t)*(const int32_t *)(m + f->off), 4);
+			break;
+		case F_I64:
+			put_num(fo, (uint64_t)*(const int64_t *)(m + f->off), 8);
+			break;
+		case F_TEXT:
+			len = strnlen((const char *)(m + f->off), f->max + 1);
+			if (len > f->max) {
+				errno = EINVAL;
+				return (-1);
+			}
+			put_bytes(fo, m + f->off, len, 1);
+			break;
+		case F_BYTES:
+		case F_REST:
+			len = *(const size_t *)(m + f->lenoff);
+			if (len > f->max || (len == 0 && f->type == F_REST)) {
+				errno = EINVAL;
+				return (-1);
+			}
+			put_bytes(fo, *(const uint8_t *const *)(m + f->off), len,
+			    f->type == F_BYTES);
+			break;
+		}
+	}
+	if (fo->failed) {
+		errno = fo->failed;
+		return (-1);
+	}
+	frame_hdr_encode(fo->buf, type, (uint32_t)(fo->len - PROTO_HDR_LEN));
+	return (0);
+}
+
+int
+msg_decode(uint16_t type, const uint8_t *p, size_t left, void *msg)
+{
+	const struct msg_desc	*d;
+	const struct field	*f;
+	uint8_t			*m = msg;
+	size_t			 i, n, len;
+	uint64_t		 v;
+
+	if ((d = msg_desc_find(type)) == NULL) {
+		errno = EINVAL;
+		return (-1);
+	}
+	for (i = 0; i < d->nfields; i++) {
+		f = &d->fields[i];
+		switch (f->type) {
+		case F_U8:
+		case F_U16:
+		case F_U32:
+		case F_U64:
+		case F_I32:
+		case F_I64:
+			n = f->type == F_U8 ? 1 : f->type == F_U16 ? 2 :
+			    (f->type == F_U32 || f->type == F_I32) ? 4 : 8;
+			if (left < n)
+				goto bad;
+			v = get_be(p, n);
+			p += n;
+			left -= n;
+			if (f->type == F_U8)
+				*(uint8_t *)(m + f->off) = (uint8_t)v;
+			else if (f->type == F_U16)
+				*(uint16_t *)(m + f->off) = (uint16_t)v;
+			else if (f->type == F_U32)
+				*(uint32_t *)(m + f->off) = (uint32_t)v;
+			else if (f->type == F_I32)
+				*(int32_t *)(m + f->off) = (int32_t)(uint32_t)v;
+			else if (f->type == F_I64)
+				*(int64_t *)(m + f->off) = (int64_t)v;
+			else
+				*(uint64_t *)(m + f->off) = v;
+			break;
+		case F_TEXT:
+		case F_BYTES:
+			if (left < 4)
+				goto bad;
+			len = (size_t)get_be(p, 4);
+			p += 4;
+			left -= 4;
+			if (len > f->max || len > left)
+				goto bad;
+			if (f->type == F_TEXT) {
+				if (memchr(p, '\0', len) != NULL)
+					goto bad;
+				memcpy(m + f->off, p, len);
+				((char *)(m + f->off))[len] = '\0';
+			} else {
+				*(const uint8_t **)(m + f->off) = p;
+				*(size_t *)(m + f->lenoff) = len;
+			}
+			p += len;
+			left -= len;
+			break;
+		case F_REST:
+			if (left == 0 || left > f->max)
+				goto bad;
+			*(const uint8_t **)(m + f->off) = p;
+			*(size_t *)(m + f->lenoff) = left;
+			p += left;
+			left = 0;
+			break;
+		}
+	}
+	if (left != 0)
+		goto bad;
+	return (0);
+bad:
+	errno = EBADMSG;
+	return (-1);
+}

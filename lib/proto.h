@@ -1,0 +1,125 @@
+/*
+ * proto.h -- the ptyd wire protocol: the contract between ptyd, ptyd.fcgi,
+ * ptydctl and the tests.
+ *
+ * Owns: the protocol version, message numbers, limits, and the field layout
+ * of every message.  Does not own: encoding (frame.c) or any I/O (client.c,
+ * ptyd/conn.c).
+ *
+ * A frame is an 8-byte header followed by a payload, all integers in network
+ * byte order (big-endian), decoded byte by byte, never cast to structs:
+ *
+ *	offset 0  u16  type      message number, see below
+ *	offset 2  u8   version   PROTO_VERSION
+ *	offset 3  u8   flags     reserved, 0
+ *	offset 4  u32  length    payload length, at most PROTO_MAX_PAYLOAD
+ *
+ * The payload is the message's fields in the order listed beside each
+ * message number.  Field types: u8/u16/u32/u64, i32/i64 (two's complement),
+ * str (u32 length, then that many bytes, no terminating NUL; the decoder
+ * checks the length against the field's limit and the bytes left before it
+ * copies anything).  A payload with bytes left over after its last field is
+ * malformed.
+ *
+ * Exchange: a client connects, sends exactly one request frame, and reads
+ * reply frames.  For every request but MSG_ATTACH and MSG_LIST the reply is
+ * one frame and ptyd then closes the connection.  MSG_LIST answers with
+ * MSG_LIST_ITEM frames and one MSG_LIST_END.  MSG_ATTACH answers MSG_ERROR,
+ * or MSG_ATTACHED followed by stream frames (MSG_OUTPUT, MSG_GAP, MSG_EXIT)
+ * for as long as the client keeps the connection; MSG_EXIT is the last.
+ * Closing the connection detaches the viewer.
+ *
+ * A frame whose version is not PROTO_VERSION is answered with MSG_ERROR
+ * PROTO_ERR_VERSION (encoded at the sender's version, which is this one)
+ * and the connection is closed.  Message numbers live in ranges so that a
+ * peer can tell a request from a reply from a stream frame at a glance.
+ */
+#ifndef PTYD_PROTO_H
+#define PTYD_PROTO_H
+
+#include <stdint.h>
+
+#define PROTO_VERSION		1
+#define PROTO_HDR_LEN		8
+#define PROTO_MAX_PAYLOAD	(256 * 1024)
+
+/* Field limits (bytes).  A field over its limit makes the frame malformed. */
+#define PROTO_SID_MAX		128	/* session_id: 1..128 of [A-Za-z0-9._:-] */
+#define PROTO_OWNER_MAX		256	/* REMOTE_USER; empty = local */
+#define PROTO_PATH_MAX		4096	/* workspace */
+#define PROTO_ACTOR_MAX		320	/* "user@address" for the audit log */
+#define PROTO_REASON_MAX	32
+#define PROTO_ERRMSG_MAX	256
+#define PROTO_INPUT_MAX		(8192 * 4)	/* 8192 code points of UTF-8 */
+#define PROTO_OUTPUT_CHUNK	(32 * 1024)	/* max data bytes in one MSG_OUTPUT */
+
+/* Requests, client -> ptyd: 0x0100 - 0x01ff. */
+enum {
+	/* str owner, str session_id, str workspace ("" = default),
+	 * u16 rows, u16 cols (0 = default), u8 restart, str actor */
+	MSG_START = 0x0101,
+	/* str owner, str session_id, str data (raw bytes, may be empty) */
+	MSG_INPUT = 0x0102,
+	/* str owner, str session_id, u16 rows, u16 cols (0 = unchanged) */
+	MSG_RESIZE = 0x0103,
+	/* str owner, str session_id, str actor */
+	MSG_CLOSE = 0x0104,
+	/* str owner, str session_id, u8 has_pos, u64 pos, str actor */
+	MSG_ATTACH = 0x0105,
+	/* u8 all_owners, str owner */
+	MSG_LIST = 0x0106,
+	/* (no fields) */
+	MSG_STATS = 0x0107,
+};
+
+/* Replies, ptyd -> client: 0x0200 - 0x02ff. */
+enum {
+	/* (no fields): input accepted, resize done */
+	MSG_OK = 0x0201,
+	/* u16 code (PROTO_ERR_*), str message (no paths, no internals) */
+	MSG_ERROR = 0x0202,
+	/* i32 pid, str workspace (resolved), u8 reused */
+	MSG_STARTED = 0x0203,
+	/* u8 closed */
+	MSG_CLOSE_REPLY = 0x0204,
+	/* str session_id, str owner, i32 pid, str workspace, u16 rows,
+	 * u16 cols, u8 running, u8 has_exit_code, i32 exit_code,
+	 * u32 subscribers, i64 unwatched_since_us (-1 = null),
+	 * i64 last_activity_us, i64 started_at_us */
+	MSG_LIST_ITEM = 0x0205,
+	/* u32 count */
+	MSG_LIST_END = 0x0206,
+	/* i32 pid, i64 uptime_us, u32 terminals, u32 exited, u32 viewers,
+	 * u64 db_errors */
+	MSG_STATS_REPLY = 0x0207,
+};
+
+/* Stream, ptyd -> client after MSG_ATTACH: 0x0300 - 0x03ff. */
+enum {
+	/* u64 base: the first position of this incarnation */
+	MSG_ATTACHED = 0x0301,
+	/* u64 end (position after the last byte), then the rest of the payload
+	 * is raw output bytes (1..PROTO_OUTPUT_CHUNK), not length-prefixed */
+	MSG_OUTPUT = 0x0302,
+	/* u64 lost (bytes the viewer will never see), u64 pos (where output
+	 * resumes, a UTF-8 character boundary) */
+	MSG_GAP = 0x0303,
+	/* u8 has_exit_code, i32 exit_code (status, or minus the signal),
+	 * str reason (exit|closed|restarted|reaped|evicted|shutdown),
+	 * u64 pos (one past the last byte) */
+	MSG_EXIT = 0x0304,
+};
+
+/* Error codes carried by MSG_ERROR, and the HTTP status each maps to. */
+enum proto_err {
+	PROTO_ERR_BAD_REQUEST = 1,	/* 400 */
+	PROTO_ERR_NOT_RUNNING = 2,	/* 404 terminal not running */
+	PROTO_ERR_TOO_LARGE = 3,	/* 413 */
+	PROTO_ERR_VIEWER_LIMIT = 4,	/* 429 viewer limit */
+	PROTO_ERR_INPUT_FULL = 5,	/* 429 + Retry-After: pending input over bound */
+	PROTO_ERR_INTERNAL = 6,		/* 500 */
+	PROTO_ERR_VERSION = 7,		/* 500: peers disagree on PROTO_VERSION */
+	PROTO_ERR_SHUTDOWN = 8,		/* 503: ptyd is going away */
+};
+
+#endif /* PTYD_PROTO_H */

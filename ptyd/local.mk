@@ -1,0 +1,29 @@
+# ptyd/local.mk -- the daemon and its operator CLI.
+bin_PROGRAMS += ptyd/ptyd ptyd/ptydctl
+
+# Everything but main.c goes into a library so the unit tests link the same
+# objects the daemon runs.
+noinst_LIBRARIES += ptyd/libptyd.a
+ptyd_libptyd_a_SOURCES = \
+	ptyd/ptyd.h \
+	ptyd/log.c ptyd/log.h \
+	ptyd/xmalloc.c ptyd/xmalloc.h \
+	ptyd/ev.c ptyd/ev.h \
+	ptyd/sig.c ptyd/sig.h \
+	ptyd/listen.c ptyd/listen.h \
+	ptyd/conn.c ptyd/conn.h \
+	ptyd/term.c ptyd/term.h \
+	ptyd/ring.c ptyd/ring.h \
+	ptyd/spawn.c ptyd/spawn.h \
+	ptyd/reap.c ptyd/reap.h \
+	ptyd/store.c ptyd/store.h
+nodist_ptyd_libptyd_a_SOURCES = ptyd/schema.c
+BUILT_SOURCES += ptyd/schema.c
+ptyd_libptyd_a_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS)
+
+ptyd_ptyd_SOURCES = ptyd/main.c
+ptyd_ptyd_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS)
+ptyd_ptyd_LDADD = ptyd/libptyd.a libwire.a $(SQLITE_LIBS) -lutil
+
+ptyd_ptydctl_SOURCES = ptyd/ptydctl.c
+ptyd_ptydctl_LDADD = libwire.a

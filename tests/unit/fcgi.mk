@@ -1,0 +1,1 @@
+# tests/unit/fcgi.mk -- Criterion suites for fcgi (owned with fcgi).

@@ -1,0 +1,10 @@
+# tests/unit/local.mk -- Criterion suites, one per module, run by make check.
+UNIT_CFLAGS = $(AM_CFLAGS) $(CRITERION_CFLAGS) -I$(srcdir)/ptyd -I$(srcdir)/fcgi
+
+check_PROGRAMS += tests/unit/test_frame
+tests_unit_test_frame_SOURCES = tests/unit/test_frame.c
+tests_unit_test_frame_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_frame_LDADD = libwire.a $(CRITERION_LIBS)
+
+TESTS += $(check_PROGRAMS)
+EXTRA_DIST += tests/unit/tap-wrap

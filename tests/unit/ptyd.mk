@@ -1,0 +1,1 @@
+# tests/unit/ptyd.mk -- Criterion suites for ptyd (owned with ptyd).

@@ -1,0 +1,1 @@
+# tests/unit/store.mk -- Criterion suites for store (owned with store).
