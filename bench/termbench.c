@@ -1,0 +1,581 @@
+/*
+ * termbench.c -- benchmarks for ptyd through the real nginx, each beside a
+ * baseline measured in the same run by the same program.
+ *
+ *	termbench raw CMD
+ *		Baseline: run CMD under a pty of our own and read everything
+ *		(the raw pty limit).  Prints bytes and MB/s.
+ *	termbench stream PORT CMD [VIEWERS]
+ *		Start a terminal through nginx, attach VIEWERS streams (default
+ *		1), type CMD followed by "; exit", and read every stream to
+ *		terminal_closed.  Prints per-viewer bytes and MB/s, and checks
+ *		that every viewer got the same byte count.
+ *	termbench echo PORT N
+ *		Keystroke echo latency: a terminal running `stty raw -echo;
+ *		exec cat`; N times, POST one character and time until it
+ *		appears in the stream.  Prints p50/p99 in microseconds.
+ *	termbench rtt PORT PATH N
+ *		Baseline for echo: N GETs of PATH (a plain FastCGI responder
+ *		behind the same nginx), p50/p99 in microseconds.
+ *
+ * Owns: a minimal HTTP/1.1 client (one request per connection, chunked
+ * decoding) and an SSE reader that counts the bytes of `output` events
+ * without keeping them.  Not a general HTTP client: it talks to our nginx on
+ * 127.0.0.1 only.
+ */
+#include <sys/socket.h>
+#include <sys/wait.h>
+
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <arpa/inet.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pty.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define BUFSZ	(256 * 1024)
+
+static int	port;
+
+static void __attribute__((noreturn, format(printf, 1, 2)))
+die(const char *fmt, ...)
+{
+	va_list	ap;
+
+	va_start(ap, fmt);
+	fprintf(stderr, "termbench: ");
+	vfprintf(stderr, fmt, ap);
+	fprintf(stderr, "\n");
+	va_end(ap);
+	exit(1);
+}
+
+static double
+now_s(void)
+{
+	struct timespec	ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (ts.tv_sec + ts.tv_nsec / 1e9);
+}
+
+static int
+http_connect(void)
+{
+	struct sockaddr_in	sin;
+	int			fd, one = 1;
+
+	if ((fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
+		die("socket: %s", strerror(errno));
+	memset(&sin, 0, sizeof(sin));
+	sin.sin_family = AF_INET;
+	sin.sin_port = htons((uint16_t)port);
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (connect(fd, (struct sockaddr *)&sin, sizeof(sin)) == -1)
+		die("connect 127.0.0.1:%d: %s", port, strerror(errno));
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	return (fd);
+}
+
+static void
+write_all(int fd, const char *p, size_t n)
+{
+	ssize_t	w;
+
+	while (n > 0) {
+		if ((w = write(fd, p, n)) == -1) {
+			if (errno == EINTR)
+				continue;
+			die("write: %s", strerror(errno));
+		}
+		p += w;
+		n -= (size_t)w;
+	}
+}
+
+/* One HTTP connection's read side: raw buffer and chunked decoding. */
+struct http {
+	int	fd;
+	char	buf[BUFSZ];
+	size_t	off, len;
+	int	chunked;
+	size_t	chunk_left;	/* bytes left in the current chunk */
+	int	eof;
+	int	status;
+};
+
+static int
+http_fill(struct http *h)
+{
+	ssize_t	n;
+
+	if (h->off > 0 && h->off == h->len)
+		h->off = h->len = 0;
+	if (h->len == sizeof(h->buf)) {
+		memmove(h->buf, h->buf + h->off, h->len - h->off);
+		h->len -= h->off;
+		h->off = 0;
+	}
+	n = read(h->fd, h->buf + h->len, sizeof(h->buf) - h->len);
+	if (n == -1 && (errno == EAGAIN || errno == EINTR))
+		return (1);
+	if (n <= 0) {
+		h->eof = 1;
+		return (-1);
+	}
+	h->len += (size_t)n;
+	return (0);
+}
+
+/* Send a request and read the status line and headers. */
+static void
+http_request(struct http *h, const char *method, const char *path,
+    const char *body)
+{
+	char	req[8192], *eoh, *line;
+	int	n;
+
+	memset(h, 0, sizeof(*h));
+	h->fd = http_connect();
+	if (body != NULL)
+		n = snprintf(req, sizeof(req), "%s %s HTTP/1.1\r\n"
+		    "Host: 127.0.0.1\r\nConnection: close\r\n"
+		    "Content-Type: application/json\r\n"
+		    "Content-Length: %zu\r\n\r\n%s", method, path,
+		    strlen(body), body);
+	else
+		n = snprintf(req, sizeof(req), "%s %s HTTP/1.1\r\n"
+		    "Host: 127.0.0.1\r\nConnection: close\r\n\r\n",
+		    method, path);
+	if (n < 0 || (size_t)n >= sizeof(req))
+		die("request too long");
+	write_all(h->fd, req, (size_t)n);
+	for (;;) {
+		h->buf[h->len < sizeof(h->buf) ? h->len : sizeof(h->buf) - 1] =
+		    '\0';
+		if ((eoh = strstr(h->buf, "\r\n\r\n")) != NULL)
+			break;
+		if (http_fill(h) == -1)
+			die("%s %s: no response headers", method, path);
+	}
+	*eoh = '\0';
+	if (sscanf(h->buf, "HTTP/1.%*d %d", &h->status) != 1)
+		die("%s %s: bad status line", method, path);
+	for (line = h->buf; line != NULL; line = strstr(line + 1, "\r\n"))
+		if (strncasecmp(line, "\r\nTransfer-Encoding: chunked", 28) == 0)
+			h->chunked = 1;
+	h->off = (size_t)(eoh - h->buf) + 4;
+}
+
+/*
+ * Body bytes available now, reading more if none: > 0 bytes at *p, 0 when a
+ * non-blocking socket has nothing yet, -1 at the end of the body.
+ */
+static ssize_t
+http_body(struct http *h, const char **p)
+{
+	char	*end;
+	size_t	 n;
+	int	 r;
+
+	for (;;) {
+		if (!h->chunked || h->chunk_left > 0) {
+			n = h->len - h->off;
+			if (h->chunked && n > h->chunk_left)
+				n = h->chunk_left;
+			if (n > 0) {
+				*p = h->buf + h->off;
+				h->off += n;
+				if (h->chunked)
+					h->chunk_left -= n;
+				return ((ssize_t)n);
+			}
+			if ((r = http_fill(h)) != 0)
+				return (r > 0 ? 0 : -1);
+			continue;
+		}
+		/* At a chunk header: "\r\n"? SIZE "\r\n". */
+		while (h->off < h->len && (h->buf[h->off] == '\r' ||
+		    h->buf[h->off] == '\n'))
+			h->off++;
+		if (memchr(h->buf + h->off, '\n', h->len - h->off) == NULL) {
+			if ((r = http_fill(h)) != 0)
+				return (r > 0 ? 0 : -1);
+			continue;
+		}
+		h->chunk_left = strtoul(h->buf + h->off, &end, 16);
+		if (h->chunk_left == 0)
+			return (-1);
+		h->off = (size_t)((char *)memchr(end, '\n',
+		    h->len - (size_t)(end - h->buf)) - h->buf) + 1;
+	}
+}
+
+static char *
+http_slurp(struct http *h)
+{
+	static char	out[65536];
+	const char	*p;
+	ssize_t		 n;
+	size_t		 len = 0;
+
+	while ((n = http_body(h, &p)) > 0 && len + (size_t)n < sizeof(out)) {
+		memcpy(out + len, p, (size_t)n);
+		len += (size_t)n;
+	}
+	out[len] = '\0';
+	close(h->fd);
+	return (out);
+}
+
+static void
+post(const char *endpoint, const char *body)
+{
+	struct http	h;
+	char		path[256];
+
+	snprintf(path, sizeof(path), "/api/terminal/%s", endpoint);
+	http_request(&h, "POST", path, body);
+	if (h.status != 200)
+		die("POST %s: %d %s", endpoint, h.status, http_slurp(&h));
+	http_slurp(&h);
+}
+
+/*
+ * SSE reader: counts the characters of `output` event texts.  The bench
+ * commands print plain ASCII, so a text's length in bytes is its length in
+ * the JSON string less its escapes; it notes terminal_closed.
+ */
+struct sse {
+	struct http	h;
+	char		line[BUFSZ + 64];
+	size_t		linelen;
+	int		is_output;
+	uint64_t	bytes;
+	uint64_t	xs;		/* 'x' characters: the payload of the tests */
+	int		closed;
+	char		last_text[64];
+};
+
+static void
+sse_open(struct sse *s, const char *sid)
+{
+	char	path[256];
+
+	memset(s, 0, sizeof(*s));
+	snprintf(path, sizeof(path), "/api/terminal/output?session_id=%s", sid);
+	http_request(&s->h, "GET", path, NULL);
+	if (s->h.status != 200)
+		die("GET output: %d", s->h.status);
+	if (fcntl(s->h.fd, F_SETFL, O_NONBLOCK) == -1)
+		die("fcntl: %s", strerror(errno));
+}
+
+static void
+sse_line(struct sse *s)
+{
+	const char	*t, *e;
+	size_t		 n;
+
+	s->line[s->linelen] = '\0';
+	if (strncmp(s->line, "event: ", 7) == 0) {
+		s->is_output = strcmp(s->line + 7, "output") == 0;
+		if (strcmp(s->line + 7, "terminal_closed") == 0)
+			s->closed = 1;
+	} else if (strncmp(s->line, "data: ", 6) == 0 && s->is_output) {
+		if ((t = strstr(s->line, "\"text\": \"")) == NULL)
+			die("output event without text");
+		t += 9;
+		e = s->line + s->linelen - 2;	/* the closing "} */
+		for (n = 0; t < e; t++, n++) {
+			if (*t == '\\')
+				t += t[1] == 'u' ? 5 : 1;
+			else if (*t == 'x')
+				s->xs++;
+		}
+		s->bytes += n;
+		n = (size_t)(e - (s->line + 6)) < sizeof(s->last_text) - 1 ?
+		    (size_t)(e - (s->line + 6)) : sizeof(s->last_text) - 1;
+		memcpy(s->last_text, e - n, n);
+		s->last_text[n] = '\0';
+	}
+	s->linelen = 0;
+}
+
+/* Consume what is readable now; returns -1 at the end of the stream. */
+static void	sse_chunk(struct sse *, const char *, size_t);
+
+static int
+sse_step(struct sse *s)
+{
+	const char	*p;
+	ssize_t		 r;
+	size_t		 n;
+
+	while ((r = http_body(&s->h, &p)) != 0) {
+		if (r == -1)
+			return (-1);
+		n = (size_t)r;
+		sse_chunk(s, p, n);
+	}
+	return (0);
+}
+
+static void
+sse_chunk(struct sse *s, const char *p, size_t n)
+{
+	const char	*nl;
+	size_t		 k;
+
+	while (n > 0) {
+		nl = memchr(p, '\n', n);
+		k = nl != NULL ? (size_t)(nl - p) : n;
+		if (s->linelen + k > sizeof(s->line) - 1)
+			die("SSE line too long");
+		memcpy(s->line + s->linelen, p, k);
+		s->linelen += k;
+		if (nl != NULL) {
+			sse_line(s);
+			k++;
+		}
+		p += k;
+		n -= k;
+	}
+}
+
+/* Read whatever arrives within ms milliseconds of quiet. */
+static void
+sse_drain(struct sse *s, int ms)
+{
+	struct pollfd	pfd;
+
+	pfd.fd = s->h.fd;
+	pfd.events = POLLIN;
+	while (poll(&pfd, 1, ms) > 0)
+		if (sse_step(s) == -1)
+			break;
+}
+
+static void
+json_quote(char *dst, size_t size, const char *src)
+{
+	size_t	n = 0;
+
+	for (; *src != '\0' && n + 3 < size; src++) {
+		if (*src == '\r') {
+			dst[n++] = '\\';
+			dst[n++] = 'r';
+			continue;
+		}
+		if (*src == '"' || *src == '\\')
+			dst[n++] = '\\';
+		dst[n++] = *src;
+	}
+	dst[n] = '\0';
+}
+
+static int
+cmd_raw(const char *cmd)
+{
+	char		*buf;
+	uint64_t	 total = 0;
+	double		 t0, dt;
+	ssize_t		 n;
+	pid_t		 pid;
+	int		 master, status;
+
+	if ((buf = malloc(BUFSZ)) == NULL)
+		die("malloc");
+	t0 = now_s();
+	if ((pid = forkpty(&master, NULL, NULL, NULL)) == -1)
+		die("forkpty: %s", strerror(errno));
+	if (pid == 0) {
+		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+		_exit(127);
+	}
+	while ((n = read(master, buf, BUFSZ)) > 0 ||
+	    (n == -1 && errno == EINTR))
+		if (n > 0)
+			total += (uint64_t)n;
+	dt = now_s() - t0;
+	waitpid(pid, &status, 0);
+	printf("raw-pty bytes=%llu seconds=%.3f MB/s=%.1f\n",
+	    (unsigned long long)total, dt, total / dt / 1e6);
+	free(buf);
+	return (0);
+}
+
+static int
+cmd_stream(const char *cmd, int nviewers)
+{
+	struct sse	*v;
+	struct pollfd	*pfd;
+	char		 sid[64], body[4096], q[8192];
+	double		 t0, dt;
+	int		 i, open;
+
+	snprintf(sid, sizeof(sid), "bench-%d-%ld", (int)getpid(),
+	    (long)time(NULL));
+	snprintf(body, sizeof(body), "{\"session_id\": \"%s\", \"rows\": 50, "
+	    "\"cols\": 200}", sid);
+	post("start", body);
+	if ((v = calloc((size_t)nviewers, sizeof(*v))) == NULL ||
+	    (pfd = calloc((size_t)nviewers, sizeof(*pfd))) == NULL)
+		die("calloc");
+	for (i = 0; i < nviewers; i++)
+		sse_open(&v[i], sid);
+	/* Let the prompt arrive so it is not counted in the timed part. */
+	for (i = 0; i < nviewers; i++)
+		sse_drain(&v[i], 300);
+	for (i = 0; i < nviewers; i++)
+		v[i].bytes = v[i].xs = 0;
+	snprintf(q, sizeof(q), "stty -echo; %s; exit\r", cmd);
+	json_quote(body, sizeof(body), q);
+	snprintf(q, sizeof(q), "{\"session_id\": \"%s\", \"data\": \"%s\"}",
+	    sid, body);
+	t0 = now_s();
+	post("input", q);
+	for (open = nviewers; open > 0;) {
+		for (i = 0; i < nviewers; i++) {
+			pfd[i].fd = v[i].closed || v[i].h.eof ? -1 : v[i].h.fd;
+			pfd[i].events = POLLIN;
+		}
+		if (poll(pfd, (nfds_t)nviewers, 30000) <= 0)
+			die("stream stalled for 30 s");
+		for (i = 0; i < nviewers; i++) {
+			if (pfd[i].fd == -1 || pfd[i].revents == 0)
+				continue;
+			if (sse_step(&v[i]) == -1 || v[i].closed) {
+				v[i].closed = 1;
+				open--;
+			}
+		}
+	}
+	dt = now_s() - t0;
+	for (i = 0; i < nviewers; i++) {
+		printf("viewer=%d bytes=%llu x=%llu seconds=%.3f MB/s=%.1f\n",
+		    i, (unsigned long long)v[i].bytes,
+		    (unsigned long long)v[i].xs, dt, v[i].bytes / dt / 1e6);
+		close(v[i].h.fd);
+	}
+	for (i = 1; i < nviewers; i++)
+		if (v[i].xs != v[0].xs)
+			die("viewers disagree: %llu vs %llu payload bytes",
+			    (unsigned long long)v[i].xs,
+			    (unsigned long long)v[0].xs);
+	free(v);
+	free(pfd);
+	return (0);
+}
+
+static int
+cmp_double(const void *a, const void *b)
+{
+	double	x = *(const double *)a, y = *(const double *)b;
+
+	return ((x > y) - (x < y));
+}
+
+static void
+report(const char *what, double *lat, int n)
+{
+	qsort(lat, (size_t)n, sizeof(*lat), cmp_double);
+	printf("%s n=%d p50_us=%.0f p99_us=%.0f\n", what, n,
+	    lat[n / 2] * 1e6, lat[(n * 99) / 100 < n ? (n * 99) / 100 : n - 1]
+	    * 1e6);
+}
+
+static int
+cmd_echo(int n)
+{
+	struct sse	 s;
+	char		 sid[64], body[512], want;
+	double		*lat, t0;
+	int		 i;
+
+	if ((lat = calloc((size_t)n, sizeof(*lat))) == NULL)
+		die("calloc");
+	snprintf(sid, sizeof(sid), "echo-%d-%ld", (int)getpid(),
+	    (long)time(NULL));
+	snprintf(body, sizeof(body), "{\"session_id\": \"%s\"}", sid);
+	post("start", body);
+	sse_open(&s, sid);
+	snprintf(body, sizeof(body), "{\"session_id\": \"%s\", \"data\": "
+	    "\"stty raw -echo; exec cat\\r\"}", sid);
+	post("input", body);
+	sse_drain(&s, 500);
+	for (i = 0; i < n; i++) {
+		want = (char)('a' + i % 26);
+		snprintf(body, sizeof(body), "{\"session_id\": \"%s\", "
+		    "\"data\": \"%c\"}", sid, want);
+		s.last_text[0] = '\0';
+		t0 = now_s();
+		post("input", body);
+		while (strchr(s.last_text, want) == NULL) {
+			struct pollfd	pfd = { s.h.fd, POLLIN, 0 };
+
+			if (poll(&pfd, 1, 10000) <= 0 || sse_step(&s) == -1)
+				die("no echo within 10 s");
+		}
+		lat[i] = now_s() - t0;
+	}
+	report("echo", lat, n);
+	snprintf(body, sizeof(body), "{\"session_id\": \"%s\"}", sid);
+	post("close", body);
+	close(s.h.fd);
+	free(lat);
+	return (0);
+}
+
+static int
+cmd_rtt(const char *path, int n)
+{
+	struct http	 h;
+	double		*lat, t0;
+	int		 i;
+
+	if ((lat = calloc((size_t)n, sizeof(*lat))) == NULL)
+		die("calloc");
+	for (i = 0; i < n; i++) {
+		t0 = now_s();
+		http_request(&h, "GET", path, NULL);
+		http_slurp(&h);
+		if (h.status != 200)
+			die("GET %s: %d", path, h.status);
+		lat[i] = now_s() - t0;
+	}
+	report("rtt", lat, n);
+	free(lat);
+	return (0);
+}
+
+int
+main(int argc, char **argv)
+{
+	if (argc >= 3 && strcmp(argv[1], "raw") == 0)
+		return (cmd_raw(argv[2]));
+	if (argc >= 4 && strcmp(argv[1], "stream") == 0) {
+		port = atoi(argv[2]);
+		return (cmd_stream(argv[3], argc > 4 ? atoi(argv[4]) : 1));
+	}
+	if (argc >= 4 && strcmp(argv[1], "echo") == 0) {
+		port = atoi(argv[2]);
+		return (cmd_echo(atoi(argv[3])));
+	}
+	if (argc >= 5 && strcmp(argv[1], "rtt") == 0) {
+		port = atoi(argv[2]);
+		return (cmd_rtt(argv[3], atoi(argv[4])));
+	}
+	fprintf(stderr, "usage: termbench raw CMD | stream PORT CMD [VIEWERS] |"
+	    " echo PORT N | rtt PORT PATH N\n");
+	return (2);
+}
