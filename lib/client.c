@@ -81,8 +81,8 @@ int
 client_connect(const char *path, int64_t deadline_ms)
 {
 	struct sockaddr_un	sun;
-	socklen_t		len;
-	int			fd, err;
+	int64_t			left;
+	int			fd, err, backoff;
 
 	memset(&sun, 0, sizeof(sun));
 	sun.sun_family = AF_UNIX;
@@ -94,21 +94,28 @@ client_connect(const char *path, int64_t deadline_ms)
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd == -1)
 		return (-1);
-	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) == 0)
-		return (fd);
-	if (errno != EINPROGRESS && errno != EAGAIN)
-		goto fail;
-	/* A full backlog (EAGAIN on AF_UNIX) or a slow accept: wait. */
-	if (client_wait(fd, POLLOUT, deadline_ms) == -1)
-		goto fail;
-	len = sizeof(err);
-	if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) == -1)
-		goto fail;
-	if (err != 0) {
-		errno = err;
-		goto fail;
+	/*
+	 * A non-blocking connect on AF_UNIX either completes at once or fails
+	 * with EAGAIN when ptyd's listen backlog is full; unlike TCP, nothing
+	 * is in progress then and the socket stays unconnected, so waiting for
+	 * POLLOUT would hand back a socket that fails on first use (a lost
+	 * keystroke).  Retry the connect itself, backing off, until the
+	 * deadline.
+	 */
+	for (backoff = 1;; backoff = backoff < 64 ? backoff * 2 : 64) {
+		if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) == 0)
+			return (fd);
+		if (errno == EINTR)
+			continue;
+		if (errno != EAGAIN)
+			goto fail;
+		left = deadline_ms < 0 ? backoff : deadline_ms - client_now_ms();
+		if (left <= 0) {
+			errno = ETIMEDOUT;
+			goto fail;
+		}
+		(void)poll(NULL, 0, (int)(left < backoff ? left : backoff));
 	}
-	return (fd);
 fail:
 	err = errno;
 	close(fd);

@@ -8,3 +8,8 @@ tests_unit_test_frame_LDADD = libwire.a $(CRITERION_LIBS)
 
 TESTS += $(check_PROGRAMS)
 EXTRA_DIST += tests/unit/tap-wrap
+
+check_PROGRAMS += tests/unit/test_client
+tests_unit_test_client_SOURCES = tests/unit/test_client.c
+tests_unit_test_client_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_client_LDADD = libwire.a $(CRITERION_LIBS)
