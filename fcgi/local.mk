@@ -5,6 +5,8 @@ bin_PROGRAMS += fcgi/ptyd.fcgi
 noinst_LIBRARIES += fcgi/libfront.a
 fcgi_libfront_a_SOURCES = \
 	fcgi/front.h \
+	fcgi/buf.c fcgi/buf.h \
+	fcgi/flog.c fcgi/flog.h \
 	fcgi/http.c fcgi/http.h \
 	fcgi/gate.c fcgi/gate.h \
 	fcgi/json.c fcgi/json.h \
@@ -12,9 +14,11 @@ fcgi_libfront_a_SOURCES = \
 	fcgi/sse.c fcgi/sse.h \
 	fcgi/ptyd_client.c fcgi/ptyd_client.h \
 	fcgi/handlers.c fcgi/handlers.h \
-	fcgi/stream.c fcgi/stream.h
+	fcgi/stream.c fcgi/stream.h \
+	fcgi/server.c fcgi/server.h
 fcgi_libfront_a_CFLAGS = $(AM_CFLAGS) $(FCGI_CFLAGS) $(JANSSON_CFLAGS)
 
 fcgi_ptyd_fcgi_SOURCES = fcgi/main.c
 fcgi_ptyd_fcgi_CFLAGS = $(AM_CFLAGS) $(FCGI_CFLAGS) $(JANSSON_CFLAGS)
-fcgi_ptyd_fcgi_LDADD = fcgi/libfront.a libwire.a $(FCGI_LIBS) $(JANSSON_LIBS)
+fcgi_ptyd_fcgi_LDADD = fcgi/libfront.a libwire.a $(FCGI_LIBS) \
+	$(JANSSON_LIBS) -lm

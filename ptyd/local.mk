@@ -15,11 +15,15 @@ ptyd_libptyd_a_SOURCES = \
 	ptyd/term.c ptyd/term.h \
 	ptyd/ring.c ptyd/ring.h \
 	ptyd/spawn.c ptyd/spawn.h \
+	ptyd/proc.c ptyd/proc.h \
 	ptyd/reap.c ptyd/reap.h \
 	ptyd/store.c ptyd/store.h
 nodist_ptyd_libptyd_a_SOURCES = ptyd/schema.c
 BUILT_SOURCES += ptyd/schema.c
 ptyd_libptyd_a_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS)
+# ptyd/schema.c is generated in the build tree; it includes "store.h".
+# -iquote, not -I: ptyd/spawn.h must not shadow the system <spawn.h>.
+ptyd_libptyd_a_CPPFLAGS = $(AM_CPPFLAGS) -iquote $(srcdir)/ptyd
 
 ptyd_ptyd_SOURCES = ptyd/main.c
 ptyd_ptyd_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS)

@@ -1,0 +1,98 @@
+-- schema.sql -- ptyd's SQLite mirror of its terminals, and the audit log.
+-- Built into ptyd (ptyd/schema.c), run whole at every open inside ptyd's
+-- transaction, after the migrations in ptyd/store.c: so idempotent, no
+-- BEGIN.  `sqlite3 new.db < sql/schema.sql` makes the same database (not
+-- over an older user_version).  ptyd sets WAL.  Times: Unix seconds, REAL;
+-- views add readable UTC (_utc).  Keep under 4095 bytes: one C string.
+
+-- One row per incarnation (a restart is a new id), upserted by ptyd.
+CREATE TABLE IF NOT EXISTS terminals (
+	id		INTEGER PRIMARY KEY,
+	session_id	TEXT NOT NULL,
+	owner		TEXT,	-- REMOTE_USER, '' for local use
+	pid		INTEGER,
+	workspace	TEXT,
+	rows		INTEGER,
+	cols		INTEGER,
+	started_at	REAL NOT NULL,
+	last_activity	REAL,	-- last output or input
+	subscribers	INTEGER NOT NULL DEFAULT 0,
+	unwatched_since	REAL,	-- NULL while watched
+	-- All but running are final.  exited: the shell ended by itself.
+	-- lost: ptyd died while it ran (set by the next ptyd).  ORs, not IN:
+	-- an IN list builds a temporary index at every insert.
+	state		TEXT NOT NULL CHECK (state = 'running' OR
+			    state = 'exited' OR state = 'closed' OR
+			    state = 'reaped' OR state = 'evicted' OR
+			    state = 'shutdown' OR state = 'lost'),
+	ended_at	REAL,
+	exit_code	INTEGER,	-- or minus the killing signal
+	end_reason	TEXT,
+	bytes_in	INTEGER NOT NULL DEFAULT 0,
+	bytes_out	INTEGER NOT NULL DEFAULT 0
+);
+
+-- Append-only (rows may be pruned, never changed).  kind: start attach
+-- detach resize input close exit reap evict shutdown lost gap, and
+-- ptyd's own dropped (detail: how many events it could not keep) and
+-- recreated (file deleted under it).  terminal_id is no foreign key:
+-- events outlive pruned rows.
+CREATE TABLE IF NOT EXISTS terminal_events (
+	id		INTEGER PRIMARY KEY AUTOINCREMENT,
+	at		REAL NOT NULL,
+	session_id	TEXT,
+	terminal_id	INTEGER,
+	kind		TEXT NOT NULL,
+	actor		TEXT,	-- user@address where known
+	detail		TEXT
+);
+
+CREATE TRIGGER IF NOT EXISTS terminal_events_append_only
+BEFORE UPDATE ON terminal_events
+BEGIN
+	SELECT RAISE(ABORT, 'terminal_events is append-only');
+END;
+
+-- Used by the views and by sql/audit.sql.
+CREATE INDEX IF NOT EXISTS terminals_state_ended
+	ON terminals (state, ended_at);
+CREATE INDEX IF NOT EXISTS terminals_owner_started
+	ON terminals (owner, started_at);
+CREATE INDEX IF NOT EXISTS terminals_session_started
+	ON terminals (session_id, started_at);
+CREATE INDEX IF NOT EXISTS terminal_events_terminal
+	ON terminal_events (terminal_id, id);
+CREATE INDEX IF NOT EXISTS terminal_events_kind_at
+	ON terminal_events (kind, at);
+
+-- Running shells.  quiet_seconds: since the last output or input.
+CREATE VIEW IF NOT EXISTS live_terminals AS
+SELECT	id, session_id, owner, pid, workspace, rows, cols, subscribers,
+	started_at, datetime(started_at, 'unixepoch') AS started_utc,
+	last_activity,
+	datetime(last_activity, 'unixepoch') AS last_activity_utc,
+	unwatched_since,
+	datetime(unwatched_since, 'unixepoch') AS unwatched_since_utc,
+	round((julianday('now') - 2440587.5) * 86400 - last_activity, 1)
+	    AS quiet_seconds,
+	bytes_in, bytes_out
+FROM terminals
+WHERE state = 'running';
+
+-- Running shells nobody watches.  idle_seconds: since the last viewer
+-- left (or birth): what the reaper compares with --idle-grace.
+CREATE VIEW IF NOT EXISTS idle_terminals AS
+SELECT	id, session_id, owner, pid, workspace,
+	started_at, datetime(started_at, 'unixepoch') AS started_utc,
+	unwatched_since,
+	datetime(unwatched_since, 'unixepoch') AS unwatched_since_utc,
+	round((julianday('now') - 2440587.5) * 86400 - unwatched_since, 1)
+	    AS idle_seconds,
+	last_activity,
+	datetime(last_activity, 'unixepoch') AS last_activity_utc,
+	round((julianday('now') - 2440587.5) * 86400 - last_activity, 1)
+	    AS quiet_seconds
+FROM terminals
+WHERE state = 'running' AND unwatched_since IS NOT NULL;
+
+PRAGMA user_version = 2;

@@ -1,1 +1,33 @@
-# tests/unit/ptyd.mk -- Criterion suites for ptyd (owned with ptyd).
+# tests/unit/ptyd.mk -- Criterion suites for ptyd (owned with ptyd), and
+# the daemon-level tests in tests/daemon/ (real ptyd, real shells).
+PTYD_UNIT_LDADD = ptyd/libptyd.a libwire.a $(SQLITE_LIBS) -lutil \
+	$(CRITERION_LIBS)
+
+check_PROGRAMS += tests/unit/test_ring
+tests_unit_test_ring_SOURCES = tests/unit/test_ring.c
+tests_unit_test_ring_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_ring_LDADD = $(PTYD_UNIT_LDADD)
+
+check_PROGRAMS += tests/unit/test_reap
+tests_unit_test_reap_SOURCES = tests/unit/test_reap.c
+tests_unit_test_reap_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_reap_LDADD = $(PTYD_UNIT_LDADD)
+
+check_PROGRAMS += tests/unit/test_term
+tests_unit_test_term_SOURCES = tests/unit/test_term.c
+tests_unit_test_term_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_term_LDADD = $(PTYD_UNIT_LDADD)
+
+check_PROGRAMS += tests/unit/test_ptyd_ev
+tests_unit_test_ptyd_ev_SOURCES = tests/unit/test_ptyd_ev.c
+tests_unit_test_ptyd_ev_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_ptyd_ev_LDADD = $(PTYD_UNIT_LDADD)
+
+# The daemon itself: built binaries, found through these paths.
+check_PROGRAMS += tests/daemon/test_daemon
+tests_daemon_test_daemon_SOURCES = tests/daemon/test_daemon.c
+tests_daemon_test_daemon_CFLAGS = $(UNIT_CFLAGS) $(SQLITE_CFLAGS) \
+	-DPTYD_BIN='"$(abs_top_builddir)/ptyd/ptyd"' \
+	-DPTYDCTL_BIN='"$(abs_top_builddir)/ptyd/ptydctl"'
+tests_daemon_test_daemon_LDADD = libwire.a $(SQLITE_LIBS) $(CRITERION_LIBS)
+EXTRA_DIST += tests/daemon/README

@@ -1,1 +1,18 @@
-# tests/unit/store.mk -- Criterion suites for store (owned with store).
+# tests/unit/store.mk -- Criterion suites for store (owned with store), and
+# the store's benchmark.
+
+check_PROGRAMS += tests/unit/test_store
+tests_unit_test_store_SOURCES = tests/unit/test_store.c
+tests_unit_test_store_CFLAGS = $(UNIT_CFLAGS) $(SQLITE_CFLAGS)
+tests_unit_test_store_LDADD = ptyd/libptyd.a libwire.a $(SQLITE_LIBS) \
+	-lutil $(CRITERION_LIBS)
+
+# bench/store/README.md.  It sits here, built with everything so that it
+# never rots, because bench/local.mk (included later) sets EXTRA_PROGRAMS
+# with '='; listed there it would build with `make bench` alone.
+noinst_PROGRAMS += bench/store/bench_store
+bench_store_bench_store_SOURCES = bench/store/bench_store.c
+bench_store_bench_store_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS) \
+	-iquote $(srcdir)/ptyd
+bench_store_bench_store_LDADD = ptyd/libptyd.a $(SQLITE_LIBS)
+EXTRA_DIST += bench/store/README.md

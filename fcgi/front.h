@@ -1,0 +1,28 @@
+/*
+ * front.h -- the configuration of one ptyd.fcgi process, shared read-only
+ * by every request it serves.
+ *
+ * Owns: the settings read once at start (command line and the process
+ * environment; never from request params).  Does not own: per-request state
+ * (struct req in http.h).
+ */
+#ifndef FRONT_FRONT_H
+#define FRONT_FRONT_H
+
+#include <stdint.h>
+
+#include "gate.h"
+#include "ptyd_client.h"
+
+#define FRONT_BODY_MAX		(64 * 1024)	/* request body bytes */
+#define FRONT_INPUT_CHARS	8192		/* input data code points */
+#define FRONT_CALL_MS		5000		/* one exchange with ptyd */
+#define FRONT_RETRY_AFTER	1		/* seconds, 429 and 503 */
+
+struct front_conf {
+	struct gate_conf	gate;
+	struct ptyd_conf	ptyd;
+	int64_t			heartbeat_ms;	/* --heartbeat, PTYD_HEARTBEAT */
+};
+
+#endif /* FRONT_FRONT_H */

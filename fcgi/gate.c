@@ -1,0 +1,507 @@
+/*
+ * gate.c -- the security gate, CSRF and Host checks (gate.h).
+ *
+ * Owns: every decision of DESIGN section 6 that depends on addresses and
+ * headers.  Does not own: ownership of terminals (ptyd keys them by owner).
+ * Fails closed: anything that does not parse denies.
+ */
+#include <arpa/inet.h>
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "gate.h"
+
+static const uint8_t gate_v4mapped[12] = {
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff
+};
+
+static int
+gate_is_v4(const struct gate_ip *ip)
+{
+	return (memcmp(ip->a, gate_v4mapped, sizeof(gate_v4mapped)) == 0);
+}
+
+int
+gate_ip_parse(const char *s, struct gate_ip *ip)
+{
+	char	tmp[INET6_ADDRSTRLEN + 2];
+	size_t	len;
+
+	len = strlen(s);
+	if (len == 0 || len >= sizeof(tmp))
+		return (-1);
+	if (s[0] == '[') {
+		if (len < 3 || s[len - 1] != ']')
+			return (-1);
+		memcpy(tmp, s + 1, len - 2);
+		tmp[len - 2] = '\0';
+		if (inet_pton(AF_INET6, tmp, ip->a) != 1)
+			return (-1);
+		return (0);
+	}
+	if (inet_pton(AF_INET, s, ip->a + 12) == 1) {
+		memcpy(ip->a, gate_v4mapped, sizeof(gate_v4mapped));
+		return (0);
+	}
+	/* IPv4-mapped IPv6 (::ffff:a.b.c.d) lands in the same form. */
+	if (inet_pton(AF_INET6, s, ip->a) == 1)
+		return (0);
+	return (-1);
+}
+
+int
+gate_cidr_parse(const char *s, struct gate_cidr *c)
+{
+	char		 tmp[INET6_ADDRSTRLEN + 8], *slash, *end;
+	unsigned long	 bits;
+	unsigned int	 max, i;
+
+	if (strlen(s) >= sizeof(tmp))
+		return (-1);
+	strcpy(tmp, s);
+	if ((slash = strchr(tmp, '/')) != NULL)
+		*slash++ = '\0';
+	if (gate_ip_parse(tmp, &c->net) == -1)
+		return (-1);
+	max = gate_is_v4(&c->net) && strchr(tmp, ':') == NULL ? 32 : 128;
+	if (slash == NULL)
+		bits = max;
+	else {
+		if (!isdigit((unsigned char)slash[0]))
+			return (-1);
+		errno = 0;
+		bits = strtoul(slash, &end, 10);
+		if (errno != 0 || *end != '\0' || bits > max)
+			return (-1);
+	}
+	c->bits = (unsigned int)bits + (max == 32 ? 96 : 0);
+	/* Clear host bits so that gate_ip_in compares prefixes only. */
+	for (i = c->bits; i < 128; i++)
+		c->net.a[i / 8] &= (uint8_t)~(0x80u >> (i % 8));
+	return (0);
+}
+
+int
+gate_ip_in(const struct gate_ip *ip, const struct gate_cidr *c)
+{
+	unsigned int	full = c->bits / 8, rest = c->bits % 8;
+	uint8_t		mask;
+
+	if (memcmp(ip->a, c->net.a, full) != 0)
+		return (0);
+	if (rest == 0)
+		return (1);
+	mask = (uint8_t)(0xff00u >> rest);
+	return ((ip->a[full] & mask) == c->net.a[full]);
+}
+
+static int
+gate_in_list(const struct gate_ip *ip, const char *const *list, size_t n)
+{
+	struct gate_cidr	c;
+	size_t			i;
+
+	for (i = 0; i < n; i++)
+		if (gate_cidr_parse(list[i], &c) == 0 && gate_ip_in(ip, &c))
+			return (1);
+	return (0);
+}
+
+int
+gate_ip_loopback(const struct gate_ip *ip)
+{
+	static const char *const	lo[] = { "127.0.0.0/8", "::1/128" };
+
+	return (gate_in_list(ip, lo, sizeof(lo) / sizeof(lo[0])));
+}
+
+int
+gate_ip_private(const struct gate_ip *ip)
+{
+	/* 100.64.0.0/10 (carrier-grade NAT) is shared space, not private. */
+	static const char *const	priv[] = {
+		"127.0.0.0/8", "::1/128", "10.0.0.0/8", "172.16.0.0/12",
+		"192.168.0.0/16", "169.254.0.0/16", "fc00::/7", "fe80::/10",
+	};
+
+	return (gate_in_list(ip, priv, sizeof(priv) / sizeof(priv[0])));
+}
+
+void
+gate_ip_format(const struct gate_ip *ip, char *buf, size_t size)
+{
+	char	tmp[INET6_ADDRSTRLEN];
+
+	if (gate_is_v4(ip))
+		inet_ntop(AF_INET, ip->a + 12, tmp, sizeof(tmp));
+	else
+		inet_ntop(AF_INET6, ip->a, tmp, sizeof(tmp));
+	snprintf(buf, size, "%s", tmp);
+}
+
+static int
+gate_trusted_proxy(const struct gate_conf *conf, const struct gate_ip *ip)
+{
+	size_t	i;
+
+	if (gate_ip_loopback(ip))
+		return (1);
+	for (i = 0; i < conf->nproxies; i++)
+		if (gate_ip_in(ip, &conf->proxies[i]))
+			return (1);
+	return (0);
+}
+
+/* Copy s[0..len) without surrounding blanks into buf.  -1 if too long. */
+static int
+gate_trim(const char *s, size_t len, char *buf, size_t size)
+{
+	while (len > 0 && (*s == ' ' || *s == '\t')) {
+		s++;
+		len--;
+	}
+	while (len > 0 && (s[len - 1] == ' ' || s[len - 1] == '\t'))
+		len--;
+	if (len >= size)
+		return (-1);
+	memcpy(buf, s, len);
+	buf[len] = '\0';
+	return (0);
+}
+
+/*
+ * Walk X-Forwarded-For right to left.  Hops added by trusted proxies are
+ * skipped; the first untrusted hop is the client.  If every hop is trusted,
+ * the leftmost one is.  Every hop must be an address, even those left of
+ * the client: a header that does not parse as a whole is not believed.
+ * 0 with *client, or -1 on a blank or bad hop.
+ */
+static int
+gate_walk_xff(const struct gate_conf *conf, const char *xff,
+    struct gate_ip *client)
+{
+	char		 hop[INET6_ADDRSTRLEN + 4];
+	const char	*end, *start;
+	struct gate_ip	 ip;
+	int		 found = 0;
+
+	end = xff + strlen(xff);
+	for (;;) {
+		start = end;
+		while (start > xff && start[-1] != ',')
+			start--;
+		if (gate_trim(start, (size_t)(end - start), hop,
+		    sizeof(hop)) == -1 || hop[0] == '\0')
+			return (-1);
+		if (gate_ip_parse(hop, &ip) == -1)
+			return (-1);
+		if (!found) {
+			*client = ip;
+			found = !gate_trusted_proxy(conf, &ip);
+		}
+		if (start == xff)
+			break;
+		end = start - 1;
+	}
+	return (0);
+}
+
+enum gate_verdict
+gate_check(const struct gate_conf *conf, const struct gate_req *r,
+    char *client, size_t size)
+{
+	struct gate_ip	 peer, ip;
+	char		 tmp[INET6_ADDRSTRLEN + 4];
+	int		 have_peer = 0;
+
+	if (size > 0)
+		client[0] = '\0';
+	if (r->remote_addr != NULL &&
+	    gate_trim(r->remote_addr, strlen(r->remote_addr), tmp,
+	    sizeof(tmp)) == 0 && gate_ip_parse(tmp, &peer) == 0) {
+		gate_ip_format(&peer, client, size);
+		have_peer = 1;
+	}
+
+	if (r->remote_user != NULL && r->remote_user[0] != '\0')
+		return (GATE_ALLOW_USER);
+	if (conf->allow_remote)
+		return (GATE_ALLOW_REMOTE);
+	if (!have_peer)
+		return (GATE_DENY_NO_PEER);
+
+	if (conf->trust_xff && gate_trusted_proxy(conf, &peer)) {
+		if (r->forwarded_for != NULL) {
+			if (gate_walk_xff(conf, r->forwarded_for, &ip) == -1)
+				return (GATE_DENY_BAD_HOP);
+		} else if (r->real_ip != NULL) {
+			if (gate_trim(r->real_ip, strlen(r->real_ip), tmp,
+			    sizeof(tmp)) == -1 || gate_ip_parse(tmp, &ip) == -1)
+				return (GATE_DENY_BAD_HOP);
+		} else
+			ip = peer;
+		gate_ip_format(&ip, client, size);
+		return (gate_ip_private(&ip) ? GATE_ALLOW_LOCAL :
+		    GATE_DENY_PUBLIC);
+	}
+	if (gate_ip_loopback(&peer))
+		return (GATE_ALLOW_LOCAL);
+	/* A proxy we do not trust may be hiding a remote client. */
+	if (r->forwarded_for != NULL || r->real_ip != NULL)
+		return (GATE_DENY_FORWARDED);
+	return (gate_ip_private(&peer) ? GATE_ALLOW_LOCAL : GATE_DENY_PUBLIC);
+}
+
+int
+gate_allowed(enum gate_verdict v)
+{
+	return (v == GATE_ALLOW_USER || v == GATE_ALLOW_REMOTE ||
+	    v == GATE_ALLOW_LOCAL);
+}
+
+int
+gate_hostport_parse(const char *s, char *name, size_t size, int *port)
+{
+	const char	*p, *colon = NULL;
+	size_t		 len, i;
+	long		 v;
+
+	*port = -1;
+	if (s == NULL || s[0] == '\0')
+		return (-1);
+	if (s[0] == '[') {
+		if ((p = strchr(s, ']')) == NULL)
+			return (-1);
+		len = (size_t)(p - s) + 1;
+		if (p[1] == ':')
+			colon = p + 1;
+		else if (p[1] != '\0')
+			return (-1);
+	} else {
+		colon = strchr(s, ':');
+		if (colon != NULL && strchr(colon + 1, ':') != NULL)
+			return (-1);	/* bare IPv6 is not a Host */
+		len = colon != NULL ? (size_t)(colon - s) : strlen(s);
+	}
+	if (len == 0 || len >= size)
+		return (-1);
+	for (i = 0; i < len; i++) {
+		if ((unsigned char)s[i] <= ' ' || s[i] == '/' || s[i] == '@' ||
+		    s[i] == '\\' || (unsigned char)s[i] >= 0x7f)
+			return (-1);
+		name[i] = (char)tolower((unsigned char)s[i]);
+	}
+	name[len] = '\0';
+	/* "example.com." and "example.com" are the same host. */
+	if (len > 1 && name[len - 1] == '.' && name[0] != '[')
+		name[len - 1] = '\0';
+	if (colon != NULL) {
+		v = 0;
+		if (colon[1] == '\0' || strlen(colon + 1) > 5)
+			return (-1);
+		for (p = colon + 1; *p != '\0'; p++) {
+			if (*p < '0' || *p > '9')
+				return (-1);
+			v = v * 10 + (*p - '0');
+		}
+		if (v < 1 || v > 65535)
+			return (-1);
+		*port = (int)v;
+	}
+	return (0);
+}
+
+/* The request's scheme: REQUEST_SCHEME, else HTTPS=on, else http. */
+static const char *
+gate_scheme(const struct gate_http *h)
+{
+	if (h->scheme != NULL && strcasecmp(h->scheme, "https") == 0)
+		return ("https");
+	if (h->scheme != NULL && strcasecmp(h->scheme, "http") == 0)
+		return ("http");
+	if (h->https != NULL && strcasecmp(h->https, "on") == 0)
+		return ("https");
+	return ("http");
+}
+
+static int
+gate_default_port(const char *scheme)
+{
+	return (strcmp(scheme, "https") == 0 ? 443 : 80);
+}
+
+/* The host and port the request was addressed to. 0 or -1. */
+static int
+gate_own_host(const struct gate_http *h, char *name, size_t size, int *port)
+{
+	long	 v;
+	char	*end;
+
+	if (h->host != NULL) {
+		if (gate_hostport_parse(h->host, name, size, port) == -1)
+			return (-1);
+	} else {
+		if (h->server_name == NULL ||
+		    gate_hostport_parse(h->server_name, name, size, port) == -1)
+			return (-1);
+		if (h->server_port != NULL) {
+			errno = 0;
+			v = strtol(h->server_port, &end, 10);
+			if (errno == 0 && *end == '\0' && v > 0 && v < 65536)
+				*port = (int)v;
+		}
+	}
+	if (*port == -1)
+		*port = gate_default_port(gate_scheme(h));
+	return (0);
+}
+
+int
+gate_csrf_ok(const struct gate_http *h)
+{
+	char		 oname[256], name[256];
+	const char	*scheme, *rest;
+	size_t		 slen;
+	int		 oport, port;
+
+	if (h->fetch_site != NULL &&
+	    (strcasecmp(h->fetch_site, "cross-site") == 0 ||
+	    strcasecmp(h->fetch_site, "same-site") == 0))
+		return (0);
+	if (h->origin == NULL)
+		return (1);
+	/* "null" (sandboxed frames, file: pages) is never our origin. */
+	if ((rest = strstr(h->origin, "://")) == NULL)
+		return (0);
+	slen = (size_t)(rest - h->origin);
+	if (slen == 5 && strncasecmp(h->origin, "https", 5) == 0)
+		scheme = "https";
+	else if (slen == 4 && strncasecmp(h->origin, "http", 4) == 0)
+		scheme = "http";
+	else
+		return (0);
+	if (strcmp(scheme, gate_scheme(h)) != 0)
+		return (0);
+	if (gate_hostport_parse(rest + 3, oname, sizeof(oname), &oport) == -1)
+		return (0);
+	if (oport == -1)
+		oport = gate_default_port(scheme);
+	if (gate_own_host(h, name, sizeof(name), &port) == -1)
+		return (0);
+	return (strcmp(oname, name) == 0 && oport == port);
+}
+
+int
+gate_host_ok(const struct gate_conf *conf, const struct gate_http *h)
+{
+	char	name[256];
+	int	port;
+	size_t	i;
+
+	if (h->host == NULL ||
+	    gate_hostport_parse(h->host, name, sizeof(name), &port) == -1)
+		return (0);
+	if (port == -1)
+		port = gate_default_port(gate_scheme(h));
+	for (i = 0; i < conf->nhosts; i++) {
+		if (strcmp(conf->hosts[i].name, name) != 0)
+			continue;
+		if (conf->hosts[i].port == -1 || conf->hosts[i].port == port)
+			return (1);
+	}
+	return (0);
+}
+
+/* Split a comma-separated list; call fn on each non-blank trimmed item. */
+static int
+gate_split(const char *list, int (*fn)(void *, const char *), void *arg)
+{
+	const char	*p = list, *q;
+	char		 item[300];
+
+	while (*p != '\0') {
+		q = strchr(p, ',');
+		if (q == NULL)
+			q = p + strlen(p);
+		if (gate_trim(p, (size_t)(q - p), item, sizeof(item)) == -1)
+			return (-1);
+		if (item[0] != '\0' && fn(arg, item) == -1)
+			return (-1);
+		p = *q == ',' ? q + 1 : q;
+	}
+	return (0);
+}
+
+static int
+gate_add_cidr(void *arg, const char *item)
+{
+	struct gate_conf	*conf = arg;
+	struct gate_cidr	 c, *n;
+
+	if (gate_cidr_parse(item, &c) == -1)
+		return (-1);
+	n = reallocarray(conf->proxies, conf->nproxies + 1, sizeof(*n));
+	if (n == NULL)
+		return (-1);
+	conf->proxies = n;
+	conf->proxies[conf->nproxies++] = c;
+	return (0);
+}
+
+static int
+gate_add_host(void *arg, const char *item)
+{
+	struct gate_conf	*conf = arg;
+	struct gate_host	 h, *n;
+
+	if (gate_hostport_parse(item, h.name, sizeof(h.name), &h.port) == -1)
+		return (-1);
+	n = reallocarray(conf->hosts, conf->nhosts + 1, sizeof(*n));
+	if (n == NULL)
+		return (-1);
+	conf->hosts = n;
+	conf->hosts[conf->nhosts++] = h;
+	return (0);
+}
+
+int
+gate_conf_load(struct gate_conf *conf, const char *allow_remote,
+    const char *trust_xff, const char *proxy_cidrs,
+    const char *allowed_hosts, const char **cause)
+{
+	memset(conf, 0, sizeof(*conf));
+	conf->allow_remote = allow_remote != NULL &&
+	    strcmp(allow_remote, "1") == 0;
+	conf->trust_xff = trust_xff != NULL && strcmp(trust_xff, "1") == 0;
+	if (proxy_cidrs != NULL &&
+	    gate_split(proxy_cidrs, gate_add_cidr, conf) == -1) {
+		*cause = "PTYD_TRUSTED_PROXY_CIDRS: bad address or prefix";
+		goto fail;
+	}
+	if (allowed_hosts == NULL || allowed_hosts[0] == '\0')
+		allowed_hosts = GATE_DEFAULT_HOSTS;
+	if (gate_split(allowed_hosts, gate_add_host, conf) == -1) {
+		*cause = "PTYD_ALLOWED_HOSTS: bad host or port";
+		goto fail;
+	}
+	return (0);
+fail:
+	gate_conf_free(conf);
+	return (-1);
+}
+
+void
+gate_conf_free(struct gate_conf *conf)
+{
+	free(conf->proxies);
+	free(conf->hosts);
+	conf->proxies = NULL;
+	conf->hosts = NULL;
+	conf->nproxies = 0;
+	conf->nhosts = 0;
+}

@@ -1,0 +1,122 @@
+/*
+ * gate.h -- who may use ptyd.fcgi at all (DESIGN section 6): the gate on
+ * the peer's address and identity, the CSRF check, and the Host allowlist
+ * that defeats DNS rebinding.
+ *
+ * Owns: address parsing and classification (loopback, private, trusted
+ * proxy), the X-Forwarded-For walk, Origin and Host comparison.  Does not
+ * own: where the inputs come from (http.c reads FastCGI params or the CGI
+ * environment) or the responses (handlers.c).  Every function is pure, so
+ * the whole truth table is unit-tested.
+ */
+#ifndef FRONT_GATE_H
+#define FRONT_GATE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* An address, IPv4 held as IPv4-mapped IPv6 (::ffff:a.b.c.d). */
+struct gate_ip {
+	uint8_t		a[16];
+};
+
+struct gate_cidr {
+	struct gate_ip	net;
+	unsigned int	bits;		/* over the 128-bit form */
+};
+
+struct gate_host {
+	char		name[256];	/* lower case; IPv6 kept in brackets */
+	int		port;		/* -1: any port */
+};
+
+/* Configuration, read once from the process environment. */
+struct gate_conf {
+	int			 allow_remote;	/* PTYD_ALLOW_REMOTE=1 */
+	int			 trust_xff;	/* PTYD_TRUST_FORWARDED_FOR=1 */
+	struct gate_cidr	*proxies;	/* PTYD_TRUSTED_PROXY_CIDRS */
+	size_t			 nproxies;
+	struct gate_host	*hosts;		/* PTYD_ALLOWED_HOSTS */
+	size_t			 nhosts;
+};
+
+#define GATE_DEFAULT_HOSTS	"localhost,127.0.0.1,[::1]"
+
+/* The one message a denied request gets. */
+#define GATE_DENY_MESSAGE \
+	"forbidden: this request is neither authenticated nor local. " \
+	"Put authentication in front of ptyd.fcgi (nginx auth_basic, " \
+	"auth_request or client certificates, which set REMOTE_USER), or " \
+	"set PTYD_ALLOW_REMOTE=1 for a deliberately exposed server; behind " \
+	"a reverse proxy set PTYD_TRUST_FORWARDED_FOR=1 and " \
+	"PTYD_TRUSTED_PROXY_CIDRS"
+
+/*
+ * Fill conf from the four environment values (each may be NULL: unset).
+ * Returns 0, or -1 with *cause set (static text) on a malformed list.
+ */
+int	gate_conf_load(struct gate_conf *, const char *allow_remote,
+	    const char *trust_xff, const char *proxy_cidrs,
+	    const char *allowed_hosts, const char **cause);
+void	gate_conf_free(struct gate_conf *);
+
+/* Parse an IPv4 or IPv6 literal (IPv6 optionally in brackets). 0 or -1. */
+int	gate_ip_parse(const char *, struct gate_ip *);
+/* "a.b.c.d/n", "v6/n", or a bare address (a host route).  0 or -1. */
+int	gate_cidr_parse(const char *, struct gate_cidr *);
+int	gate_ip_in(const struct gate_ip *, const struct gate_cidr *);
+int	gate_ip_loopback(const struct gate_ip *);
+int	gate_ip_private(const struct gate_ip *);	/* loopback included */
+/* Text form, IPv4-mapped addresses written as IPv4. */
+void	gate_ip_format(const struct gate_ip *, char *, size_t);
+
+/* Per-request inputs of the gate; NULL means the header was absent. */
+struct gate_req {
+	const char	*remote_user;
+	const char	*remote_addr;
+	const char	*forwarded_for;		/* X-Forwarded-For */
+	const char	*real_ip;		/* X-Real-IP */
+};
+
+enum gate_verdict {
+	GATE_ALLOW_USER = 1,	/* REMOTE_USER set */
+	GATE_ALLOW_REMOTE,	/* PTYD_ALLOW_REMOTE=1 */
+	GATE_ALLOW_LOCAL,	/* the client is loopback or private */
+	GATE_DENY_NO_PEER,	/* REMOTE_ADDR missing or not an address */
+	GATE_DENY_FORWARDED,	/* forwarded headers from an untrusted peer */
+	GATE_DENY_BAD_HOP,	/* blank, malformed or non-IP forwarded hop */
+	GATE_DENY_PUBLIC,	/* the client is neither loopback nor private */
+};
+
+/*
+ * Decide.  client (size bytes) receives the address the decision was made
+ * on, for the audit log ("" if none).  GATE_ALLOW_* values allow.
+ */
+enum gate_verdict gate_check(const struct gate_conf *,
+	    const struct gate_req *, char *client, size_t size);
+int	gate_allowed(enum gate_verdict);
+
+/* Inputs of the CSRF and Host checks; NULL means absent. */
+struct gate_http {
+	const char	*scheme;	/* REQUEST_SCHEME */
+	const char	*https;		/* HTTPS ("on" under TLS) */
+	const char	*host;		/* HTTP_HOST */
+	const char	*server_name;	/* SERVER_NAME, when Host is absent */
+	const char	*server_port;	/* SERVER_PORT, when Host is absent */
+	const char	*origin;	/* HTTP_ORIGIN */
+	const char	*fetch_site;	/* HTTP_SEC_FETCH_SITE */
+};
+
+/* 1 if the request may proceed: Origin absent or equal to the request's
+ * own origin, Sec-Fetch-Site neither cross-site nor same-site. */
+int	gate_csrf_ok(const struct gate_http *);
+
+/* 1 if the Host header's host (and port, where the entry pins one) is in
+ * the allowlist.  Only applied when REMOTE_USER is empty. */
+int	gate_host_ok(const struct gate_conf *, const struct gate_http *);
+
+/* Split "host[:port]" / "[v6][:port]": host lower-cased into name, port or
+ * -1.  0, or -1 if malformed. */
+int	gate_hostport_parse(const char *, char *name, size_t size, int *port);
+
+#endif /* FRONT_GATE_H */

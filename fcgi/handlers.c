@@ -1,0 +1,561 @@
+/*
+ * handlers.c -- routing, the contract's checks, and the request/reply
+ * endpoints (handlers.h).
+ *
+ * Owns: DESIGN section 2 apart from the stream.  Every request goes through
+ * handlers_serve, which checks in exactly the contract's order, so a request
+ * that is wrong in several ways always gets the same status.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "client.h"
+#include "flog.h"
+#include "front.h"
+#include "handlers.h"
+#include "http.h"
+#include "json.h"
+#include "stream.h"
+#include "utf8.h"
+
+#define REPLY_BUF	(PROTO_HDR_LEN + 16 * 1024)
+
+enum endpoint {
+	EP_START,
+	EP_INPUT,
+	EP_RESIZE,
+	EP_CLOSE,
+	EP_OUTPUT,
+	EP_LIST,
+	EP_HEALTH,
+};
+
+static const struct route {
+	const char	*name;
+	enum endpoint	 ep;
+	const char	*method;
+} routes[] = {
+	{ "start", EP_START, "POST" },
+	{ "input", EP_INPUT, "POST" },
+	{ "resize", EP_RESIZE, "POST" },
+	{ "close", EP_CLOSE, "POST" },
+	{ "output", EP_OUTPUT, "GET" },
+	{ "list", EP_LIST, "GET" },
+	{ "health", EP_HEALTH, "GET" },
+};
+
+void
+handlers_ptyd_failed(struct req *r, int err)
+{
+	switch (err) {
+	case ENOENT:
+	case ECONNREFUSED:
+		http_error(r, 503, "ptyd is not running", FRONT_RETRY_AFTER);
+		break;
+	case ETIMEDOUT:
+	case ECONNRESET:
+	case EPIPE:
+	case EAGAIN:
+	case ENOTCONN:
+		http_error(r, 503, "ptyd is not answering", FRONT_RETRY_AFTER);
+		break;
+	default:
+		flog_warnx("ptyd exchange failed: %s", strerror(err));
+		http_error(r, 500, "internal error", 0);
+		break;
+	}
+}
+
+/*
+ * Send msg and read one reply.  Returns 0 with the reply of type want
+ * decoded into out; otherwise the error has been answered and -1 returned.
+ */
+static int
+call(struct ctx *c, uint16_t type, const void *msg, uint16_t want, void *out)
+{
+	struct frame_out	 fo;
+	struct frame_hdr	 hdr;
+	struct msg_error	 me;
+	uint8_t			*buf = NULL;
+	int			 rv = -1;
+
+	frame_out_init(&fo);
+	if (msg_encode(&fo, type, msg) == -1) {
+		http_error(c->r, 500, "internal error", 0);
+		goto out;
+	}
+	if ((buf = malloc(REPLY_BUF)) == NULL) {
+		http_error(c->r, 500, "internal error", 0);
+		goto out;
+	}
+	if (ptyd_call(&c->r->conf->ptyd, &fo, &hdr, buf, REPLY_BUF,
+	    client_now_ms() + FRONT_CALL_MS) == -1) {
+		handlers_ptyd_failed(c->r, errno);
+		goto out;
+	}
+	if (hdr.type == MSG_ERROR &&
+	    msg_decode(MSG_ERROR, buf + PROTO_HDR_LEN, hdr.len, &me) == 0) {
+		http_error(c->r, ptyd_err_status(me.code),
+		    ptyd_err_message(me.code, me.message),
+		    me.code == PROTO_ERR_INPUT_FULL ||
+		    me.code == PROTO_ERR_SHUTDOWN ? FRONT_RETRY_AFTER : 0);
+		goto out;
+	}
+	if (hdr.type != want ||
+	    msg_decode(want, buf + PROTO_HDR_LEN, hdr.len, out) == -1) {
+		flog_warnx("unexpected reply %s to %s", msg_name(hdr.type),
+		    msg_name(type));
+		http_error(c->r, 500, "internal error", 0);
+		goto out;
+	}
+	rv = 0;
+out:
+	free(buf);
+	frame_out_free(&fo);
+	return (rv);
+}
+
+static int
+bad(struct ctx *c, const char *msg)
+{
+	http_error(c->r, 400, msg, 0);
+	return (-1);
+}
+
+/* A text field that must fit limit bytes and hold no NUL; absent or null
+ * gives "".  0, or -1 (answered 400). */
+static int
+get_text(struct ctx *c, json_t *obj, const char *key, char *out, size_t size,
+    const char *msg)
+{
+	json_t		*v = json_object_get(obj, key);
+	const char	*s;
+
+	out[0] = '\0';
+	if (v == NULL || json_is_null(v))
+		return (0);
+	if (!json_is_string(v))
+		return (bad(c, msg));
+	s = json_string_value(v);
+	if (json_string_length(v) != strlen(s) || strlen(s) >= size)
+		return (bad(c, msg));
+	strcpy(out, s);
+	return (0);
+}
+
+static void
+ep_start(struct ctx *c, json_t *body)
+{
+	struct msg_start	 m;
+	struct msg_started	 st;
+	const char		*err;
+	json_t			*v, *o;
+
+	memset(&m, 0, sizeof(m));
+	if (json_get_sid(body, c->has_qsid ? c->qsid : NULL, m.sid,
+	    sizeof(m.sid), &err) == -1 ||
+	    json_get_dim(body, "rows", JSON_ROWS_MIN, JSON_ROWS_MAX, &m.rows,
+	    &err) == -1 ||
+	    json_get_dim(body, "cols", JSON_COLS_MIN, JSON_COLS_MAX, &m.cols,
+	    &err) == -1) {
+		bad(c, err);
+		return;
+	}
+	v = json_object_get(body, "restart");
+	if (v != NULL && !json_is_null(v) && !json_is_boolean(v)) {
+		bad(c, "restart must be a boolean");
+		return;
+	}
+	m.restart = v != NULL && json_is_true(v);
+	if (get_text(c, body, "workspace", m.workspace, sizeof(m.workspace),
+	    "workspace must be a path") == -1)
+		return;
+	strcpy(m.owner, c->owner);
+	strcpy(m.actor, c->actor);
+	if (call(c, MSG_START, &m, MSG_STARTED, &st) == -1)
+		return;
+	o = json_pack("{s:b, s:s, s:s, s:b, s:i, s:b}", "ok", 1,
+	    "session_id", m.sid, "workspace", st.workspace, "running", 1,
+	    "pid", (json_int_t)st.pid, "reused", st.reused != 0);
+	http_json(c->r, 200, o, NULL);
+	json_decref(o);
+}
+
+static void
+ep_input(struct ctx *c, json_t *body)
+{
+	struct msg_input	 m;
+	const char		*err;
+	json_t			*v, *o;
+
+	memset(&m, 0, sizeof(m));
+	if (json_get_sid(body, c->has_qsid ? c->qsid : NULL, m.sid,
+	    sizeof(m.sid), &err) == -1) {
+		bad(c, err);
+		return;
+	}
+	v = json_object_get(body, "data");
+	if (v == NULL || json_is_null(v)) {
+		bad(c, "missing data");
+		return;
+	}
+	if (!json_is_string(v)) {
+		bad(c, "data must be a string");
+		return;
+	}
+	m.data = (const uint8_t *)json_string_value(v);
+	m.len = json_string_length(v);
+	if (utf8_count((const char *)m.data, m.len) > FRONT_INPUT_CHARS) {
+		http_error(c->r, 413, "input too large", 0);
+		return;
+	}
+	/*
+	 * Empty data still goes to ptyd, which writes nothing: the answer
+	 * then says whether the terminal exists (404) like any input.
+	 */
+	strcpy(m.owner, c->owner);
+	if (call(c, MSG_INPUT, &m, MSG_OK, NULL) == -1)
+		return;
+	o = json_pack("{s:b}", "ok", 1);
+	http_json(c->r, 200, o, NULL);
+	json_decref(o);
+}
+
+static void
+ep_resize(struct ctx *c, json_t *body)
+{
+	struct msg_resize	 m;
+	const char		*err;
+	json_t			*o;
+
+	memset(&m, 0, sizeof(m));
+	if (json_get_sid(body, c->has_qsid ? c->qsid : NULL, m.sid,
+	    sizeof(m.sid), &err) == -1 ||
+	    json_get_dim(body, "rows", JSON_ROWS_MIN, JSON_ROWS_MAX, &m.rows,
+	    &err) == -1 ||
+	    json_get_dim(body, "cols", JSON_COLS_MIN, JSON_COLS_MAX, &m.cols,
+	    &err) == -1) {
+		bad(c, err);
+		return;
+	}
+	strcpy(m.owner, c->owner);
+	if (call(c, MSG_RESIZE, &m, MSG_OK, NULL) == -1)
+		return;
+	o = json_pack("{s:b}", "ok", 1);
+	http_json(c->r, 200, o, NULL);
+	json_decref(o);
+}
+
+static void
+ep_close(struct ctx *c, json_t *body)
+{
+	struct msg_close	 m;
+	struct msg_close_reply	 cr;
+	const char		*err;
+	json_t			*o;
+
+	memset(&m, 0, sizeof(m));
+	if (json_get_sid(body, c->has_qsid ? c->qsid : NULL, m.sid,
+	    sizeof(m.sid), &err) == -1) {
+		bad(c, err);
+		return;
+	}
+	strcpy(m.owner, c->owner);
+	strcpy(m.actor, c->actor);
+	if (call(c, MSG_CLOSE, &m, MSG_CLOSE_REPLY, &cr) == -1)
+		return;
+	o = json_pack("{s:b, s:b}", "ok", 1, "closed", cr.closed != 0);
+	http_json(c->r, 200, o, NULL);
+	json_decref(o);
+}
+
+/* Microseconds to the seconds of the JSON API; -1 (never) is null. */
+static json_t *
+us_to_json(int64_t us)
+{
+	if (us < 0)
+		return (json_null());
+	return (json_real((double)us / 1e6));
+}
+
+static void
+ep_list(struct ctx *c)
+{
+	struct frame_out	 fo;
+	struct frame_hdr	 hdr;
+	struct msg_list		 m;
+	struct msg_list_item	 it;
+	struct msg_error	 me;
+	uint8_t			*buf = NULL;
+	json_t			*arr = NULL, *o, *item;
+	int64_t			 deadline;
+	int			 fd = -1;
+
+	memset(&m, 0, sizeof(m));
+	strcpy(m.owner, c->owner);
+	frame_out_init(&fo);
+	if (msg_encode(&fo, MSG_LIST, &m) == -1 ||
+	    (buf = malloc(REPLY_BUF)) == NULL ||
+	    (arr = json_array()) == NULL) {
+		http_error(c->r, 500, "internal error", 0);
+		goto out;
+	}
+	deadline = client_now_ms() + FRONT_CALL_MS;
+	if ((fd = ptyd_open(&c->r->conf->ptyd, &fo, deadline)) == -1) {
+		handlers_ptyd_failed(c->r, errno);
+		goto out;
+	}
+	for (;;) {
+		if (client_recv(fd, &hdr, buf, REPLY_BUF, deadline) == -1) {
+			handlers_ptyd_failed(c->r, errno);
+			goto out;
+		}
+		if (hdr.type == MSG_LIST_END)
+			break;
+		if (hdr.type == MSG_ERROR && msg_decode(MSG_ERROR,
+		    buf + PROTO_HDR_LEN, hdr.len, &me) == 0) {
+			http_error(c->r, ptyd_err_status(me.code),
+			    ptyd_err_message(me.code, me.message), 0);
+			goto out;
+		}
+		if (hdr.type != MSG_LIST_ITEM || msg_decode(MSG_LIST_ITEM,
+		    buf + PROTO_HDR_LEN, hdr.len, &it) == -1) {
+			http_error(c->r, 500, "internal error", 0);
+			goto out;
+		}
+		/* ptyd already filters by owner; never show another's. */
+		if (strcmp(it.owner, c->owner) != 0)
+			continue;
+		item = json_pack("{s:s, s:i, s:s, s:i, s:i, s:b, s:o, s:i, "
+		    "s:o, s:o, s:o}",
+		    "session_id", it.sid, "pid", (json_int_t)it.pid,
+		    "workspace", it.workspace, "rows", (json_int_t)it.rows,
+		    "cols", (json_int_t)it.cols, "running", it.running != 0,
+		    "exit_code", it.has_exit_code ?
+		    json_integer(it.exit_code) : json_null(),
+		    "subscribers", (json_int_t)it.subscribers,
+		    "unwatched_since", us_to_json(it.unwatched_since_us),
+		    "last_activity", us_to_json(it.last_activity_us),
+		    "started_at", us_to_json(it.started_at_us));
+		if (item == NULL || json_array_append_new(arr, item) == -1) {
+			http_error(c->r, 500, "internal error", 0);
+			goto out;
+		}
+	}
+	o = json_pack("{s:O}", "terminals", arr);
+	http_json(c->r, 200, o, NULL);
+	json_decref(o);
+out:
+	if (fd != -1)
+		close(fd);
+	json_decref(arr);
+	free(buf);
+	frame_out_free(&fo);
+}
+
+static void
+ep_health(struct ctx *c)
+{
+	struct msg_stats_reply	 st;
+	json_t			*o;
+
+	if (call(c, MSG_STATS, NULL, MSG_STATS_REPLY, &st) == -1)
+		return;
+	o = json_pack("{s:b, s:{s:i, s:f, s:i, s:i, s:i, s:I}}", "ok", 1,
+	    "ptyd", "pid", (json_int_t)st.pid, "uptime",
+	    (double)st.uptime_us / 1e6, "terminals", (json_int_t)st.terminals,
+	    "exited", (json_int_t)st.exited, "viewers",
+	    (json_int_t)st.viewers, "db_errors", (json_int_t)st.db_errors);
+	http_json(c->r, 200, o, NULL);
+	json_decref(o);
+}
+
+/* Read the whole body, at most FRONT_BODY_MAX bytes.  NULL after an
+ * answer (413, 500) has been given. */
+static char *
+read_body(struct ctx *c, size_t *lenp)
+{
+	char	*body;
+	size_t	 len = 0;
+	ssize_t	 n;
+
+	if ((body = malloc(FRONT_BODY_MAX + 1)) == NULL) {
+		http_error(c->r, 500, "internal error", 0);
+		return (NULL);
+	}
+	/* Read one byte past the limit, never more, to see it is over. */
+	while (len <= FRONT_BODY_MAX) {
+		n = req_read(c->r, body + len, FRONT_BODY_MAX + 1 - len);
+		if (n == -1) {
+			free(body);
+			http_error(c->r, 400, "request body could not be read",
+			    0);
+			return (NULL);
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	if (len > FRONT_BODY_MAX) {
+		free(body);
+		http_error(c->r, 413, "request body too large", 0);
+		return (NULL);
+	}
+	*lenp = len;
+	return (body);
+}
+
+/* CONTENT_LENGTH over the limit?  Checked before reading anything. */
+static int
+content_length_over(struct req *r)
+{
+	const char		*cl = req_param(r, "CONTENT_LENGTH");
+	unsigned long long	 v = 0;
+	size_t			 i;
+
+	if (cl == NULL)
+		return (0);
+	for (i = 0; cl[i] != '\0'; i++) {
+		if (cl[i] < '0' || cl[i] > '9')
+			return (0);	/* the web server's business */
+		if (v > FRONT_BODY_MAX)
+			return (1);
+		v = v * 10 + (unsigned long long)(cl[i] - '0');
+	}
+	return (v > FRONT_BODY_MAX);
+}
+
+void
+handlers_serve(struct req *r)
+{
+	struct ctx		 c;
+	struct gate_req		 g;
+	struct gate_http	 h;
+	const struct route	*rt = NULL;
+	char			 client[64], allow[64];
+	const char		*err, *user;
+	char			*body = NULL;
+	size_t			 i, blen = 0;
+	json_t			*obj = NULL;
+	int			 q;
+
+	memset(&c, 0, sizeof(c));
+	c.r = r;
+
+	/* 403: the gate, before anything else. */
+	g.remote_user = req_param(r, "REMOTE_USER");
+	g.remote_addr = req_param(r, "REMOTE_ADDR");
+	g.forwarded_for = req_param(r, "HTTP_X_FORWARDED_FOR");
+	g.real_ip = req_param(r, "HTTP_X_REAL_IP");
+	if (!gate_allowed(gate_check(&r->conf->gate, &g, client,
+	    sizeof(client)))) {
+		http_error(r, 403, GATE_DENY_MESSAGE, 0);
+		return;
+	}
+	user = g.remote_user != NULL ? g.remote_user : "";
+
+	/* Routing, then 405. */
+	http_endpoint(r, c.endpoint, sizeof(c.endpoint));
+	for (i = 0; i < sizeof(routes) / sizeof(routes[0]); i++)
+		if (strcmp(routes[i].name, c.endpoint) == 0)
+			rt = &routes[i];
+	if (rt == NULL) {
+		http_error(r, 404, "unknown endpoint", 0);
+		return;
+	}
+	c.method = req_param(r, "REQUEST_METHOD");
+	if (c.method == NULL || strcmp(c.method, rt->method) != 0) {
+		snprintf(allow, sizeof(allow), "Allow: %s\r\n", rt->method);
+		http_respond(r, 405, "application/json; charset=utf-8",
+		    "no-store", allow, "{\"error\": \"method not allowed\"}",
+		    31);
+		return;
+	}
+
+	/* 403: DNS rebinding (Host) without an authenticated user; CSRF. */
+	memset(&h, 0, sizeof(h));
+	h.scheme = req_param(r, "REQUEST_SCHEME");
+	h.https = req_param(r, "HTTPS");
+	h.host = req_param(r, "HTTP_HOST");
+	h.server_name = req_param(r, "SERVER_NAME");
+	h.server_port = req_param(r, "SERVER_PORT");
+	h.origin = req_param(r, "HTTP_ORIGIN");
+	h.fetch_site = req_param(r, "HTTP_SEC_FETCH_SITE");
+	if (user[0] == '\0' && !gate_host_ok(&r->conf->gate, &h)) {
+		http_error(r, 403, "forbidden: Host is not in "
+		    "PTYD_ALLOWED_HOSTS", 0);
+		return;
+	}
+	if (!gate_csrf_ok(&h)) {
+		http_error(r, 403, "forbidden: cross-origin request", 0);
+		return;
+	}
+
+	if (strcmp(rt->method, "POST") == 0) {
+		/* 413, from CONTENT_LENGTH before reading, then the body. */
+		if (content_length_over(r)) {
+			http_error(r, 413, "request body too large", 0);
+			return;
+		}
+		if ((body = read_body(&c, &blen)) == NULL)
+			return;
+		/* 415 */
+		if (!http_is_json(req_param(r, "CONTENT_TYPE"))) {
+			http_error(r, 415, "Content-Type must be "
+			    "application/json", 0);
+			goto out;
+		}
+	}
+
+	/* 400 */
+	if (strlen(user) > PROTO_OWNER_MAX) {
+		http_error(r, 400, "user name too long", 0);
+		goto out;
+	}
+	c.owner = user;
+	snprintf(c.actor, sizeof(c.actor), "%s@%s", user, client);
+	q = http_query_get(req_param(r, "QUERY_STRING"), "session_id", c.qsid,
+	    sizeof(c.qsid));
+	if (q == -1 || (q == 1 && !json_sid_valid(c.qsid))) {
+		http_error(r, 400, "invalid session_id", 0);
+		goto out;
+	}
+	c.has_qsid = q == 1;
+	if (body != NULL &&
+	    (obj = json_body_parse(body, blen, &err)) == NULL) {
+		http_error(r, 400, err, 0);
+		goto out;
+	}
+
+	switch (rt->ep) {
+	case EP_START:
+		ep_start(&c, obj);
+		break;
+	case EP_INPUT:
+		ep_input(&c, obj);
+		break;
+	case EP_RESIZE:
+		ep_resize(&c, obj);
+		break;
+	case EP_CLOSE:
+		ep_close(&c, obj);
+		break;
+	case EP_OUTPUT:
+		stream_serve(&c);
+		break;
+	case EP_LIST:
+		ep_list(&c);
+		break;
+	case EP_HEALTH:
+		ep_health(&c);
+		break;
+	}
+out:
+	json_decref(obj);
+	free(body);
+}

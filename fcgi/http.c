@@ -1,0 +1,413 @@
+/*
+ * http.c -- request I/O for FastCGI and CGI, responses, and request-line
+ * parsing (http.h).
+ *
+ * Owns: every byte ptyd.fcgi writes to the web server, and how a FastCGI
+ * connection ends.  libfcgi's FCGX_Finish_r closes the connection through
+ * OS_Close, which half-closes and then waits up to two seconds (poll, with
+ * LIBFCGI_OS_CLOSE_POLL_TIMEOUT) for the web server to close first, so that
+ * unread request data cannot turn into a reset.  That wait holds a worker
+ * for as long as nginx takes to close, and up to 2 s when it does not.  We
+ * read the request to its end ourselves (req_drain), so nothing is left
+ * unread, end the streams with FCGX_FClose (which writes END_REQUEST), free
+ * libfcgi's request with close = 0, and close the socket at once.
+ */
+#include <sys/socket.h>
+
+#include <ctype.h>
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "buf.h"
+#include "front.h"
+#include "http.h"
+#include "json.h"
+
+/* How much of an over-long body we read and drop so that nginx is never
+ * cut off while still sending it (which it reports as a 502). */
+#define HTTP_DRAIN_MAX	(4 * 1024 * 1024)
+
+void
+req_init_fcgi(struct req *r, const struct front_conf *conf, FCGX_Request *q,
+    int stop_fd)
+{
+	memset(r, 0, sizeof(*r));
+	r->conf = conf;
+	r->fcgx = q;
+	r->in_fd = -1;
+	r->out_fd = -1;
+	r->stop_fd = stop_fd;
+}
+
+void
+req_init_cgi(struct req *r, const struct front_conf *conf)
+{
+	const char	*cl;
+	char		*end;
+	unsigned long	 v;
+
+	memset(r, 0, sizeof(*r));
+	r->conf = conf;
+	r->in_fd = 0;
+	r->out_fd = 1;
+	r->stop_fd = -1;
+	/* CGI: exactly CONTENT_LENGTH bytes of body, never read past it. */
+	if ((cl = getenv("CONTENT_LENGTH")) != NULL && cl[0] != '\0') {
+		errno = 0;
+		v = strtoul(cl, &end, 10);
+		if (errno == 0 && *end == '\0' && isdigit((unsigned char)*cl))
+			r->cgi_left = v;
+	}
+	if (r->cgi_left == 0)
+		r->in_eof = 1;
+}
+
+const char *
+req_param(struct req *r, const char *name)
+{
+	if (r->fcgx != NULL)
+		return (FCGX_GetParam(name, r->fcgx->envp));
+	return (getenv(name));
+}
+
+ssize_t
+req_read(struct req *r, void *buf, size_t len)
+{
+	ssize_t	n;
+	int	got;
+
+	if (r->in_eof || len == 0)
+		return (0);
+	if (r->fcgx != NULL) {
+		got = FCGX_GetStr(buf, len > INT32_MAX ? INT32_MAX : (int)len,
+		    r->fcgx->in);
+		if (got > 0)
+			return (got);
+		if (FCGX_HasSeenEOF(r->fcgx->in) == EOF &&
+		    FCGX_GetError(r->fcgx->in) == 0) {
+			r->in_eof = 1;
+			return (0);
+		}
+		errno = ECONNRESET;
+		return (-1);
+	}
+	if (len > r->cgi_left)
+		len = r->cgi_left;
+	for (;;) {
+		n = read(r->in_fd, buf, len);
+		if (n == -1 && errno == EINTR)
+			continue;
+		break;
+	}
+	if (n == 0) {
+		/* The server promised more than it sent. */
+		errno = ECONNRESET;
+		return (-1);
+	}
+	if (n > 0 && (r->cgi_left -= (size_t)n) == 0)
+		r->in_eof = 1;
+	return (n);
+}
+
+int
+req_drain(struct req *r, size_t max)
+{
+	char	scratch[4096];
+	size_t	total = 0;
+	ssize_t	n;
+
+	while (!r->in_eof) {
+		if (total >= max)
+			return (-1);
+		if ((n = req_read(r, scratch, sizeof(scratch))) == -1)
+			return (-1);
+		total += (size_t)n;
+	}
+	return (0);
+}
+
+int
+req_write(struct req *r, const void *data, size_t len)
+{
+	const char	*p = data;
+	ssize_t		 n;
+
+	if (r->out_failed)
+		return (-1);
+	if (r->fcgx != NULL) {
+		while (len > 0) {
+			n = len > INT32_MAX ? INT32_MAX : (ssize_t)len;
+			if (FCGX_PutStr(p, (int)n, r->fcgx->out) != (int)n)
+				goto fail;
+			p += n;
+			len -= (size_t)n;
+		}
+		return (0);
+	}
+	while (len > 0) {
+		n = write(r->out_fd, p, len);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			goto fail;
+		p += n;
+		len -= (size_t)n;
+	}
+	return (0);
+fail:
+	r->out_failed = 1;
+	return (-1);
+}
+
+int
+req_flush(struct req *r)
+{
+	if (r->out_failed)
+		return (-1);
+	if (r->fcgx != NULL && FCGX_FFlush(r->fcgx->out) == -1) {
+		r->out_failed = 1;
+		return (-1);
+	}
+	return (0);
+}
+
+int
+req_conn_fd(struct req *r)
+{
+	return (r->fcgx != NULL ? r->fcgx->ipcFd : r->out_fd);
+}
+
+void
+req_finish_fcgi(struct req *r)
+{
+	FCGX_Request	*q = r->fcgx;
+	char		 scratch[512];
+	int		 fd, drained;
+
+	drained = req_drain(r, HTTP_DRAIN_MAX) == 0;
+	/* err then out: the last stream closed carries FCGI_END_REQUEST. */
+	FCGX_FClose(q->err);
+	FCGX_FClose(q->out);
+	fd = q->ipcFd;
+	q->ipcFd = -1;
+	FCGX_Free(q, 0);
+	if (fd == -1)
+		return;
+	if (!drained) {
+		/*
+		 * Data may still be on its way; half-close so the web server
+		 * sees our response end, take what is already here, and close
+		 * without waiting for it.
+		 */
+		shutdown(fd, SHUT_WR);
+		while (recv(fd, scratch, sizeof(scratch), MSG_DONTWAIT) > 0)
+			continue;
+	}
+	close(fd);
+}
+
+const char *
+http_reason(int status)
+{
+	switch (status) {
+	case 200:
+		return ("OK");
+	case 400:
+		return ("Bad Request");
+	case 403:
+		return ("Forbidden");
+	case 404:
+		return ("Not Found");
+	case 405:
+		return ("Method Not Allowed");
+	case 413:
+		return ("Payload Too Large");
+	case 415:
+		return ("Unsupported Media Type");
+	case 429:
+		return ("Too Many Requests");
+	case 500:
+		return ("Internal Server Error");
+	case 503:
+		return ("Service Unavailable");
+	}
+	return ("Unknown");
+}
+
+int
+http_respond(struct req *r, int status, const char *ctype, const char *cache,
+    const char *extra, const char *body, size_t len)
+{
+	struct buf	b;
+	int		rv;
+
+	buf_init(&b, len + 4096);
+	buf_adds(&b, "Status: ");
+	buf_addu64(&b, (uint64_t)status);
+	buf_addc(&b, ' ');
+	buf_adds(&b, http_reason(status));
+	buf_adds(&b, "\r\nContent-Type: ");
+	buf_adds(&b, ctype);
+	buf_adds(&b, "\r\nCache-Control: ");
+	buf_adds(&b, cache);
+	buf_adds(&b, "\r\n");
+	if (extra != NULL)
+		buf_adds(&b, extra);
+	buf_adds(&b, "Content-Length: ");
+	buf_addu64(&b, len);
+	buf_adds(&b, "\r\n\r\n");
+	buf_add(&b, body, len);
+	r->responded = 1;
+	if (b.failed)
+		rv = -1;
+	else if ((rv = req_write(r, b.p, b.len)) == 0)
+		rv = req_flush(r);
+	buf_free(&b);
+	return (rv);
+}
+
+int
+http_json(struct req *r, int status, json_t *obj, const char *extra)
+{
+	char	*s;
+	int	 rv;
+
+	if (obj == NULL || (s = json_dump(obj)) == NULL)
+		return (http_respond(r, 500, "application/json; charset=utf-8",
+		    "no-store", NULL, "{\"error\": \"internal error\"}", 27));
+	rv = http_respond(r, status, "application/json; charset=utf-8",
+	    "no-store", extra, s, strlen(s));
+	free(s);
+	return (rv);
+}
+
+int
+http_error(struct req *r, int status, const char *msg, int retry_after)
+{
+	struct buf	body;
+	char		extra[64];
+	int		rv;
+
+	buf_init(&body, 4096);
+	buf_adds(&body, "{\"error\": \"");
+	json_escape(&body, msg, strlen(msg));
+	buf_adds(&body, "\"}");
+	extra[0] = '\0';
+	if (retry_after > 0)
+		snprintf(extra, sizeof(extra), "Retry-After: %d\r\n",
+		    retry_after);
+	if (body.failed)
+		rv = http_respond(r, 500, "application/json; charset=utf-8",
+		    "no-store", NULL, "{\"error\": \"internal error\"}", 27);
+	else
+		rv = http_respond(r, status, "application/json; charset=utf-8",
+		    "no-store", extra, body.p, body.len);
+	buf_free(&body);
+	return (rv);
+}
+
+void
+http_last_segment(const char *path, char *out, size_t size)
+{
+	size_t	end, start, len;
+
+	out[0] = '\0';
+	if (path == NULL)
+		return;
+	end = strcspn(path, "?#");
+	while (end > 0 && path[end - 1] == '/')
+		end--;
+	start = end;
+	while (start > 0 && path[start - 1] != '/')
+		start--;
+	len = end - start;
+	if (len >= size)
+		return;
+	memcpy(out, path + start, len);
+	out[len] = '\0';
+}
+
+void
+http_endpoint(struct req *r, char *out, size_t size)
+{
+	const char	*p;
+
+	if ((p = req_param(r, "PATH_INFO")) != NULL && p[0] != '\0')
+		http_last_segment(p, out, size);
+	else if ((p = req_param(r, "DOCUMENT_URI")) != NULL && p[0] != '\0')
+		http_last_segment(p, out, size);
+	else
+		http_last_segment(req_param(r, "REQUEST_URI"), out, size);
+}
+
+static int
+http_hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return (c - '0');
+	if (c >= 'a' && c <= 'f')
+		return (c - 'a' + 10);
+	if (c >= 'A' && c <= 'F')
+		return (c - 'A' + 10);
+	return (-1);
+}
+
+int
+http_query_get(const char *query, const char *name, char *out, size_t size)
+{
+	const char	*p, *end, *eq;
+	size_t		 nlen = strlen(name), o;
+	int		 hi, lo;
+
+	if (query == NULL)
+		return (0);
+	for (p = query; *p != '\0'; p = *end == '&' ? end + 1 : end) {
+		end = p + strcspn(p, "&");
+		eq = memchr(p, '=', (size_t)(end - p));
+		if ((eq != NULL ? (size_t)(eq - p) : (size_t)(end - p)) !=
+		    nlen || strncmp(p, name, nlen) != 0)
+			continue;
+		o = 0;
+		for (p = eq != NULL ? eq + 1 : end; p < end; p++) {
+			if (o + 1 >= size)
+				return (-1);
+			if (*p == '+')
+				out[o++] = ' ';
+			else if (*p == '%') {
+				if (end - p < 3 || (hi = http_hexval(p[1])) < 0 ||
+				    (lo = http_hexval(p[2])) < 0 ||
+				    (hi == 0 && lo == 0))
+					return (-1);
+				out[o++] = (char)(hi << 4 | lo);
+				p += 2;
+			} else
+				out[o++] = *p;
+		}
+		out[o] = '\0';
+		return (1);
+	}
+	return (0);
+}
+
+int
+http_is_json(const char *ct)
+{
+	static const char	type[] = "application/json";
+	size_t			len = sizeof(type) - 1;
+
+	if (ct == NULL)
+		return (0);
+	while (*ct == ' ' || *ct == '\t')
+		ct++;
+	if (strncasecmp(ct, type, len) != 0)
+		return (0);
+	ct += len;
+	while (*ct == ' ' || *ct == '\t')
+		ct++;
+	return (*ct == '\0' || *ct == ';');
+}

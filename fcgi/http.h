@@ -1,0 +1,93 @@
+/*
+ * http.h -- one HTTP request as ptyd.fcgi sees it, whether it came over
+ * FastCGI or as plain CGI: params, body, response, and the small parsers
+ * for the request line's parts (endpoint, query, content type).
+ *
+ * Owns: reading params and the body within their bounds, writing status,
+ * headers and bodies, and finishing a FastCGI request without libfcgi's
+ * two-second close linger.  Does not own: what an endpoint does
+ * (handlers.c, stream.c) or the gate (gate.c).
+ */
+#ifndef FRONT_HTTP_H
+#define FRONT_HTTP_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#include <fcgiapp.h>
+#include <jansson.h>
+
+struct front_conf;
+
+struct req {
+	const struct front_conf	*conf;
+	FCGX_Request		*fcgx;		/* NULL: plain CGI */
+	int			 in_fd;		/* CGI: request body */
+	int			 out_fd;	/* CGI: response */
+	int			 stop_fd;	/* readable on shutdown, or -1 */
+	size_t			 cgi_left;	/* CGI: CONTENT_LENGTH left */
+	int			 in_eof;	/* the body has been read to EOF */
+	int			 out_failed;	/* a write failed: client gone */
+	int			 responded;	/* a status line was written */
+};
+
+/* A request over FastCGI (params already read by FCGX_Accept_r). */
+void	req_init_fcgi(struct req *, const struct front_conf *,
+	    FCGX_Request *, int stop_fd);
+/* The one request of a CGI process: environment, fd 0 and fd 1. */
+void	req_init_cgi(struct req *, const struct front_conf *);
+
+/* A param (FastCGI) or environment variable (CGI); NULL if unset. */
+const char *req_param(struct req *, const char *);
+
+/* Read body bytes: >0, 0 at EOF, -1 on error (ETIMEDOUT, ECONNRESET). */
+ssize_t	req_read(struct req *, void *, size_t);
+/* Read and drop what is left of the body, at most max bytes.  0 when the
+ * body ended, -1 if it did not (too long, or an error). */
+int	req_drain(struct req *, size_t max);
+
+/* Write all of data; -1 marks the request out_failed. */
+int	req_write(struct req *, const void *, size_t);
+/* Push buffered output to the web server now. */
+int	req_flush(struct req *);
+/* The descriptor whose hangup means the client has gone (FastCGI
+ * connection, or CGI stdout). */
+int	req_conn_fd(struct req *);
+
+/*
+ * Finish a FastCGI request: drain the body, end the streams (libfcgi writes
+ * FCGI_END_REQUEST), free libfcgi's state without letting it close the
+ * connection, and close it ourselves at once (see http.c for why).
+ */
+void	req_finish_fcgi(struct req *);
+
+const char *http_reason(int status);
+
+/* A whole response: status, Content-Type, Cache-Control, optional extra
+ * header lines (each ending "\r\n"), Content-Length, body. */
+int	http_respond(struct req *, int status, const char *ctype,
+	    const char *cache, const char *extra, const char *body,
+	    size_t len);
+/* JSON response with Cache-Control: no-store. */
+int	http_json(struct req *, int status, json_t *obj, const char *extra);
+/* {"error": msg}; retry_after > 0 adds Retry-After. */
+int	http_error(struct req *, int status, const char *msg,
+	    int retry_after);
+
+/* The last path segment of PATH_INFO, else DOCUMENT_URI, else REQUEST_URI
+ * without its query; trailing slashes ignored.  "" if none. */
+void	http_endpoint(struct req *, char *out, size_t size);
+/* Same, from one path string (for tests). */
+void	http_last_segment(const char *path, char *out, size_t size);
+
+/*
+ * Look name up in a query string (first occurrence), percent-decoding the
+ * value into out.  1 found, 0 absent, -1 malformed or too long.
+ */
+int	http_query_get(const char *query, const char *name, char *out,
+	    size_t size);
+
+/* 1 if the media type is application/json (parameters allowed). */
+int	http_is_json(const char *content_type);
+
+#endif /* FRONT_HTTP_H */

@@ -1,0 +1,235 @@
+/*
+ * json.c -- JSON escaping and request field checks (json.h).
+ *
+ * Owns: the escaper that every output event goes through, and the rules for
+ * request fields.  Does not own: the JSON grammar (jansson parses every
+ * request body; nothing here parses JSON by hand).
+ */
+#include <math.h>
+#include <string.h>
+
+#include "json.h"
+#include "proto.h"
+
+static const char json_hex[] = "0123456789abcdef";
+
+/* Bytes that may be copied as they are: printable ASCII but '"', '\\'. */
+static int
+json_plain(unsigned char c)
+{
+	return (c >= 0x20 && c < 0x7f && c != '"' && c != '\\');
+}
+
+static int
+json_add_u(struct buf *out, unsigned int cp)
+{
+	char	e[6] = { '\\', 'u', '0', '0', '0', '0' };
+
+	e[2] = json_hex[(cp >> 12) & 0xf];
+	e[3] = json_hex[(cp >> 8) & 0xf];
+	e[4] = json_hex[(cp >> 4) & 0xf];
+	e[5] = json_hex[cp & 0xf];
+	return (buf_add(out, e, sizeof(e)));
+}
+
+int
+json_escape(struct buf *out, const char *s, size_t len)
+{
+	const unsigned char	*p = (const unsigned char *)s;
+	size_t			 i = 0, j;
+	unsigned char		 c;
+	const char		*e;
+
+	/* Worst case is six bytes per input byte; reserve once. */
+	if (buf_reserve(out, len) == -1)
+		return (-1);
+	while (i < len) {
+		j = i;
+		while (j < len && json_plain(p[j]))
+			j++;
+		if (j > i && buf_add(out, p + i, j - i) == -1)
+			return (-1);
+		if ((i = j) >= len)
+			break;
+		c = p[i];
+		e = NULL;
+		switch (c) {
+		case '"':
+			e = "\\\"";
+			break;
+		case '\\':
+			e = "\\\\";
+			break;
+		case '\n':
+			e = "\\n";
+			break;
+		case '\r':
+			e = "\\r";
+			break;
+		case '\t':
+			e = "\\t";
+			break;
+		case '\b':
+			e = "\\b";
+			break;
+		case '\f':
+			e = "\\f";
+			break;
+		}
+		if (e != NULL) {
+			if (buf_add(out, e, 2) == -1)
+				return (-1);
+			i++;
+		} else if (c < 0x20 || c == 0x7f) {
+			if (json_add_u(out, c) == -1)
+				return (-1);
+			i++;
+		} else if (c == 0xc2 && i + 1 < len && p[i + 1] < 0xa0) {
+			/* C1 controls U+0080-U+009F. */
+			if (json_add_u(out, p[i + 1]) == -1)
+				return (-1);
+			i += 2;
+		} else if (c == 0xe2 && i + 2 < len && p[i + 1] == 0x80 &&
+		    (p[i + 2] == 0xa8 || p[i + 2] == 0xa9)) {
+			/* U+2028, U+2029: line breaks to JavaScript. */
+			if (json_add_u(out, 0x2000u | (p[i + 2] & 0x3fu)) == -1)
+				return (-1);
+			i += 3;
+		} else {
+			/* Any other non-ASCII byte: copied, well-formed. */
+			if (buf_add(out, p + i, 1) == -1)
+				return (-1);
+			i++;
+		}
+	}
+	return (0);
+}
+
+int
+json_sid_valid(const char *s)
+{
+	size_t	n;
+
+	for (n = 0; s[n] != '\0'; n++) {
+		if (n >= PROTO_SID_MAX)
+			return (0);
+		if (!((s[n] >= 'a' && s[n] <= 'z') ||
+		    (s[n] >= 'A' && s[n] <= 'Z') ||
+		    (s[n] >= '0' && s[n] <= '9') ||
+		    s[n] == '.' || s[n] == '_' || s[n] == ':' || s[n] == '-'))
+			return (0);
+	}
+	return (n > 0);
+}
+
+json_t *
+json_body_parse(const char *body, size_t len, const char **err)
+{
+	json_error_t	 jerr;
+	json_t		*obj;
+
+	/* NUL is allowed in strings because terminal input carries it
+	 * (Ctrl-@); every text field other than input data checks for it. */
+	obj = json_loadb(body, len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL,
+	    &jerr);
+	if (obj == NULL) {
+		*err = "malformed JSON";
+		return (NULL);
+	}
+	if (!json_is_object(obj)) {
+		json_decref(obj);
+		*err = "request body must be a JSON object";
+		return (NULL);
+	}
+	return (obj);
+}
+
+int
+json_get_sid(json_t *obj, const char *qsid, char *sid, size_t size,
+    const char **err)
+{
+	json_t		*v;
+	const char	*s = NULL;
+
+	v = obj != NULL ? json_object_get(obj, "session_id") : NULL;
+	if (v != NULL && !json_is_null(v)) {
+		if (!json_is_string(v)) {
+			*err = "session_id must be a string";
+			return (-1);
+		}
+		s = json_string_value(v);
+		/* Bodies are parsed with JSON_ALLOW_NUL (input may hold NUL):
+		 * an id with "\u0000" inside must not pass as its prefix. */
+		if (json_string_length(v) != strlen(s) || !json_sid_valid(s)) {
+			*err = "invalid session_id";
+			return (-1);
+		}
+	}
+	if (qsid != NULL) {
+		if (!json_sid_valid(qsid)) {
+			*err = "invalid session_id";
+			return (-1);
+		}
+		if (s != NULL && strcmp(s, qsid) != 0) {
+			*err = "session_id in query and body differ";
+			return (-1);
+		}
+		s = qsid;
+	}
+	if (s == NULL) {
+		*err = "missing session_id";
+		return (-1);
+	}
+	if (strlen(s) >= size) {
+		*err = "invalid session_id";
+		return (-1);
+	}
+	strcpy(sid, s);
+	return (0);
+}
+
+uint16_t
+json_clamp_dim(double v, int min, int max)
+{
+	if (v == 0)
+		return (0);
+	if (v < min)
+		return ((uint16_t)min);
+	if (v > max)
+		return ((uint16_t)max);
+	return ((uint16_t)v);
+}
+
+int
+json_get_dim(json_t *obj, const char *key, int min, int max, uint16_t *out,
+    const char **err)
+{
+	json_t	*v;
+	double	 d;
+
+	*out = 0;
+	v = json_object_get(obj, key);
+	if (v == NULL || json_is_null(v))
+		return (0);
+	if (json_is_integer(v)) {
+		d = (double)json_integer_value(v);
+	} else if (json_is_real(v)) {
+		d = json_real_value(v);
+		if (!isfinite(d) || d != floor(d))
+			goto bad;
+	} else
+		goto bad;
+	*out = json_clamp_dim(d, min, max);
+	return (0);
+bad:
+	*err = strcmp(key, "rows") == 0 ? "rows must be an integer" :
+	    "cols must be an integer";
+	return (-1);
+}
+
+char *
+json_dump(json_t *obj)
+{
+	/* Without JSON_COMPACT jansson writes ", " and ": " as DESIGN wants. */
+	return (json_dumps(obj, JSON_PRESERVE_ORDER));
+}

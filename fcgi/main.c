@@ -1,0 +1,313 @@
+/*
+ * main.c -- ptyd.fcgi: options, configuration, and the choice of mode.
+ *
+ * Owns: the command line and the process environment read at start, and
+ * which of three modes runs: a FastCGI server on --listen (unix socket or
+ * host:port), a FastCGI server on an inherited listen socket on fd 0
+ * (spawn-fcgi, mod_fcgid), or one plain CGI request from the environment.
+ * Does not own: the worker model (server.c) or any request (handlers.c).
+ */
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
+#include <netdb.h>
+
+#include <errno.h>
+#include <getopt.h>
+#include <libgen.h>
+#include <limits.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "client.h"
+#include "flog.h"
+#include "front.h"
+#include "handlers.h"
+#include "http.h"
+#include "server.h"
+
+#define DEFAULT_PROCESSES	6
+#define DEFAULT_THREADS		400
+#define DEFAULT_STACK		(256 * 1024)
+
+static void
+usage(void)
+{
+	fprintf(stderr,
+	    "usage: ptyd.fcgi [--listen PATH | --listen HOST:PORT] "
+	    "[--ptyd-socket PATH]\n"
+	    "                 [--no-autostart] [--ptyd PATH] "
+	    "[--heartbeat SEC]\n"
+	    "                 [--max-threads N] [--processes N]\n"
+	    "Without --listen: FastCGI on fd 0 if it is a listening socket "
+	    "(spawn-fcgi),\nelse one CGI request from the environment.\n");
+	exit(2);
+}
+
+/* Seconds (decimals allowed) to milliseconds; -1 if malformed. */
+static int64_t
+parse_seconds(const char *s)
+{
+	char	*end;
+	double	 v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno != 0 || end == s || *end != '\0' || !isfinite(v) ||
+	    v <= 0 || v > 86400)
+		return (-1);
+	return ((int64_t)(v * 1000 + 0.5) > 0 ? (int64_t)(v * 1000 + 0.5) :
+	    1);
+}
+
+static int
+parse_int(const char *s, int min, int max)
+{
+	char	*end;
+	long	 v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno != 0 || end == s || *end != '\0' || v < min || v > max)
+		return (-1);
+	return ((int)v);
+}
+
+/* The ptyd beside this build (../ptyd/ptyd from our directory), else the
+ * one in PATH. */
+static void
+default_ptyd(char *out, size_t size)
+{
+	char	self[PATH_MAX], cand[PATH_MAX + 16];
+	ssize_t	n;
+
+	snprintf(out, size, "ptyd");
+	if ((n = readlink("/proc/self/exe", self, sizeof(self) - 1)) <= 0)
+		return;
+	self[n] = '\0';
+	snprintf(cand, sizeof(cand), "%s/../ptyd/ptyd", dirname(self));
+	if (access(cand, X_OK) == 0 && strlen(cand) < size)
+		snprintf(out, size, "%s", cand);
+}
+
+static int
+listen_unix(const char *path)
+{
+	struct sockaddr_un	sun;
+	struct stat		sb;
+	int			fd;
+	mode_t			old;
+
+	memset(&sun, 0, sizeof(sun));
+	sun.sun_family = AF_UNIX;
+	if (strlen(path) >= sizeof(sun.sun_path)) {
+		flog_warnx("--listen: path too long");
+		return (-1);
+	}
+	strcpy(sun.sun_path, path);
+	/* Replace a stale socket, never any other kind of file. */
+	if (lstat(path, &sb) == 0) {
+		if (!S_ISSOCK(sb.st_mode)) {
+			flog_warnx("--listen: %s exists and is not a socket",
+			    path);
+			return (-1);
+		}
+		unlink(path);
+	}
+	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1) {
+		flog_warn("socket");
+		return (-1);
+	}
+	/* 0660: nginx workers run as this user or in its group. */
+	old = umask(0117);
+	if (bind(fd, (struct sockaddr *)&sun, sizeof(sun)) == -1) {
+		umask(old);
+		flog_warn("bind %s", path);
+		close(fd);
+		return (-1);
+	}
+	umask(old);
+	if (listen(fd, SOMAXCONN) == -1) {
+		flog_warn("listen");
+		close(fd);
+		return (-1);
+	}
+	return (fd);
+}
+
+static int
+listen_inet(const char *spec)
+{
+	struct addrinfo	 hints, *res = NULL;
+	char		 host[256], *colon;
+	int		 fd = -1, on = 1, err;
+
+	snprintf(host, sizeof(host), "%s", spec);
+	if ((colon = strrchr(host, ':')) == NULL)
+		return (-1);
+	*colon++ = '\0';
+	if (host[0] == '[' && colon - host > 2 && colon[-2] == ']') {
+		colon[-2] = '\0';
+		memmove(host, host + 1, strlen(host));
+	}
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_family = AF_UNSPEC;
+	hints.ai_socktype = SOCK_STREAM;
+	hints.ai_flags = AI_NUMERICHOST | AI_NUMERICSERV | AI_PASSIVE;
+	if ((err = getaddrinfo(host[0] != '\0' ? host : "127.0.0.1", colon,
+	    &hints, &res)) != 0) {
+		flog_warnx("--listen %s: %s", spec, gai_strerror(err));
+		return (-1);
+	}
+	fd = socket(res->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd == -1 ||
+	    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on)) == -1 ||
+	    bind(fd, res->ai_addr, res->ai_addrlen) == -1 ||
+	    listen(fd, SOMAXCONN) == -1) {
+		flog_warn("--listen %s", spec);
+		if (fd != -1)
+			close(fd);
+		fd = -1;
+	}
+	freeaddrinfo(res);
+	return (fd);
+}
+
+/* Is fd 0 a listening socket handed to us by a process manager? */
+static int
+stdin_is_listener(void)
+{
+	int		v = 0;
+	socklen_t	len = sizeof(v);
+
+	return (getsockopt(0, SOL_SOCKET, SO_ACCEPTCONN, &v, &len) == 0 &&
+	    v != 0);
+}
+
+int
+main(int argc, char *argv[])
+{
+	static const struct option	 longopts[] = {
+		{ "listen", required_argument, NULL, 'l' },
+		{ "ptyd-socket", required_argument, NULL, 's' },
+		{ "no-autostart", no_argument, NULL, 'n' },
+		{ "ptyd", required_argument, NULL, 'p' },
+		{ "heartbeat", required_argument, NULL, 'b' },
+		{ "max-threads", required_argument, NULL, 't' },
+		{ "processes", required_argument, NULL, 'P' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	static struct front_conf	 conf;
+	struct server_conf		 sc;
+	struct req			 r;
+	const char			*listen_spec = NULL, *sock = NULL;
+	const char			*prog = NULL, *cause, *env;
+	int				 ch;
+
+	memset(&sc, 0, sizeof(sc));
+	sc.listen_fd = -1;
+	sc.processes = DEFAULT_PROCESSES;
+	sc.max_threads = DEFAULT_THREADS;
+	sc.stack_size = DEFAULT_STACK;
+	conf.heartbeat_ms = 5000;
+	conf.ptyd.autostart = 1;
+	if ((env = getenv("PTYD_HEARTBEAT")) != NULL && env[0] != '\0' &&
+	    (conf.heartbeat_ms = parse_seconds(env)) == -1) {
+		flog_warnx("PTYD_HEARTBEAT: not a number of seconds");
+		return (2);
+	}
+
+	while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		switch (ch) {
+		case 'l':
+			listen_spec = optarg;
+			break;
+		case 's':
+			sock = optarg;
+			break;
+		case 'n':
+			conf.ptyd.autostart = 0;
+			break;
+		case 'p':
+			prog = optarg;
+			break;
+		case 'b':
+			if ((conf.heartbeat_ms = parse_seconds(optarg)) == -1)
+				usage();
+			break;
+		case 't':
+			if ((sc.max_threads = parse_int(optarg, 2,
+			    SERVER_MAX_THREADS)) == -1) {
+				flog_warnx("--max-threads: 2 to %d",
+				    SERVER_MAX_THREADS);
+				return (2);
+			}
+			break;
+		case 'P':
+			if ((sc.processes = parse_int(optarg, 1, 256)) == -1)
+				usage();
+			break;
+		default:
+			usage();
+		}
+	}
+	if (optind != argc)
+		usage();
+
+	if (sock != NULL) {
+		if (strlen(sock) >= sizeof(conf.ptyd.socket)) {
+			flog_warnx("--ptyd-socket: path too long");
+			return (2);
+		}
+		snprintf(conf.ptyd.socket, sizeof(conf.ptyd.socket), "%s",
+		    sock);
+	} else if (client_default_socket(conf.ptyd.socket,
+	    sizeof(conf.ptyd.socket)) == -1) {
+		flog_warnx("ptyd socket path too long");
+		return (2);
+	}
+	if (prog != NULL)
+		snprintf(conf.ptyd.program, sizeof(conf.ptyd.program), "%s",
+		    prog);
+	else
+		default_ptyd(conf.ptyd.program, sizeof(conf.ptyd.program));
+	if (gate_conf_load(&conf.gate, getenv("PTYD_ALLOW_REMOTE"),
+	    getenv("PTYD_TRUST_FORWARDED_FOR"),
+	    getenv("PTYD_TRUSTED_PROXY_CIDRS"), getenv("PTYD_ALLOWED_HOSTS"),
+	    &cause) == -1) {
+		flog_warnx("%s", cause);
+		return (2);
+	}
+
+	if (listen_spec != NULL) {
+		if (listen_spec[0] == '/' || strchr(listen_spec, ':') == NULL) {
+			sc.listen_fd = listen_unix(listen_spec);
+			snprintf(sc.unlink_path, sizeof(sc.unlink_path), "%s",
+			    listen_spec);
+		} else
+			sc.listen_fd = listen_inet(listen_spec);
+		if (sc.listen_fd == -1)
+			return (1);
+	} else if (stdin_is_listener())
+		sc.listen_fd = 0;
+
+	if (sc.listen_fd != -1) {
+		ch = server_run(&conf, &sc);
+		if (sc.unlink_path[0] != '\0')
+			unlink(sc.unlink_path);
+		return (ch);
+	}
+
+	/* Plain CGI: one request, then exit. */
+	signal(SIGPIPE, SIG_IGN);
+	req_init_cgi(&r, &conf);
+	handlers_serve(&r);
+	return (0);
+}

@@ -1,0 +1,320 @@
+/*
+ * ptyd_client.c -- connect to ptyd for one request, starting it when it is
+ * not running (ptyd_client.h).
+ *
+ * Owns: autostart and its lock.  The lock is an flock on a file next to the
+ * socket: it serialises every thread of every ptyd.fcgi process of the
+ * account (flock belongs to the open file description, and each attempt
+ * opens its own), and it is released by the kernel if a holder dies.  The
+ * holder re-checks that ptyd is still not answering before it starts one,
+ * so a burst of requests that all found ptyd down starts it exactly once.
+ */
+#include <sys/file.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "client.h"
+#include "flog.h"
+#include "ptyd_client.h"
+
+extern char **environ;
+
+/* Poll interval while waiting on the lock or for ptyd to come up. */
+#define PTYD_POLL_MS	10
+
+static int
+ptyd_down(int err)
+{
+	return (err == ENOENT || err == ECONNREFUSED);
+}
+
+static void
+ptyd_pause(int64_t deadline_ms)
+{
+	int64_t	left = deadline_ms - client_now_ms();
+
+	if (left > PTYD_POLL_MS)
+		left = PTYD_POLL_MS;
+	if (left > 0)
+		poll(NULL, 0, (int)left);
+}
+
+/*
+ * Connect to ptyd.  A Unix socket whose listen backlog is full fails
+ * connect() with EAGAIN and stays unconnected: there is nothing to poll for
+ * (client_connect's POLLOUT wait returns at once and hands back a socket
+ * that is not connected, so the request would then fail with ENOTCONN).
+ * Under a burst of keystrokes that is a lost keystroke; retry the connect
+ * itself until the deadline instead.
+ */
+static int
+ptyd_dial(const char *path, int64_t deadline_ms)
+{
+	struct sockaddr_un	sun;
+	int			fd, err;
+
+	memset(&sun, 0, sizeof(sun));
+	sun.sun_family = AF_UNIX;
+	if (strlen(path) >= sizeof(sun.sun_path)) {
+		errno = ENAMETOOLONG;
+		return (-1);
+	}
+	strcpy(sun.sun_path, path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd == -1)
+		return (-1);
+	for (;;) {
+		if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) == 0)
+			return (fd);
+		if (errno == EINTR)
+			continue;
+		if (errno != EAGAIN)
+			break;
+		if (client_now_ms() >= deadline_ms) {
+			errno = ETIMEDOUT;
+			break;
+		}
+		poll(NULL, 0, 1);
+	}
+	err = errno;
+	close(fd);
+	errno = err;
+	return (-1);
+}
+
+/* Is ptyd answering?  1 yes, 0 no (down), -1 other error. */
+static int
+ptyd_alive(const struct ptyd_conf *conf, int64_t deadline_ms)
+{
+	int	fd;
+
+	if ((fd = ptyd_dial(conf->socket, deadline_ms)) != -1) {
+		close(fd);
+		return (1);
+	}
+	return (ptyd_down(errno) ? 0 : -1);
+}
+
+/* Create the socket's directory (0700) if it is missing. */
+static int
+ptyd_mkdir(const char *sock)
+{
+	char	dir[sizeof(((struct ptyd_conf *)0)->socket)], *slash;
+
+	snprintf(dir, sizeof(dir), "%s", sock);
+	if ((slash = strrchr(dir, '/')) == NULL || slash == dir)
+		return (0);
+	*slash = '\0';
+	if (mkdir(dir, 0700) == -1 && errno != EEXIST)
+		return (-1);
+	return (0);
+}
+
+/* Run ptyd and wait for its first process (which daemonizes) to exit. */
+static int
+ptyd_spawn(const struct ptyd_conf *conf, int64_t deadline_ms)
+{
+	posix_spawn_file_actions_t	 fa;
+	posix_spawnattr_t		 attr;
+	sigset_t			 none, all;
+	char				*argv[4];
+	pid_t				 pid, w;
+	int				 status, err;
+
+	argv[0] = (char *)"ptyd";
+	argv[1] = (char *)"--socket";
+	argv[2] = (char *)conf->socket;
+	argv[3] = NULL;
+	posix_spawn_file_actions_init(&fa);
+	posix_spawnattr_init(&attr);
+	/* fd 0 may be our FastCGI listen socket (spawn-fcgi): never pass it. */
+	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+	/* Our workers block signals; ptyd starts with a clean slate. */
+	sigemptyset(&none);
+	sigfillset(&all);
+	posix_spawnattr_setsigmask(&attr, &none);
+	posix_spawnattr_setsigdefault(&attr, &all);
+	posix_spawnattr_setflags(&attr,
+	    POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+	if (strchr(conf->program, '/') != NULL)
+		err = posix_spawn(&pid, conf->program, &fa, &attr, argv,
+		    environ);
+	else
+		err = posix_spawnp(&pid, conf->program, &fa, &attr, argv,
+		    environ);
+	posix_spawn_file_actions_destroy(&fa);
+	posix_spawnattr_destroy(&attr);
+	if (err != 0) {
+		flog_warnx("autostart: cannot run %s: %s", conf->program,
+		    strerror(err));
+		errno = ECONNREFUSED;
+		return (-1);
+	}
+	for (;;) {
+		w = waitpid(pid, &status, WNOHANG);
+		if (w == pid)
+			break;
+		if (w == -1 && errno != EINTR) {
+			flog_warn("autostart: waitpid");
+			return (-1);
+		}
+		if (client_now_ms() >= deadline_ms) {
+			/* Still running: leave it; the socket check decides. */
+			flog_warnx("autostart: %s did not detach in time",
+			    conf->program);
+			return (0);
+		}
+		ptyd_pause(deadline_ms);
+	}
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		flog_warnx("autostart: %s exited with status %d",
+		    conf->program, WIFEXITED(status) ? WEXITSTATUS(status) :
+		    128 + WTERMSIG(status));
+	else
+		flog_info("autostart: started %s --socket %s", conf->program,
+		    conf->socket);
+	return (0);
+}
+
+int
+ptyd_autostart(const struct ptyd_conf *conf, int64_t deadline_ms)
+{
+	char	lock[sizeof(conf->socket) + 8];
+	int	fd = -1, r, err;
+
+	if (snprintf(lock, sizeof(lock), "%s.lock", conf->socket) >=
+	    (int)sizeof(lock)) {
+		errno = ENAMETOOLONG;
+		return (-1);
+	}
+	if (ptyd_mkdir(conf->socket) == -1)
+		goto fail;
+	if ((fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0600)) == -1)
+		goto fail;
+	while (flock(fd, LOCK_EX | LOCK_NB) == -1) {
+		if (errno != EWOULDBLOCK && errno != EINTR)
+			goto fail;
+		if (client_now_ms() >= deadline_ms) {
+			errno = ETIMEDOUT;
+			goto fail;
+		}
+		ptyd_pause(deadline_ms);
+	}
+	/* Whoever held the lock before us may have started it already. */
+	if ((r = ptyd_alive(conf, deadline_ms)) != 0)
+		goto done;
+	if (ptyd_spawn(conf, deadline_ms) == -1)
+		goto fail;
+	while ((r = ptyd_alive(conf, deadline_ms)) == 0) {
+		if (client_now_ms() >= deadline_ms) {
+			errno = ECONNREFUSED;
+			goto fail;
+		}
+		ptyd_pause(deadline_ms);
+	}
+done:
+	if (r == -1)
+		goto fail;
+	close(fd);	/* releases the lock */
+	return (0);
+fail:
+	err = errno;
+	if (fd != -1)
+		close(fd);
+	errno = err;
+	return (-1);
+}
+
+int
+ptyd_open(const struct ptyd_conf *conf, const struct frame_out *fo,
+    int64_t deadline_ms)
+{
+	int	fd, err;
+
+	fd = ptyd_dial(conf->socket, deadline_ms);
+	if (fd == -1 && ptyd_down(errno) && conf->autostart) {
+		/* Starting ptyd may take longer than one request's deadline. */
+		if (ptyd_autostart(conf, deadline_ms + 10000) == -1) {
+			err = errno;
+			flog_warnx("ptyd at %s is not running and could not "
+			    "be started: %s", conf->socket, strerror(err));
+			errno = ECONNREFUSED;
+			return (-1);
+		}
+		fd = ptyd_dial(conf->socket, deadline_ms + 10000);
+	}
+	if (fd == -1)
+		return (-1);
+	if (client_send(fd, fo, deadline_ms) == -1) {
+		err = errno;
+		close(fd);
+		errno = err;
+		return (-1);
+	}
+	return (fd);
+}
+
+int
+ptyd_call(const struct ptyd_conf *conf, const struct frame_out *fo,
+    struct frame_hdr *hdr, uint8_t *buf, size_t size, int64_t deadline_ms)
+{
+	int	fd, r, err;
+
+	if ((fd = ptyd_open(conf, fo, deadline_ms)) == -1)
+		return (-1);
+	r = client_recv(fd, hdr, buf, size, deadline_ms);
+	err = errno;
+	close(fd);
+	errno = err;
+	return (r);
+}
+
+int
+ptyd_err_status(uint16_t code)
+{
+	switch (code) {
+	case PROTO_ERR_BAD_REQUEST:
+		return (400);
+	case PROTO_ERR_NOT_RUNNING:
+		return (404);
+	case PROTO_ERR_TOO_LARGE:
+		return (413);
+	case PROTO_ERR_VIEWER_LIMIT:
+	case PROTO_ERR_INPUT_FULL:
+		return (429);
+	case PROTO_ERR_SHUTDOWN:
+		return (503);
+	}
+	return (500);
+}
+
+const char *
+ptyd_err_message(uint16_t code, const char *msg)
+{
+	switch (code) {
+	case PROTO_ERR_BAD_REQUEST:
+	case PROTO_ERR_TOO_LARGE:
+		return (msg[0] != '\0' ? msg : "bad request");
+	case PROTO_ERR_NOT_RUNNING:
+		return ("terminal not running");
+	case PROTO_ERR_VIEWER_LIMIT:
+		return ("too many viewers for this terminal");
+	case PROTO_ERR_INPUT_FULL:
+		return ("terminal is not reading its input; retry later");
+	case PROTO_ERR_SHUTDOWN:
+		return ("ptyd is shutting down; retry later");
+	}
+	return ("internal error");
+}

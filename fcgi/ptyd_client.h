@@ -1,0 +1,55 @@
+/*
+ * ptyd_client.h -- one exchange with ptyd for one HTTP request, with a
+ * deadline, starting ptyd first if it is not running (autostart).
+ *
+ * Owns: the socket path and autostart policy, the lock that makes a burst of
+ * concurrent requests start ptyd exactly once, and the mapping of ptyd's
+ * MSG_ERROR codes to HTTP statuses.  Does not own: framing or blocking I/O
+ * (lib/client.c), what a request means (handlers.c, stream.c).
+ */
+#ifndef FRONT_PTYD_CLIENT_H
+#define FRONT_PTYD_CLIENT_H
+
+#include <limits.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "frame.h"
+
+struct ptyd_conf {
+	char	socket[108];		/* sizeof(sun_path) */
+	int	autostart;
+	char	program[PATH_MAX];	/* ptyd to run; no '/' = PATH */
+};
+
+/*
+ * Connect to ptyd (starting it if allowed and needed) and send fo.  Returns
+ * a CLOEXEC non-blocking fd to read replies from, or -1 with errno: ENOENT
+ * or ECONNREFUSED (not running, could not be started), ETIMEDOUT, or an I/O
+ * error.  Nothing has reached ptyd when it fails before the send.
+ */
+int	ptyd_open(const struct ptyd_conf *, const struct frame_out *fo,
+	    int64_t deadline_ms);
+
+/* ptyd_open, then one reply frame into buf (size bytes), then close. */
+int	ptyd_call(const struct ptyd_conf *, const struct frame_out *fo,
+	    struct frame_hdr *hdr, uint8_t *buf, size_t size,
+	    int64_t deadline_ms);
+
+/*
+ * Start ptyd unless it already answers: under an exclusive lock on
+ * "<socket>.lock" (re-checked after taking the lock, so one of many
+ * concurrent callers starts it), run "<program> --socket <socket>", wait
+ * for the daemonizing parent to exit, then for the socket to accept.
+ * Returns 0 when ptyd answers, -1 with errno otherwise.
+ */
+int	ptyd_autostart(const struct ptyd_conf *, int64_t deadline_ms);
+
+/*
+ * The HTTP status for a MSG_ERROR code, and the message to show: ptyd's own
+ * for 400 and 413 (it never holds paths or internals), a fixed one else.
+ */
+int	ptyd_err_status(uint16_t code);
+const char *ptyd_err_message(uint16_t code, const char *ptyd_message);
+
+#endif /* FRONT_PTYD_CLIENT_H */

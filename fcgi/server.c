@@ -1,0 +1,466 @@
+/*
+ * server.c -- pre-forked processes, each a leader/followers thread pool
+ * (server.h).
+ *
+ * Owns: the worker model that DESIGN section 5's libfcgi facts force:
+ *
+ * - Descriptors stay below 1024 in every process that runs libfcgi:
+ *   RLIMIT_NOFILE is 1024 and threads are capped so that requests cannot
+ *   exhaust it; more concurrency comes from more processes.
+ * - We accept connections ourselves and give each to libfcgi already open
+ *   (FCGX_Request.ipcFd, with keepConnection set so FCGX_Accept_r neither
+ *   closes it nor calls OS_Accept).  libfcgi's OS_Accept runs its
+ *   is_af_unix_keeper poll (up to 2 s) and closes the connection unanswered
+ *   when it sees nothing to read in that time or the poll is interrupted,
+ *   which nginx reports as "upstream prematurely closed connection"; that
+ *   path is never taken here.
+ * - One thread at a time per process (the leader) waits for a connection;
+ *   when it gets one it passes leadership to an idle follower, or starts a
+ *   new thread if none is idle and the cap allows, so a long output stream
+ *   never keeps a keystroke POST waiting for a thread.  The listen socket
+ *   is in each process's epoll with EPOLLEXCLUSIVE, so one connection wakes
+ *   one process.
+ * - Shutdown: threads never block in accept(); the leader and every stream
+ *   also poll an eventfd that the signal thread makes readable, so SIGTERM
+ *   ends a process within its grace period whatever its threads are doing.
+ */
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <fcgiapp.h>
+
+#include "client.h"
+#include "flog.h"
+#include "front.h"
+#include "handlers.h"
+#include "http.h"
+#include "server.h"
+
+/* Idle followers kept warm; more than this exit after their request. */
+#define SERVER_IDLE_MAX		8
+/* A worker process gets this long to finish after SIGTERM. */
+#define SERVER_GRACE_MS		2000
+/* The master waits this long for workers before SIGKILL. */
+#define SERVER_KILL_MS		5000
+/* A connection that sends nothing, or takes nothing, for this long is
+ * abandoned (libfcgi reads and writes block). */
+#define SERVER_RCV_TIMEOUT_S	30
+#define SERVER_SND_TIMEOUT_S	60
+
+struct pool {
+	const struct front_conf		*conf;
+	const struct server_conf	*sc;
+	int				 epfd;
+	int				 stop_fd;
+	pthread_mutex_t			 mtx;
+	pthread_cond_t			 follow;	/* followers wait here */
+	pthread_cond_t			 done;		/* nthreads reached 0 */
+	int				 nthreads;
+	int				 nidle;
+	int				 leader;	/* someone is accepting */
+	int				 stopping;
+	pthread_attr_t			 attr;
+	int64_t				 emfile_logged;
+};
+
+static void	*pool_thread(void *);
+
+void
+server_serve_conn(const struct front_conf *conf, int fd, int stop_fd)
+{
+	FCGX_Request	q;
+	struct req	r;
+	struct timeval	tv;
+
+	tv.tv_sec = SERVER_RCV_TIMEOUT_S;
+	tv.tv_usec = 0;
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	tv.tv_sec = SERVER_SND_TIMEOUT_S;
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+
+	/*
+	 * listen_sock -1: if reading the params fails, libfcgi closes the
+	 * connection and would accept another; accept(-1) fails instead and
+	 * FCGX_Accept_r returns, leaving accepting to us.
+	 */
+	if (FCGX_InitRequest(&q, -1, 0) != 0) {
+		close(fd);
+		return;
+	}
+	q.ipcFd = fd;
+	q.keepConnection = 1;
+	if (FCGX_Accept_r(&q) < 0) {
+		/* libfcgi has closed fd: nothing valid to answer. */
+		if (q.ipcFd != -1) {
+			close(q.ipcFd);
+			q.ipcFd = -1;
+		}
+		FCGX_Free(&q, 0);
+		return;
+	}
+	req_init_fcgi(&r, conf, &q, stop_fd);
+	handlers_serve(&r);
+	req_finish_fcgi(&r);
+}
+
+/* Wait for and accept one connection.  -1 when stopping. */
+static int
+pool_accept(struct pool *p)
+{
+	struct epoll_event	ev[2];
+	struct pollfd		pfd;
+	int			n, i, fd, stop;
+
+	for (;;) {
+		n = epoll_wait(p->epfd, ev, 2, -1);
+		if (n == -1 && errno != EINTR) {
+			flog_warn("epoll_wait");
+			return (-1);
+		}
+		stop = 0;
+		for (i = 0; i < n; i++)
+			if (ev[i].data.fd == p->stop_fd)
+				stop = 1;
+		if (stop)
+			return (-1);
+		if (n <= 0)
+			continue;
+		fd = accept4(p->sc->listen_fd, NULL, NULL, SOCK_CLOEXEC);
+		if (fd != -1)
+			return (fd);
+		switch (errno) {
+		case EAGAIN:
+		case EINTR:
+		case ECONNABORTED:
+		case EPROTO:
+			continue;
+		case EMFILE:
+		case ENFILE:
+		case ENOBUFS:
+		case ENOMEM:
+			/*
+			 * Out of descriptors: leave the connection queued
+			 * (another process may take it) and back off instead
+			 * of spinning on a listen socket that stays readable.
+			 */
+			if (client_now_ms() - p->emfile_logged > 10000) {
+				flog_warn("accept (backing off)");
+				p->emfile_logged = client_now_ms();
+			}
+			pfd.fd = p->stop_fd;
+			pfd.events = POLLIN;
+			pfd.revents = 0;
+			if (poll(&pfd, 1, 50) == 1)
+				return (-1);
+			continue;
+		default:
+			flog_warn("accept");
+			return (-1);
+		}
+	}
+}
+
+/* Start one more thread; called with the mutex held.  0 or -1. */
+static int
+pool_spawn(struct pool *p)
+{
+	pthread_t	t;
+	int		err;
+
+	if ((err = pthread_create(&t, &p->attr, pool_thread, p)) != 0) {
+		if (client_now_ms() - p->emfile_logged > 10000) {
+			flog_warnx("pthread_create: %s", strerror(err));
+			p->emfile_logged = client_now_ms();
+		}
+		return (-1);
+	}
+	p->nthreads++;
+	return (0);
+}
+
+static void *
+pool_thread(void *arg)
+{
+	struct pool	*p = arg;
+	int		 fd;
+
+	pthread_mutex_lock(&p->mtx);
+	for (;;) {
+		while (!p->stopping && p->leader) {
+			p->nidle++;
+			pthread_cond_wait(&p->follow, &p->mtx);
+			p->nidle--;
+		}
+		if (p->stopping)
+			break;
+		p->leader = 1;
+		pthread_mutex_unlock(&p->mtx);
+		fd = pool_accept(p);
+		pthread_mutex_lock(&p->mtx);
+		p->leader = 0;
+		if (fd == -1) {
+			if (!p->stopping) {
+				/* accept failed for good: stop this process. */
+				p->stopping = 1;
+				pthread_cond_broadcast(&p->follow);
+			}
+			break;
+		}
+		/* Someone else waits for the next connection while we serve. */
+		if (p->nidle > 0)
+			pthread_cond_signal(&p->follow);
+		else if (p->nthreads < p->sc->max_threads)
+			pool_spawn(p);
+		pthread_mutex_unlock(&p->mtx);
+
+		server_serve_conn(p->conf, fd, p->stop_fd);
+
+		pthread_mutex_lock(&p->mtx);
+		if (p->nidle >= SERVER_IDLE_MAX && p->leader)
+			break;
+	}
+	if (--p->nthreads == 0)
+		pthread_cond_broadcast(&p->done);
+	pthread_mutex_unlock(&p->mtx);
+	return (NULL);
+}
+
+/* Block the signals the signal thread waits for, in every thread. */
+static void
+server_sigmask(sigset_t *set)
+{
+	sigset_t	all;
+
+	sigemptyset(set);
+	sigaddset(set, SIGTERM);
+	sigaddset(set, SIGINT);
+	all = *set;
+	sigaddset(&all, SIGUSR1);
+	sigaddset(&all, SIGHUP);
+	pthread_sigmask(SIG_BLOCK, &all, NULL);
+}
+
+/* One worker process.  Never returns. */
+static void
+server_worker(const struct front_conf *conf, const struct server_conf *sc)
+{
+	struct pool		 p;
+	struct rlimit		 rl;
+	struct epoll_event	 ev;
+	struct timespec		 ts;
+	pthread_condattr_t	 ca;
+	sigset_t		 set;
+	int			 sig;
+	uint64_t		 one = 1;
+
+	memset(&p, 0, sizeof(p));
+	p.conf = conf;
+	p.sc = sc;
+	server_sigmask(&set);
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
+		rl.rlim_cur = rl.rlim_max < SERVER_NOFILE ? rl.rlim_max :
+		    SERVER_NOFILE;
+		if (setrlimit(RLIMIT_NOFILE, &rl) == -1)
+			flog_warn("setrlimit");
+	}
+	if (FCGX_Init() != 0) {
+		flog_warnx("FCGX_Init failed");
+		_exit(1);
+	}
+	/*
+	 * FCGX_Init installs handlers, without SA_RESTART, for SIGPIPE (a
+	 * no-op), SIGUSR1 and SIGTERM (set a flag only its OS_Accept reads)
+	 * wherever the disposition was default or ignored.  A handler that
+	 * runs in a thread inside libfcgi's accept or read path makes the
+	 * call fail with EINTR, and libfcgi then drops the connection
+	 * unanswered.  Put SIGPIPE back to ignored; SIGTERM, SIGINT and
+	 * SIGUSR1 stay blocked in every thread (server_sigmask) and only the
+	 * signal thread takes them, with sigwait.
+	 */
+	signal(SIGPIPE, SIG_IGN);
+	p.stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	p.epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (p.stop_fd == -1 || p.epfd == -1) {
+		flog_warn("eventfd/epoll");
+		_exit(1);
+	}
+	memset(&ev, 0, sizeof(ev));
+	ev.events = EPOLLIN | EPOLLEXCLUSIVE;
+	ev.data.fd = sc->listen_fd;
+	if (epoll_ctl(p.epfd, EPOLL_CTL_ADD, sc->listen_fd, &ev) == -1) {
+		flog_warn("epoll_ctl");
+		_exit(1);
+	}
+	ev.events = EPOLLIN;
+	ev.data.fd = p.stop_fd;
+	if (epoll_ctl(p.epfd, EPOLL_CTL_ADD, p.stop_fd, &ev) == -1) {
+		flog_warn("epoll_ctl");
+		_exit(1);
+	}
+	pthread_mutex_init(&p.mtx, NULL);
+	pthread_cond_init(&p.follow, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&p.done, &ca);
+	pthread_condattr_destroy(&ca);
+	pthread_attr_init(&p.attr);
+	pthread_attr_setdetachstate(&p.attr, PTHREAD_CREATE_DETACHED);
+	pthread_attr_setstacksize(&p.attr, sc->stack_size);
+
+	pthread_mutex_lock(&p.mtx);
+	if (pool_spawn(&p) == -1) {
+		flog_warnx("cannot start a thread");
+		_exit(1);
+	}
+	pthread_mutex_unlock(&p.mtx);
+
+	/* This thread only waits for the end. */
+	for (;;) {
+		if (sigwait(&set, &sig) == 0 && (sig == SIGTERM || sig == SIGINT))
+			break;
+	}
+	pthread_mutex_lock(&p.mtx);
+	p.stopping = 1;
+	pthread_cond_broadcast(&p.follow);
+	pthread_mutex_unlock(&p.mtx);
+	if (write(p.stop_fd, &one, sizeof(one)) != sizeof(one))
+		flog_warn("eventfd write");
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	ts.tv_sec += SERVER_GRACE_MS / 1000;
+	ts.tv_nsec += (SERVER_GRACE_MS % 1000) * 1000000L;
+	if (ts.tv_nsec >= 1000000000L) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000L;
+	}
+	pthread_mutex_lock(&p.mtx);
+	while (p.nthreads > 0)
+		if (pthread_cond_timedwait(&p.done, &p.mtx, &ts) == ETIMEDOUT)
+			break;
+	if (p.nthreads > 0)
+		flog_info("exiting with %d threads unfinished", p.nthreads);
+	pthread_mutex_unlock(&p.mtx);
+	/* Alone (no master), the worker owns the socket path. */
+	if (sc->processes <= 1 && sc->unlink_path[0] != '\0')
+		unlink(sc->unlink_path);
+	_exit(0);
+}
+
+static pid_t
+server_fork(const struct front_conf *conf, const struct server_conf *sc)
+{
+	pid_t	pid;
+
+	if ((pid = fork()) == -1) {
+		flog_warn("fork");
+		return (-1);
+	}
+	if (pid == 0)
+		server_worker(conf, sc);
+	return (pid);
+}
+
+int
+server_run(const struct front_conf *conf, const struct server_conf *sc)
+{
+	pid_t		*kids;
+	int64_t		*born, deadline = -1;
+	sigset_t	 set;
+	siginfo_t	 si;
+	struct timespec	 ts;
+	pid_t		 pid;
+	int		 i, n, alive = 0, stopping = 0, status, sig;
+
+	if (fcntl(sc->listen_fd, F_SETFL,
+	    fcntl(sc->listen_fd, F_GETFL) | O_NONBLOCK) == -1 ||
+	    fcntl(sc->listen_fd, F_SETFD, FD_CLOEXEC) == -1) {
+		flog_warn("listen socket");
+		return (1);
+	}
+	signal(SIGPIPE, SIG_IGN);
+	signal(SIGHUP, SIG_IGN);
+	if (sc->processes <= 1)
+		server_worker(conf, sc);
+
+	/* The master: start workers, restart the ones that die, stop all. */
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	n = sc->processes;
+	kids = calloc((size_t)n, sizeof(*kids));
+	born = calloc((size_t)n, sizeof(*born));
+	if (kids == NULL || born == NULL) {
+		flog_warn("calloc");
+		return (1);
+	}
+	for (i = 0; i < n; i++) {
+		if ((kids[i] = server_fork(conf, sc)) > 0)
+			alive++;
+		born[i] = client_now_ms();
+	}
+	flog_info("serving with %d processes of up to %d threads", n,
+	    sc->max_threads);
+	while (alive > 0 || !stopping) {
+		ts.tv_sec = 0;
+		ts.tv_nsec = 200 * 1000000L;
+		sig = sigtimedwait(&set, &si, &ts);
+		if (sig == SIGTERM || sig == SIGINT) {
+			if (!stopping) {
+				stopping = 1;
+				deadline = client_now_ms() + SERVER_KILL_MS;
+				for (i = 0; i < n; i++)
+					if (kids[i] > 0)
+						kill(kids[i], SIGTERM);
+			}
+		}
+		while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+			for (i = 0; i < n; i++)
+				if (kids[i] == pid) {
+					kids[i] = 0;
+					alive--;
+				}
+			if (!stopping)
+				flog_warnx("worker %ld ended (status %d); "
+				    "restarting", (long)pid, status);
+		}
+		if (stopping && deadline != -1 && client_now_ms() > deadline) {
+			for (i = 0; i < n; i++)
+				if (kids[i] > 0)
+					kill(kids[i], SIGKILL);
+			deadline = -1;
+		}
+		if (stopping)
+			continue;
+		/* Restart dead workers, at most once a second each. */
+		for (i = 0; i < n; i++) {
+			if (kids[i] != 0 || client_now_ms() - born[i] < 1000)
+				continue;
+			if ((kids[i] = server_fork(conf, sc)) > 0)
+				alive++;
+			else
+				kids[i] = 0;
+			born[i] = client_now_ms();
+		}
+	}
+	free(kids);
+	free(born);
+	return (0);
+}

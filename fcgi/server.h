@@ -1,0 +1,44 @@
+/*
+ * server.h -- ptyd.fcgi as a FastCGI server: a set of pre-forked worker
+ * processes sharing one listen socket, each serving requests on a pool of
+ * threads.
+ *
+ * Owns: processes, threads, accepting connections, handing each to libfcgi,
+ * and shutdown.  Does not own: what a request does (handlers.c) or how it
+ * ends on the wire (http.c).
+ */
+#ifndef FRONT_SERVER_H
+#define FRONT_SERVER_H
+
+#include <stddef.h>
+
+struct front_conf;
+
+/*
+ * Descriptors a libfcgi process may hold: its select()-based code paths
+ * (is_af_unix_keeper, OS_Close, OS_DoIo in older builds) overflow fd_set
+ * at 1024.  Every worker sets RLIMIT_NOFILE to this, and a request holds at
+ * most SERVER_FDS_PER_REQUEST of them, so the thread cap follows.
+ */
+#define SERVER_NOFILE		1024
+#define SERVER_FDS_RESERVED	24	/* stdio, listen, epoll, eventfd, ... */
+#define SERVER_FDS_PER_REQUEST	2	/* FastCGI connection + ptyd */
+#define SERVER_MAX_THREADS \
+	((SERVER_NOFILE - SERVER_FDS_RESERVED) / SERVER_FDS_PER_REQUEST - 4)
+
+struct server_conf {
+	int	listen_fd;
+	int	processes;	/* worker processes */
+	int	max_threads;	/* per process: concurrent requests */
+	size_t	stack_size;
+	char	unlink_path[108];	/* unix socket to remove at exit */
+};
+
+/* Serve until SIGTERM or SIGINT.  Returns the exit status. */
+int	server_run(const struct front_conf *, const struct server_conf *);
+
+/* Serve the one connection fd (already accepted) to the end, then close
+ * it.  Used by the pool and by the tests. */
+void	server_serve_conn(const struct front_conf *, int fd, int stop_fd);
+
+#endif /* FRONT_SERVER_H */

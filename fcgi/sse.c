@@ -1,0 +1,139 @@
+/*
+ * sse.c -- Server-Sent Events formatting (sse.h).
+ *
+ * Owns: event text.  Data lines never hold a raw newline: every JSON value
+ * here is escaped (json_escape), so one "data:" line carries one event.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "json.h"
+#include "sse.h"
+
+static int
+sse_head(struct buf *b, uint64_t id, const char *name)
+{
+	buf_adds(b, "id: ");
+	buf_addu64(b, id);
+	buf_adds(b, "\nevent: ");
+	buf_adds(b, name);
+	return (buf_adds(b, "\ndata: "));
+}
+
+static int
+sse_tail(struct buf *b)
+{
+	buf_adds(b, "\n\n");
+	return (b->failed ? -1 : 0);
+}
+
+int
+sse_output_text(struct buf *b, uint64_t id, const char *text, size_t len)
+{
+	sse_head(b, id, "output");
+	buf_adds(b, "{\"text\": \"");
+	json_escape(b, text, len);
+	buf_adds(b, "\"}");
+	return (sse_tail(b));
+}
+
+int
+sse_base64(struct buf *out, const uint8_t *d, size_t len)
+{
+	static const char	 tab[] =
+	    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	char			 q[4];
+	size_t			 i;
+	uint32_t		 v;
+
+	if (buf_reserve(out, (len + 2) / 3 * 4) == -1)
+		return (-1);
+	for (i = 0; i + 3 <= len; i += 3) {
+		v = (uint32_t)d[i] << 16 | (uint32_t)d[i + 1] << 8 | d[i + 2];
+		q[0] = tab[v >> 18];
+		q[1] = tab[(v >> 12) & 63];
+		q[2] = tab[(v >> 6) & 63];
+		q[3] = tab[v & 63];
+		buf_add(out, q, 4);
+	}
+	if (len - i == 1) {
+		v = (uint32_t)d[i] << 16;
+		q[0] = tab[v >> 18];
+		q[1] = tab[(v >> 12) & 63];
+		q[2] = q[3] = '=';
+		buf_add(out, q, 4);
+	} else if (len - i == 2) {
+		v = (uint32_t)d[i] << 16 | (uint32_t)d[i + 1] << 8;
+		q[0] = tab[v >> 18];
+		q[1] = tab[(v >> 12) & 63];
+		q[2] = tab[(v >> 6) & 63];
+		q[3] = '=';
+		buf_add(out, q, 4);
+	}
+	return (out->failed ? -1 : 0);
+}
+
+int
+sse_output_b64(struct buf *b, uint64_t id, const uint8_t *data, size_t len)
+{
+	sse_head(b, id, "output");
+	buf_adds(b, "{\"b64\": \"");
+	sse_base64(b, data, len);
+	buf_adds(b, "\"}");
+	return (sse_tail(b));
+}
+
+int
+sse_gap(struct buf *b, uint64_t id, uint64_t lost)
+{
+	sse_head(b, id, "gap");
+	buf_adds(b, "{\"lost\": ");
+	buf_addu64(b, lost);
+	buf_adds(b, "}");
+	return (sse_tail(b));
+}
+
+int
+sse_closed(struct buf *b, uint64_t id, int has_code, int32_t code,
+    const char *reason)
+{
+	sse_head(b, id, "terminal_closed");
+	buf_adds(b, "{\"exit_code\": ");
+	if (has_code)
+		buf_addi64(b, code);
+	else
+		buf_adds(b, "null");
+	buf_adds(b, ", \"reason\": \"");
+	json_escape(b, reason, strlen(reason));
+	buf_adds(b, "\"}");
+	return (sse_tail(b));
+}
+
+int
+sse_error(struct buf *b, uint64_t id, const char *msg)
+{
+	sse_head(b, id, "terminal_error");
+	buf_adds(b, "{\"error\": \"");
+	json_escape(b, msg, strlen(msg));
+	buf_adds(b, "\"}");
+	return (sse_tail(b));
+}
+
+int
+sse_parse_pos(const char *s, uint64_t *pos)
+{
+	uint64_t	v = 0;
+	size_t		i;
+
+	if (s == NULL || s[0] == '\0')
+		return (-1);
+	for (i = 0; s[i] != '\0'; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return (-1);
+		if (v > (UINT64_MAX - (uint64_t)(s[i] - '0')) / 10)
+			return (-1);
+		v = v * 10 + (uint64_t)(s[i] - '0');
+	}
+	*pos = v;
+	return (0);
+}

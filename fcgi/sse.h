@@ -1,0 +1,43 @@
+/*
+ * sse.h -- the text of Server-Sent Events for the output stream (DESIGN
+ * section 3): "id: N\nevent: NAME\ndata: JSON\n\n", JSON with ": " after
+ * keys.
+ *
+ * Owns: the byte layout of every event and of the heartbeat comment, and
+ * the parsing of resume positions (Last-Event-ID, last_event_id).  Does not
+ * own: when events are sent (stream.c) or UTF-8 repair (utf8.c).
+ */
+#ifndef FRONT_SSE_H
+#define FRONT_SSE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "buf.h"
+
+#define SSE_HEARTBEAT	": heartbeat\n\n"
+
+/* output {"text": "..."}: text is well-formed UTF-8. */
+int	sse_output_text(struct buf *, uint64_t id, const char *text,
+	    size_t len);
+/* output {"b64": "..."}: raw bytes, base64 (RFC 4648, padded). */
+int	sse_output_b64(struct buf *, uint64_t id, const uint8_t *data,
+	    size_t len);
+/* gap {"lost": N} */
+int	sse_gap(struct buf *, uint64_t id, uint64_t lost);
+/* terminal_closed {"exit_code": N|null, "reason": "..."} */
+int	sse_closed(struct buf *, uint64_t id, int has_code, int32_t code,
+	    const char *reason);
+/* terminal_error {"error": "..."} */
+int	sse_error(struct buf *, uint64_t id, const char *msg);
+
+/* Standard base64 of data appended to out. */
+int	sse_base64(struct buf *out, const uint8_t *data, size_t len);
+
+/*
+ * A resume position: decimal digits only, no sign, no spaces, fitting in 64
+ * bits.  Returns 0 with *pos, or -1 (counts as none).
+ */
+int	sse_parse_pos(const char *s, uint64_t *pos);
+
+#endif /* FRONT_SSE_H */

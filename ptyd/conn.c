@@ -1,0 +1,818 @@
+/*
+ * conn.c -- one client connection, from accept to close.
+ *
+ * Owns: struct conn, its fd, its request buffer (allocated only after the
+ * header passed frame_hdr_decode and the type is a request), its reply
+ * bytes, and, for a viewer, the stream state: control frames (ATTACHED,
+ * GAP, EXIT) in a small inline buffer, output frames written with writev
+ * straight from the ring (frame_output_prefix + ring slices, no copy), the
+ * one partly written frame, and the stall timer.  Does not own: the
+ * terminal (term.c; a viewer only keeps the struct viewer link, which
+ * term.c clears on detach).
+ *
+ * Every way out goes through conn_destroy, which detaches the viewer,
+ * closes the fd and frees the struct at the end of the loop turn.
+ *
+ * Per-viewer memory is this struct (a few hundred bytes); output waits in
+ * the terminal's ring, not here.  A viewer's position stays at the start
+ * of its partly written frame, so term.c never overwrites bytes a viewer
+ * has been promised.
+ */
+#include <sys/epoll.h>
+#include <sys/queue.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "conn.h"
+#include "ev.h"
+#include "frame.h"
+#include "log.h"
+#include "proto.h"
+#include "ptyd.h"
+#include "term.h"
+#include "xmalloc.h"
+
+#define CONN_BATCH	16	/* output frames per writev */
+#define CONN_CTL_MAX	96	/* ATTACHED + GAP, or EXIT */
+
+enum conn_state {
+	CONN_READ_HDR,		/* reading the 8-byte header */
+	CONN_READ_BODY,		/* reading the payload */
+	CONN_REPLY,		/* writing the reply, then close */
+	CONN_STREAM,		/* an attached viewer */
+	CONN_DEAD,		/* torn down, freed at the end of the turn */
+};
+
+struct conn {
+	LIST_ENTRY(conn)	 entry;
+	int			 fd;
+	struct ev_io		 io;
+	enum conn_state		 state;
+	struct ev_timer		 timer;		/* request deadline, or stall */
+	struct ev_defer		 defer;		/* free */
+
+	uint8_t			 hdr[PROTO_HDR_LEN];
+	struct frame_hdr	 fh;
+	size_t			 got;
+	uint8_t			*payload;
+
+	uint8_t			*out;		/* CONN_REPLY */
+	size_t			 outlen;
+	size_t			 outcap;
+	size_t			 outoff;
+
+	struct viewer		 v;		/* CONN_STREAM */
+	uint8_t			 ctl[CONN_CTL_MAX];
+	uint8_t			 ctl_len;
+	uint8_t			 ctl_off;
+	uint8_t			 exit_queued;
+	uint8_t			 blocked;	/* socket full */
+	uint8_t			 inflight;	/* a frame partly written */
+	uint8_t			 prefix[FRAME_OUTPUT_PREFIX];
+	uint32_t		 flen;		/* its data bytes */
+	uint32_t		 fsent;		/* its bytes sent, prefix incl. */
+	int64_t			 last_progress;
+};
+
+static LIST_HEAD(, conn)	 conns = LIST_HEAD_INITIALIZER(conns);
+static unsigned int		 conn_n;
+static int64_t			 conn_started_at;
+static int			 conn_shutting_down;
+
+static void	conn_io_cb(int, uint32_t, void *);
+static void	conn_timer_cb(void *);
+static void	conn_free_cb(void *);
+static void	conn_stream_flush(struct conn *);
+static void	conn_viewer_wake(struct viewer *);
+static void	conn_reply_flush(struct conn *);
+
+void
+conn_init(int64_t started_at)
+{
+	conn_started_at = started_at;
+}
+
+unsigned int
+conn_count(void)
+{
+	return (conn_n);
+}
+
+void
+conn_create(int fd)
+{
+	struct conn	*c;
+
+	c = xcalloc(1, sizeof(*c));
+	c->fd = fd;
+	c->state = CONN_READ_HDR;
+	ev_timer_init(&c->timer, conn_timer_cb, c);
+	ev_defer_init(&c->defer, conn_free_cb, c);
+	if (ev_io_add(&c->io, fd, EPOLLIN, conn_io_cb, c) == -1) {
+		log_warn("conn: epoll add");
+		close(fd);
+		free(c);
+		return;
+	}
+	ev_timer_at(&c->timer, ev_now() + PTYD_REQUEST_TIMEOUT);
+	LIST_INSERT_HEAD(&conns, c, entry);
+	conn_n++;
+}
+
+static void
+conn_free_cb(void *arg)
+{
+	struct conn	*c = arg;
+
+	free(c->payload);
+	free(c->out);
+	free(c);
+}
+
+/* The one teardown: detach, close, free at the end of the turn. */
+static void
+conn_destroy(struct conn *c)
+{
+	if (c->state == CONN_DEAD)
+		return;
+	c->state = CONN_DEAD;
+	ev_timer_stop(&c->timer);
+	ev_io_del(&c->io);
+	close(c->fd);
+	c->fd = -1;
+	if (c->v.term != NULL)
+		term_detach(&c->v, ev_now());
+	LIST_REMOVE(c, entry);
+	conn_n--;
+	ev_defer(&c->defer);
+}
+
+void
+conn_shutdown(void)
+{
+	struct conn	*c, *next;
+
+	conn_shutting_down = 1;
+	for (c = LIST_FIRST(&conns); c != NULL; c = next) {
+		next = LIST_NEXT(c, entry);
+		if (c->state == CONN_READ_HDR || c->state == CONN_READ_BODY)
+			conn_destroy(c);
+	}
+}
+
+void
+conn_close_all(void)
+{
+	struct conn	*c;
+
+	while ((c = LIST_FIRST(&conns)) != NULL) {
+		/* One last try to hand a viewer what it is owed. */
+		if (c->state == CONN_STREAM && !c->blocked)
+			conn_stream_flush(c);
+		if (c->state != CONN_DEAD)
+			conn_destroy(c);
+	}
+}
+
+/* Replies. */
+
+/* Replies are small but a MSG_LIST of every terminal is not: grow by
+ * doubling so building it stays linear. */
+static void
+conn_out_append(struct conn *c, const struct frame_out *fo)
+{
+	size_t	ncap;
+
+	if (c->outlen + fo->len > c->outcap) {
+		ncap = c->outcap != 0 ? c->outcap : 256;
+		while (ncap < c->outlen + fo->len)
+			ncap *= 2;
+		c->out = xreallocarray(c->out, 1, ncap);
+		c->outcap = ncap;
+	}
+	memcpy(c->out + c->outlen, fo->buf, fo->len);
+	c->outlen += fo->len;
+}
+
+static void
+conn_reply(struct conn *c, uint16_t type, const void *msg)
+{
+	struct frame_out	fo;
+
+	frame_out_init(&fo);
+	if (msg_encode(&fo, type, msg) == -1)
+		fatal("encoding %s", msg_name(type));
+	conn_out_append(c, &fo);
+	frame_out_free(&fo);
+}
+
+static void
+conn_error(struct conn *c, enum proto_err code, const char *message)
+{
+	struct msg_error	m;
+
+	memset(&m, 0, sizeof(m));
+	m.code = (uint16_t)code;
+	snprintf(m.message, sizeof(m.message), "%s", message);
+	conn_reply(c, MSG_ERROR, &m);
+}
+
+static void
+conn_term_error(struct conn *c, enum term_err e)
+{
+	switch (e) {
+	case TERM_OK:
+		break;
+	case TERM_EBADREQ:
+		conn_error(c, PROTO_ERR_BAD_REQUEST, "bad request");
+		break;
+	case TERM_ENOTRUNNING:
+		conn_error(c, PROTO_ERR_NOT_RUNNING, "terminal not running");
+		break;
+	case TERM_EVIEWERS:
+		conn_error(c, PROTO_ERR_VIEWER_LIMIT, "viewer limit reached");
+		break;
+	case TERM_EINPUTFULL:
+		conn_error(c, PROTO_ERR_INPUT_FULL, "input queue full");
+		break;
+	case TERM_EINTERNAL:
+		conn_error(c, PROTO_ERR_INTERNAL, "internal error");
+		break;
+	}
+}
+
+static void
+conn_list_item(struct conn *c, const struct term *t, int64_t now)
+{
+	struct msg_list_item	m;
+
+	(void)now;
+	memset(&m, 0, sizeof(m));
+	snprintf(m.sid, sizeof(m.sid), "%s", t->sid);
+	snprintf(m.owner, sizeof(m.owner), "%s", t->owner);
+	m.pid = t->pid;
+	snprintf(m.workspace, sizeof(m.workspace), "%s", t->workspace);
+	m.rows = t->rows;
+	m.cols = t->cols;
+	m.running = t->state == TERM_RUNNING && !t->reaped;
+	m.has_exit_code = t->state == TERM_EXITED && t->has_exit_code;
+	m.exit_code = m.has_exit_code ? t->exit_code : 0;
+	m.subscribers = t->nviewers;
+	m.unwatched_since_us = t->unwatched_since >= 0 ?
+	    ev_wall_us(t->unwatched_since) : -1;
+	m.last_activity_us = ev_wall_us(t->last_activity);
+	m.started_at_us = ev_wall_us(t->started_at);
+	conn_reply(c, MSG_LIST_ITEM, &m);
+}
+
+static void
+conn_queue_ctl(struct conn *c, uint16_t type, const void *msg)
+{
+	struct frame_out	fo;
+
+	frame_out_init(&fo);
+	if (msg_encode(&fo, type, msg) == -1 ||
+	    c->ctl_len + fo.len > sizeof(c->ctl))
+		fatalx("conn: control frame %s does not fit", msg_name(type));
+	memcpy(c->ctl + c->ctl_len, fo.buf, fo.len);
+	c->ctl_len = (uint8_t)(c->ctl_len + fo.len);
+	frame_out_free(&fo);
+}
+
+static void
+conn_attach(struct conn *c, const struct msg_attach *m, int64_t now)
+{
+	struct msg_attached	ma;
+	struct msg_gap		mg;
+	uint64_t		resume, lost;
+	enum term_err		e;
+
+	c->v.wake = conn_viewer_wake;
+	c->v.arg = c;
+	e = term_attach(m->owner, m->sid, &c->v, m->has_pos, m->pos,
+	    m->actor, now, &resume, &lost);
+	if (e != TERM_OK) {
+		conn_term_error(c, e);
+		return;
+	}
+	c->state = CONN_STREAM;
+	ev_timer_stop(&c->timer);
+	ma.base = c->v.term->base;
+	conn_queue_ctl(c, MSG_ATTACHED, &ma);
+	if (lost > 0) {
+		mg.lost = lost;
+		mg.pos = resume;
+		conn_queue_ctl(c, MSG_GAP, &mg);
+	}
+	/* Closing the connection detaches: watch for it. */
+	if (ev_io_set(&c->io, EPOLLIN | EPOLLRDHUP) == -1)
+		log_warn("conn: epoll mod");
+	c->last_progress = now;
+	conn_stream_flush(c);
+}
+
+static void
+conn_dispatch(struct conn *c)
+{
+	union {
+		struct msg_start	start;
+		struct msg_input	input;
+		struct msg_resize	resize;
+		struct msg_close	close;
+		struct msg_attach	attach;
+		struct msg_list		list;
+	}			 m;
+	struct term_start_req	 req;
+	struct msg_started	 ms;
+	struct msg_close_reply	 mc;
+	struct msg_list_end	 me;
+	struct msg_stats_reply	 mst;
+	struct term		*t;
+	int64_t			 now = ev_now();
+	int			 reused;
+	enum term_err		 e;
+	unsigned int		 terms, exited, viewers;
+
+	c->state = CONN_REPLY;
+	if (msg_decode(c->fh.type, c->payload, c->fh.len, &m) == -1) {
+		conn_error(c, PROTO_ERR_BAD_REQUEST, "malformed request");
+		goto out;
+	}
+	if (conn_shutting_down) {
+		conn_error(c, PROTO_ERR_SHUTDOWN, "ptyd is shutting down");
+		goto out;
+	}
+	switch (c->fh.type) {
+	case MSG_START:
+		if (!term_sid_valid(m.start.sid)) {
+			conn_error(c, PROTO_ERR_BAD_REQUEST,
+			    "invalid session_id");
+			break;
+		}
+		memset(&req, 0, sizeof(req));
+		req.owner = m.start.owner;
+		req.sid = m.start.sid;
+		req.workspace = m.start.workspace;
+		req.rows = m.start.rows;
+		req.cols = m.start.cols;
+		req.restart = m.start.restart;
+		req.actor = m.start.actor;
+		e = term_start(&req, now, &t, &reused);
+		if (e == TERM_EBADREQ) {
+			conn_error(c, PROTO_ERR_BAD_REQUEST,
+			    "workspace not allowed");
+			break;
+		}
+		if (e != TERM_OK) {
+			conn_term_error(c, e);
+			break;
+		}
+		memset(&ms, 0, sizeof(ms));
+		ms.pid = t->pid;
+		snprintf(ms.workspace, sizeof(ms.workspace), "%s",
+		    t->workspace);
+		ms.reused = (uint8_t)reused;
+		conn_reply(c, MSG_STARTED, &ms);
+		break;
+	case MSG_INPUT:
+		if (!term_sid_valid(m.input.sid)) {
+			conn_error(c, PROTO_ERR_BAD_REQUEST,
+			    "invalid session_id");
+			break;
+		}
+		e = term_input(m.input.owner, m.input.sid, m.input.data,
+		    m.input.len, now);
+		if (e != TERM_OK)
+			conn_term_error(c, e);
+		else
+			conn_reply(c, MSG_OK, NULL);
+		break;
+	case MSG_RESIZE:
+		if (!term_sid_valid(m.resize.sid)) {
+			conn_error(c, PROTO_ERR_BAD_REQUEST,
+			    "invalid session_id");
+			break;
+		}
+		e = term_resize(m.resize.owner, m.resize.sid, m.resize.rows,
+		    m.resize.cols, now);
+		if (e != TERM_OK)
+			conn_term_error(c, e);
+		else
+			conn_reply(c, MSG_OK, NULL);
+		break;
+	case MSG_CLOSE:
+		if (!term_sid_valid(m.close.sid)) {
+			conn_error(c, PROTO_ERR_BAD_REQUEST,
+			    "invalid session_id");
+			break;
+		}
+		mc.closed = (uint8_t)term_close(m.close.owner, m.close.sid,
+		    m.close.actor, now);
+		conn_reply(c, MSG_CLOSE_REPLY, &mc);
+		break;
+	case MSG_ATTACH:
+		if (!term_sid_valid(m.attach.sid)) {
+			conn_error(c, PROTO_ERR_BAD_REQUEST,
+			    "invalid session_id");
+			break;
+		}
+		conn_attach(c, &m.attach, now);
+		break;
+	case MSG_LIST:
+		me.count = 0;
+		for (t = term_first(); t != NULL; t = term_next(t)) {
+			if (!m.list.all_owners &&
+			    strcmp(t->owner, m.list.owner) != 0)
+				continue;
+			conn_list_item(c, t, now);
+			me.count++;
+		}
+		conn_reply(c, MSG_LIST_END, &me);
+		break;
+	case MSG_STATS:
+		term_stats(&terms, &exited, &viewers);
+		memset(&mst, 0, sizeof(mst));
+		mst.pid = (int32_t)getpid();
+		mst.uptime_us = now - conn_started_at;
+		mst.terminals = terms;
+		mst.exited = exited;
+		mst.viewers = viewers;
+		mst.db_errors = term_db_errors();
+		conn_reply(c, MSG_STATS_REPLY, &mst);
+		break;
+	default:
+		conn_error(c, PROTO_ERR_BAD_REQUEST, "not a request");
+		break;
+	}
+out:
+	free(c->payload);
+	c->payload = NULL;
+	if (c->state == CONN_REPLY)
+		conn_reply_flush(c);
+}
+
+/* Requests. */
+
+static int
+conn_is_request(uint16_t type)
+{
+	return (type >= MSG_START && type <= MSG_STATS);
+}
+
+static void
+conn_read(struct conn *c)
+{
+	ssize_t	n;
+
+	while (c->state == CONN_READ_HDR || c->state == CONN_READ_BODY) {
+		if (c->state == CONN_READ_HDR)
+			n = read(c->fd, c->hdr + c->got, sizeof(c->hdr) -
+			    c->got);
+		else
+			n = read(c->fd, c->payload + c->got, c->fh.len -
+			    c->got);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == -1 && errno == EAGAIN)
+			return;
+		if (n <= 0) {
+			conn_destroy(c);
+			return;
+		}
+		c->got += (size_t)n;
+		if (c->state == CONN_READ_HDR) {
+			if (c->got < sizeof(c->hdr))
+				continue;
+			if (frame_hdr_decode(c->hdr, &c->fh) == -1) {
+				c->state = CONN_REPLY;
+				if (errno == EPROTO)
+					conn_error(c, PROTO_ERR_VERSION,
+					    "protocol version mismatch");
+				else
+					conn_error(c, PROTO_ERR_TOO_LARGE,
+					    "frame too large");
+				conn_reply_flush(c);
+				return;
+			}
+			if (!conn_is_request(c->fh.type)) {
+				c->state = CONN_REPLY;
+				conn_error(c, PROTO_ERR_BAD_REQUEST,
+				    "not a request");
+				conn_reply_flush(c);
+				return;
+			}
+			/* Bounded by frame_hdr_decode (PROTO_MAX_PAYLOAD). */
+			c->got = 0;
+			c->state = CONN_READ_BODY;
+			if (c->fh.len > 0)
+				c->payload = xmalloc(c->fh.len);
+		}
+		if (c->state == CONN_READ_BODY && c->got == c->fh.len) {
+			conn_dispatch(c);
+			return;
+		}
+	}
+}
+
+static void
+conn_reply_flush(struct conn *c)
+{
+	ssize_t	n;
+
+	while (c->outoff < c->outlen) {
+		n = send(c->fd, c->out + c->outoff, c->outlen - c->outoff,
+		    MSG_NOSIGNAL);
+		if (n > 0) {
+			c->outoff += (size_t)n;
+			continue;
+		}
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == -1 && errno == EAGAIN) {
+			if (ev_io_set(&c->io, EPOLLOUT) == -1)
+				conn_destroy(c);
+			return;
+		}
+		conn_destroy(c);
+		return;
+	}
+	conn_destroy(c);
+}
+
+/* The stream. */
+
+static void
+conn_stream_events(struct conn *c)
+{
+	uint32_t	ev = EPOLLIN | EPOLLRDHUP;
+
+	if (c->blocked)
+		ev |= EPOLLOUT;
+	if (ev_io_set(&c->io, ev) == -1) {
+		log_warn("conn: epoll mod");
+		conn_destroy(c);
+	}
+}
+
+static void
+conn_stream_block(struct conn *c, int64_t now)
+{
+	if (!c->blocked) {
+		c->blocked = 1;
+		/* Data became pending now: the stall clock starts here. */
+		c->last_progress = now;
+		conn_stream_events(c);
+	}
+	if (c->state != CONN_DEAD && !ev_timer_pending(&c->timer))
+		ev_timer_at(&c->timer, c->last_progress +
+		    ptyd_conf.stall_timeout);
+}
+
+static void
+conn_stream_unblock(struct conn *c)
+{
+	if (!c->blocked)
+		return;
+	c->blocked = 0;
+	ev_timer_stop(&c->timer);
+	conn_stream_events(c);
+}
+
+/* The EXIT frame goes after the last byte; then the stream is over. */
+static void
+conn_queue_exit(struct conn *c)
+{
+	struct term	*t = c->v.term;
+	struct msg_exit	 m;
+
+	memset(&m, 0, sizeof(m));
+	m.has_exit_code = (uint8_t)t->has_exit_code;
+	m.exit_code = t->has_exit_code ? t->exit_code : 0;
+	snprintf(m.reason, sizeof(m.reason), "%s",
+	    t->reason != NULL ? t->reason : "exit");
+	m.pos = ring_end(&t->ring) + 1;
+	c->ctl_len = c->ctl_off = 0;
+	conn_queue_ctl(c, MSG_EXIT, &m);
+	c->exit_queued = 1;
+}
+
+static void
+conn_stream_flush(struct conn *c)
+{
+	struct iovec	 iov[2 + 3 * CONN_BATCH];
+	uint8_t		 prefixes[CONN_BATCH][FRAME_OUTPUT_PREFIX];
+	uint64_t	 fpos[CONN_BATCH + 1], p, limit, e;
+	uint32_t	 flen[CONN_BATCH + 1], fsent[CONN_BATCH + 1];
+	struct term	*t;
+	struct iovec	 slice[2];
+	size_t		 total, left, len, sent, need;
+	ssize_t		 n;
+	int64_t		 now = ev_now();
+	int		 niov, nframes, nslice, i, first_new;
+
+	while (c->state == CONN_STREAM) {
+		t = c->v.term;
+		if (c->ctl_off < c->ctl_len) {
+			n = send(c->fd, c->ctl + c->ctl_off,
+			    c->ctl_len - c->ctl_off, MSG_NOSIGNAL);
+			if (n > 0) {
+				c->ctl_off = (uint8_t)(c->ctl_off + n);
+				c->last_progress = now;
+				continue;
+			}
+			if (n == -1 && errno == EINTR)
+				continue;
+			if (n == -1 && errno == EAGAIN) {
+				conn_stream_block(c, now);
+				return;
+			}
+			conn_destroy(c);
+			return;
+		}
+		if (c->exit_queued) {
+			conn_destroy(c);
+			return;
+		}
+
+		/* Frames: the partly written one first, then new ones. */
+		niov = nframes = 0;
+		total = 0;
+		first_new = 0;
+		p = c->v.pos;
+		if (c->inflight) {
+			fpos[0] = c->v.pos;
+			flen[0] = c->flen;
+			fsent[0] = c->fsent;
+			if (c->fsent < FRAME_OUTPUT_PREFIX) {
+				iov[niov].iov_base = c->prefix + c->fsent;
+				iov[niov++].iov_len = FRAME_OUTPUT_PREFIX -
+				    c->fsent;
+				sent = 0;
+			} else
+				sent = c->fsent - FRAME_OUTPUT_PREFIX;
+			ring_peek(&t->ring, c->v.pos + sent, c->flen - sent,
+			    slice, &nslice);
+			for (i = 0; i < nslice; i++)
+				iov[niov++] = slice[i];
+			total += FRAME_OUTPUT_PREFIX + c->flen - c->fsent;
+			p += c->flen;
+			nframes = first_new = 1;
+		}
+		limit = term_viewer_limit(t, p);
+		while (p < limit && nframes < CONN_BATCH) {
+			len = limit - p;
+			if (len > PROTO_OUTPUT_CHUNK) {
+				len = PROTO_OUTPUT_CHUNK;
+				e = ring_char_end(&t->ring, p, p + len);
+				if (e > p)
+					len = (size_t)(e - p);
+			}
+			frame_output_prefix(prefixes[nframes], p + len, len);
+			iov[niov].iov_base = prefixes[nframes];
+			iov[niov++].iov_len = FRAME_OUTPUT_PREFIX;
+			ring_peek(&t->ring, p, len, slice, &nslice);
+			for (i = 0; i < nslice; i++)
+				iov[niov++] = slice[i];
+			fpos[nframes] = p;
+			flen[nframes] = (uint32_t)len;
+			fsent[nframes] = 0;
+			nframes++;
+			total += FRAME_OUTPUT_PREFIX + len;
+			p += len;
+		}
+		if (nframes == 0) {
+			if (term_finished(t) && c->v.pos >= ring_end(&t->ring)) {
+				conn_queue_exit(c);
+				continue;
+			}
+			conn_stream_unblock(c);
+			return;
+		}
+
+		n = writev(c->fd, iov, niov);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == -1 && errno == EAGAIN) {
+			conn_stream_block(c, now);
+			return;
+		}
+		if (n <= 0) {
+			conn_destroy(c);
+			return;
+		}
+		c->last_progress = now;
+		left = (size_t)n;
+		for (i = 0; i < nframes; i++) {
+			need = FRAME_OUTPUT_PREFIX + flen[i] - fsent[i];
+			if (left >= need) {
+				left -= need;
+				c->v.pos = fpos[i] + flen[i];
+				c->inflight = 0;
+				continue;
+			}
+			/* Partly written: remember it, bytes stay pinned. */
+			if (i >= first_new)
+				memcpy(c->prefix, prefixes[i],
+				    FRAME_OUTPUT_PREFIX);
+			c->inflight = 1;
+			c->v.pos = fpos[i];
+			c->flen = flen[i];
+			c->fsent = fsent[i] + (uint32_t)left;
+			break;
+		}
+		term_viewer_progress(t);
+		if ((size_t)n < total) {
+			/* The socket is full; EPOLLOUT resumes us. */
+			conn_stream_block(c, now);
+			return;
+		}
+	}
+}
+
+static void
+conn_viewer_wake(struct viewer *v)
+{
+	struct conn	*c = v->arg;
+
+	if (c->state == CONN_STREAM && !c->blocked)
+		conn_stream_flush(c);
+}
+
+/* Callbacks. */
+
+static void
+conn_stream_readable(struct conn *c, uint32_t events)
+{
+	uint8_t	buf[64];
+	ssize_t	n;
+
+	if (events & (EPOLLRDHUP | EPOLLHUP | EPOLLERR)) {
+		conn_destroy(c);
+		return;
+	}
+	n = read(c->fd, buf, sizeof(buf));
+	if (n == -1 && (errno == EAGAIN || errno == EINTR))
+		return;
+	/* EOF, an error, or bytes after the one request: all end it. */
+	conn_destroy(c);
+}
+
+static void
+conn_io_cb(int fd, uint32_t events, void *arg)
+{
+	struct conn	*c = arg;
+
+	(void)fd;
+	switch (c->state) {
+	case CONN_READ_HDR:
+	case CONN_READ_BODY:
+		conn_read(c);
+		break;
+	case CONN_REPLY:
+		if (events & (EPOLLERR | EPOLLHUP))
+			conn_destroy(c);
+		else
+			conn_reply_flush(c);
+		break;
+	case CONN_STREAM:
+		if (events & EPOLLOUT)
+			conn_stream_flush(c);
+		if (c->state == CONN_STREAM &&
+		    (events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)))
+			conn_stream_readable(c, events);
+		break;
+	case CONN_DEAD:
+		break;
+	}
+}
+
+static void
+conn_timer_cb(void *arg)
+{
+	struct conn	*c = arg;
+	int64_t		 now = ev_now();
+
+	if (c->state != CONN_STREAM) {
+		/* A request that never arrived, or a reply nobody reads. */
+		conn_destroy(c);
+		return;
+	}
+	if (!c->blocked)
+		return;
+	if (now - c->last_progress < ptyd_conf.stall_timeout) {
+		ev_timer_at(&c->timer, c->last_progress +
+		    ptyd_conf.stall_timeout);
+		return;
+	}
+	log_info("viewer of %s stalled for %lld s: cut off",
+	    c->v.term != NULL ? c->v.term->sid : "?",
+	    (long long)((now - c->last_progress) / PTYD_SEC));
+	conn_destroy(c);
+}

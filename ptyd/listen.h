@@ -1,0 +1,25 @@
+/*
+ * listen.h -- the daemon's Unix socket: its directory, the socket itself,
+ * peer credentials and accept.
+ *
+ * Owns: the listening fd, the socket path (unlinked at close), the fd
+ * reserve for EMFILE.  Does not own: the connections it accepts
+ * (conn_create takes each fd).
+ */
+#ifndef PTYD_LISTEN_H
+#define PTYD_LISTEN_H
+
+/* Bind and listen (before daemonizing, so a parent can wait for us and
+ * then connect).  0, or -1 with the reason logged. */
+int	listen_open(const char *path);
+/* The listening fd (kept across daemonizing), or -1. */
+int	listen_get_fd(void);
+/* Start accepting in the loop. */
+int	listen_start(void);
+/* Stop accepting, close and unlink the socket. */
+void	listen_close(void);
+
+/* The directory and stale-socket checks (exposed for tests). */
+int	listen_check_dir(const char *dir, int create);
+
+#endif /* PTYD_LISTEN_H */

@@ -1,0 +1,50 @@
+/*
+ * ptyd.h -- the daemon's configuration, shared by its modules.
+ *
+ * Owns: the option values (set once by main.c at startup, read everywhere,
+ * changed by unit tests to drive limits) and the fixed timings of DESIGN
+ * section 4.  Does not own: parsing options (main.c).
+ */
+#ifndef PTYD_PTYD_H
+#define PTYD_PTYD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define PTYD_SEC		1000000LL	/* times are microseconds */
+#define PTYD_KILL_DELAY		(1500 * 1000LL)	/* SIGHUP -> SIGKILL */
+#define PTYD_DRAIN_DEADLINE	(3 * PTYD_SEC)	/* reaped -> EIO at the latest */
+#define PTYD_REQUEST_TIMEOUT	(10 * PTYD_SEC)	/* one request frame */
+#define PTYD_FLUSH_INTERVAL	PTYD_SEC	/* SQLite write-behind */
+#define PTYD_SHUTDOWN_DEADLINE	(3 * PTYD_SEC)
+
+#define PTYD_ROWS_DEFAULT	24
+#define PTYD_COLS_DEFAULT	80
+#define PTYD_ROWS_MIN		2
+#define PTYD_ROWS_MAX		500
+#define PTYD_COLS_MIN		10
+#define PTYD_COLS_MAX		1000
+
+struct ptyd_config {
+	int64_t		  idle_grace;		/* us */
+	int64_t		  reap_interval;	/* us */
+	int64_t		  linger;		/* us */
+	int64_t		  stall_timeout;	/* us */
+	unsigned int	  max_terminals;
+	unsigned int	  max_per_owner;
+	unsigned int	  max_viewers;
+	size_t		  ring_size;
+	size_t		  input_limit;
+
+	const char	 *shell;		/* absolute path */
+	char		**shell_argv;		/* NULL-terminated */
+	char		**env;			/* allowlisted, NULL-terminated */
+	char		**roots;		/* realpath'd workspace roots */
+	size_t		  nroots;
+	const char	 *default_workspace;	/* realpath'd */
+};
+
+/* Defined in term.c with the defaults of DESIGN section 4. */
+extern struct ptyd_config ptyd_conf;
+
+#endif /* PTYD_PTYD_H */

@@ -1,0 +1,1291 @@
+/*
+ * term.c -- the terminal registry and every terminal's lifecycle.
+ *
+ * Owns: struct term objects from term_new to their free at the end of a
+ * loop turn; the registry (a hash on (owner, session_id) plus a list in
+ * start order) and the cap; the pid hash of live shells; pty I/O
+ * (reading output into the ring, writing queued input); backpressure; the
+ * SIGCHLD reaping loop; the per-terminal dirty flag and the write-behind
+ * flush of the SQLite mirror.  Does not own: viewer connections (conn.c,
+ * through struct viewer), forking (spawn.c), strays (proc.c), the reaper's
+ * schedule (reap.c, main.c).
+ *
+ * Single-threaded: a lookup and what follows it (attach, claim, evict) are
+ * one step; no other code runs in between, so "attach is atomic" needs no
+ * lock.  Objects reachable from a callback in flight are freed only at the
+ * end of the turn (ev_defer).
+ */
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <termios.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "proc.h"
+#include "ptyd.h"
+#include "spawn.h"
+#include "store.h"
+#include "term.h"
+#include "xmalloc.h"
+
+#include <sys/epoll.h>
+
+#define TERM_READ_BUDGET	(256 * 1024)	/* per wakeup, for fairness */
+
+struct ptyd_config ptyd_conf = {
+	.idle_grace = 900 * PTYD_SEC,
+	.reap_interval = 60 * PTYD_SEC,
+	.linger = 60 * PTYD_SEC,
+	.stall_timeout = 10 * PTYD_SEC,
+	.max_terminals = 32,
+	.max_per_owner = 32,
+	.max_viewers = 32,
+	.ring_size = 1024 * 1024,
+	.input_limit = 1024 * 1024,
+	.shell = "/bin/sh",
+};
+
+struct term_chunk {
+	STAILQ_ENTRY(term_chunk)	 entry;
+	size_t				 len;
+	size_t				 off;
+	uint8_t				 data[];
+};
+
+TAILQ_HEAD(term_list, term);
+
+static struct term_list	  term_all = TAILQ_HEAD_INITIALIZER(term_all);
+static struct term_list	  term_reg = TAILQ_HEAD_INITIALIZER(term_reg);
+static struct term_list	  term_dirty = TAILQ_HEAD_INITIALIZER(term_dirty);
+static struct term	**term_hash;
+static struct term	**term_phash;
+static size_t		  term_nbuckets;
+static unsigned int	  term_nreg;
+static int64_t		  term_last_id;
+static struct store	 *term_store;
+static struct ev_timer	  term_flush_timer;
+
+static void	term_io_cb(int, uint32_t, void *);
+static void	term_timer_cb(void *);
+static void	term_defer_cb(void *);
+static void	term_finish(struct term *, int64_t);
+static void	term_maybe_free(struct term *);
+static void	term_update_events(struct term *);
+static void	term_wake_viewers(struct term *);
+static void	term_dirty_mark(struct term *);
+static void	term_flush_cb(void *);
+static void	term_mirror_push(struct term *, int64_t);
+static void	term_flush_arm(void);
+
+/* Registry hashing. */
+
+static size_t
+term_hash_key(const char *owner, const char *sid)
+{
+	uint64_t	h = 1469598103934665603ULL;
+	const char	*p;
+
+	for (p = owner; *p != '\0'; p++)
+		h = (h ^ (uint8_t)*p) * 1099511628211ULL;
+	h = (h ^ 0xff) * 1099511628211ULL;	/* separator no text holds */
+	for (p = sid; *p != '\0'; p++)
+		h = (h ^ (uint8_t)*p) * 1099511628211ULL;
+	return ((size_t)h);
+}
+
+static size_t
+term_hash_pid(pid_t pid)
+{
+	return ((size_t)((uint64_t)pid * 11400714819323198485ULL >> 20));
+}
+
+static void
+term_rehash(size_t n)
+{
+	struct term	**h, **ph, *t;
+	size_t		  i;
+
+	h = xcalloc(n, sizeof(*h));
+	ph = xcalloc(n, sizeof(*ph));
+	TAILQ_FOREACH(t, &term_all, all_entry) {
+		if (t->registered) {
+			i = term_hash_key(t->owner, t->sid) & (n - 1);
+			t->hnext = h[i];
+			h[i] = t;
+		}
+		if (t->in_pid_hash) {
+			i = term_hash_pid(t->pid) & (n - 1);
+			t->pnext = ph[i];
+			ph[i] = t;
+		}
+	}
+	free(term_hash);
+	free(term_phash);
+	term_hash = h;
+	term_phash = ph;
+	term_nbuckets = n;
+}
+
+void
+term_init(struct store *st)
+{
+	term_store = st;
+	if (term_hash == NULL)
+		term_rehash(256);
+	ev_timer_init(&term_flush_timer, term_flush_cb, NULL);
+	/* store_open may have queued its reconciliation already. */
+	if (term_store != NULL && store_pending(term_store))
+		term_flush_arm();
+}
+
+void
+term_done(void)
+{
+	ev_timer_stop(&term_flush_timer);
+	free(term_hash);
+	free(term_phash);
+	term_hash = term_phash = NULL;
+	term_nbuckets = 0;
+}
+
+struct term *
+term_find(const char *owner, const char *sid)
+{
+	struct term	*t;
+
+	if (term_hash == NULL)
+		return (NULL);
+	t = term_hash[term_hash_key(owner, sid) & (term_nbuckets - 1)];
+	for (; t != NULL; t = t->hnext)
+		if (strcmp(t->sid, sid) == 0 && strcmp(t->owner, owner) == 0)
+			return (t);
+	return (NULL);
+}
+
+struct term *
+term_find_pid(pid_t pid)
+{
+	struct term	*t;
+
+	if (term_phash == NULL)
+		return (NULL);
+	t = term_phash[term_hash_pid(pid) & (term_nbuckets - 1)];
+	for (; t != NULL; t = t->pnext)
+		if (t->pid == pid)
+			return (t);
+	return (NULL);
+}
+
+static int
+term_is_live_shell(pid_t pid)
+{
+	return (term_find_pid(pid) != NULL);
+}
+
+static void
+term_pid_add(struct term *t)
+{
+	size_t	i;
+
+	if (term_phash == NULL)
+		term_rehash(256);
+	i = term_hash_pid(t->pid) & (term_nbuckets - 1);
+	t->pnext = term_phash[i];
+	term_phash[i] = t;
+	t->in_pid_hash = 1;
+}
+
+static void
+term_pid_remove(struct term *t)
+{
+	struct term	**pp;
+
+	if (!t->in_pid_hash)
+		return;
+	pp = &term_phash[term_hash_pid(t->pid) & (term_nbuckets - 1)];
+	for (; *pp != NULL; pp = &(*pp)->pnext) {
+		if (*pp == t) {
+			*pp = t->pnext;
+			break;
+		}
+	}
+	t->pnext = NULL;
+	t->in_pid_hash = 0;
+}
+
+void
+term_register(struct term *t)
+{
+	size_t	i;
+
+	if (t->registered)
+		fatalx("term_register: %s already registered", t->sid);
+	if (term_hash == NULL)
+		term_rehash(256);
+	if (term_nreg + 1 > term_nbuckets)
+		term_rehash(term_nbuckets * 2);
+	i = term_hash_key(t->owner, t->sid) & (term_nbuckets - 1);
+	t->hnext = term_hash[i];
+	term_hash[i] = t;
+	t->registered = 1;
+	TAILQ_INSERT_TAIL(&term_reg, t, reg_entry);
+	term_nreg++;
+}
+
+void
+term_unregister(struct term *t)
+{
+	struct term	**pp;
+
+	if (!t->registered)
+		return;
+	pp = &term_hash[term_hash_key(t->owner, t->sid) & (term_nbuckets - 1)];
+	for (; *pp != NULL; pp = &(*pp)->hnext) {
+		if (*pp == t) {
+			*pp = t->hnext;
+			break;
+		}
+	}
+	t->hnext = NULL;
+	t->registered = 0;
+	TAILQ_REMOVE(&term_reg, t, reg_entry);
+	term_nreg--;
+	term_maybe_free(t);
+}
+
+unsigned int
+term_count(void)
+{
+	return (term_nreg);
+}
+
+unsigned int
+term_count_owner(const char *owner)
+{
+	struct term	*t;
+	unsigned int	 n = 0;
+
+	TAILQ_FOREACH(t, &term_reg, reg_entry)
+		if (strcmp(t->owner, owner) == 0)
+			n++;
+	return (n);
+}
+
+struct term *
+term_first(void)
+{
+	return (TAILQ_FIRST(&term_reg));
+}
+
+struct term *
+term_next(struct term *t)
+{
+	return (TAILQ_NEXT(t, reg_entry));
+}
+
+void
+term_stats(unsigned int *terms, unsigned int *exited, unsigned int *viewers)
+{
+	struct term	*t;
+
+	*terms = term_nreg;
+	*exited = *viewers = 0;
+	TAILQ_FOREACH(t, &term_reg, reg_entry)
+		if (t->state == TERM_EXITED)
+			(*exited)++;
+	TAILQ_FOREACH(t, &term_all, all_entry)
+		*viewers += t->nviewers;
+}
+
+struct term *
+term_new(const char *owner, const char *sid, const char *workspace,
+    unsigned int rows, unsigned int cols, uint64_t base, int64_t now)
+{
+	struct term	*t;
+
+	t = xcalloc(1, sizeof(*t));
+	if (term_store != NULL)
+		t->id = store_next_id(term_store);
+	else
+		t->id = ++term_last_id;
+	if (t->id <= term_last_id)
+		t->id = term_last_id + 1;
+	term_last_id = t->id;
+	t->owner = xstrdup(owner);
+	t->sid = xstrdup(sid);
+	t->workspace = xstrdup(workspace);
+	t->state = TERM_RUNNING;
+	t->row_state = "running";
+	t->pid = -1;
+	t->master = -1;
+	t->io.fd = -1;
+	t->rows = (uint16_t)rows;
+	t->cols = (uint16_t)cols;
+	t->base = base;
+	ring_init(&t->ring, base, ptyd_conf.ring_size);
+	t->started_at = t->last_activity = now;
+	t->unwatched_since = now;	/* born unwatched: reapable if unused */
+	t->ended_at = -1;
+	TAILQ_INIT(&t->viewers);
+	STAILQ_INIT(&t->input);
+	ev_timer_init(&t->timer, term_timer_cb, t);
+	ev_defer_init(&t->defer, term_defer_cb, t);
+	TAILQ_INSERT_TAIL(&term_all, t, all_entry);
+	return (t);
+}
+
+static void
+term_input_drop(struct term *t)
+{
+	struct term_chunk	*c;
+
+	while ((c = STAILQ_FIRST(&t->input)) != NULL) {
+		STAILQ_REMOVE_HEAD(&t->input, entry);
+		free(c);
+	}
+	t->in_pending = 0;
+}
+
+static void
+term_free(struct term *t)
+{
+	if (t->dirty) {
+		/* The row's last state must reach the mirror: queue it now,
+		 * the flush timer writes it. */
+		TAILQ_REMOVE(&term_dirty, t, dirty_entry);
+		t->dirty = 0;
+		term_mirror_push(t, ev_now());
+	}
+	ev_timer_stop(&t->timer);
+	ev_defer_cancel(&t->defer);
+	ev_io_del(&t->io);
+	if (t->master != -1)
+		close(t->master);
+	term_pid_remove(t);
+	term_input_drop(t);
+	TAILQ_REMOVE(&term_all, t, all_entry);
+	ring_free(&t->ring);
+	free(t->owner);
+	free(t->sid);
+	free(t->workspace);
+	free(t);
+}
+
+static void
+term_defer_cb(void *arg)
+{
+	struct term	*t = arg;
+	struct viewer	*v, *next;
+
+	if (t->free_queued) {
+		if (t->state == TERM_EXITED && !t->registered &&
+		    t->nviewers == 0)
+			term_free(t);
+		else
+			t->free_queued = 0;
+		return;
+	}
+	if (t->wake_queued) {
+		t->wake_queued = 0;
+		for (v = TAILQ_FIRST(&t->viewers); v != NULL; v = next) {
+			next = TAILQ_NEXT(v, entry);
+			v->wake(v);
+		}
+	}
+}
+
+/* Free at the end of the turn once nothing can refer to t any more. */
+static void
+term_maybe_free(struct term *t)
+{
+	if (t->state != TERM_EXITED || t->registered || t->nviewers != 0)
+		return;
+	t->free_queued = 1;
+	ev_defer(&t->defer);
+}
+
+static void
+term_wake_viewers(struct term *t)
+{
+	if (t->nviewers == 0 || t->free_queued)
+		return;
+	t->wake_queued = 1;
+	ev_defer(&t->defer);
+}
+
+/* Request policy. */
+
+int
+term_sid_valid(const char *sid)
+{
+	size_t		 n = 0;
+	const char	*p;
+
+	for (p = sid; *p != '\0'; p++, n++) {
+		if ((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') ||
+		    (*p >= '0' && *p <= '9') || *p == '.' || *p == '_' ||
+		    *p == ':' || *p == '-')
+			continue;
+		return (0);
+	}
+	return (n >= 1 && n <= 128);
+}
+
+void
+term_clamp(unsigned int *rows, unsigned int *cols, int start)
+{
+	if (*rows == 0 && start)
+		*rows = PTYD_ROWS_DEFAULT;
+	if (*cols == 0 && start)
+		*cols = PTYD_COLS_DEFAULT;
+	if (*rows != 0 && *rows < PTYD_ROWS_MIN)
+		*rows = PTYD_ROWS_MIN;
+	if (*rows > PTYD_ROWS_MAX)
+		*rows = PTYD_ROWS_MAX;
+	if (*cols != 0 && *cols < PTYD_COLS_MIN)
+		*cols = PTYD_COLS_MIN;
+	if (*cols > PTYD_COLS_MAX)
+		*cols = PTYD_COLS_MAX;
+}
+
+/* out gets the resolved directory; -1 if it is not allowed. */
+int
+term_workspace_resolve(const char *in, char *out, size_t size)
+{
+	char		 buf[PATH_MAX];
+	struct stat	 st;
+	size_t		 i, len;
+
+	if (in == NULL || *in == '\0') {
+		if (ptyd_conf.default_workspace == NULL ||
+		    strlen(ptyd_conf.default_workspace) >= size)
+			return (-1);
+		strcpy(out, ptyd_conf.default_workspace);
+		return (0);
+	}
+	if (realpath(in, buf) == NULL)
+		return (-1);
+	if (stat(buf, &st) == -1 || !S_ISDIR(st.st_mode))
+		return (-1);
+	for (i = 0; i < ptyd_conf.nroots; i++) {
+		len = strlen(ptyd_conf.roots[i]);
+		if (strcmp(ptyd_conf.roots[i], "/") == 0 ||
+		    (strncmp(buf, ptyd_conf.roots[i], len) == 0 &&
+		    (buf[len] == '\0' || buf[len] == '/'))) {
+			if (strlen(buf) >= size)
+				return (-1);
+			strcpy(out, buf);
+			return (0);
+		}
+	}
+	return (-1);
+}
+
+/*
+ * The first position of a new incarnation: the wall clock in ns, so ids of
+ * a daemon restarted later are above any earlier ones, and above the old
+ * incarnation's MSG_EXIT pos (end + 1) should the clock be behind it.
+ */
+uint64_t
+term_base(const struct term *old, uint64_t now_ns)
+{
+	uint64_t	base = now_ns;
+
+	if (old != NULL && base < ring_end(&old->ring) + 2)
+		base = ring_end(&old->ring) + 2;
+	return (base);
+}
+
+static uint64_t
+term_now_ns(void)
+{
+	struct timespec	ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return ((uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec);
+}
+
+/* Lifecycle. */
+
+struct term *
+term_evict_pick(const char *owner)
+{
+	struct term	*t, *best = NULL;
+
+	/* An exited terminal first (the earliest to end), else the least
+	 * recently active.  Callers unregister the id being started first,
+	 * so it can never be picked. */
+	TAILQ_FOREACH(t, &term_reg, reg_entry) {
+		if (owner != NULL && strcmp(t->owner, owner) != 0)
+			continue;
+		if (best == NULL) {
+			best = t;
+			continue;
+		}
+		if (t->state == TERM_EXITED && best->state != TERM_EXITED)
+			best = t;
+		else if (t->state == TERM_EXITED && best->state == TERM_EXITED) {
+			if (t->ended_at < best->ended_at)
+				best = t;
+		} else if (t->state != TERM_EXITED &&
+		    best->state != TERM_EXITED &&
+		    t->last_activity < best->last_activity)
+			best = t;
+	}
+	return (best);
+}
+
+void
+term_evict(struct term *t, int64_t now)
+{
+	char	detail[64];
+
+	snprintf(detail, sizeof(detail), "cap %u, idle %llds",
+	    ptyd_conf.max_terminals,
+	    (long long)((now - t->last_activity) / PTYD_SEC));
+	term_teardown(t, "evicted", NULL, detail, now);
+}
+
+/*
+ * Teardown: unregister first (nothing can attach or type from here on),
+ * SIGHUP and SIGCONT to the process group, SIGKILL after PTYD_KILL_DELAY
+ * if the shell is still there.  Output keeps draining to viewers; MSG_EXIT
+ * goes out once the shell is reaped and the pty drained.  kind is the
+ * audit event (close, reap, evict, shutdown; restart logs close).
+ */
+void
+term_teardown(struct term *t, const char *reason, const char *actor,
+    const char *detail, int64_t now)
+{
+	const char	*kind;
+
+	if (strcmp(reason, "closed") == 0 || strcmp(reason, "restarted") == 0)
+		kind = "close";
+	else if (strcmp(reason, "reaped") == 0)
+		kind = "reap";
+	else if (strcmp(reason, "evicted") == 0)
+		kind = "evict";
+	else
+		kind = reason;
+	term_event(t, now, kind, actor, detail != NULL ? detail : reason);
+
+	if (t->registered)
+		term_unregister(t);
+	if (t->state == TERM_EXITED || t->ending)
+		return;
+	t->ending = 1;
+	t->reason = reason;
+	t->row_state = strcmp(reason, "restarted") == 0 ? "closed" :
+	    strcmp(reason, "shutdown") == 0 ? "shutdown" : reason;
+	term_dirty_mark(t);
+	if (!t->reaped && t->pid > 0) {
+		(void)kill(-t->pid, SIGHUP);
+		(void)kill(-t->pid, SIGCONT);
+		ev_timer_at(&t->timer, now + PTYD_KILL_DELAY);
+	}
+	term_wake_viewers(t);
+}
+
+static void
+term_timer_cb(void *arg)
+{
+	struct term	*t = arg;
+	int64_t		 now = ev_now();
+
+	if (t->state == TERM_EXITED) {
+		term_linger_expired(t, now);
+		return;
+	}
+	if (!t->reaped) {
+		/* Teardown's grace is over: the shell ignored SIGHUP. */
+		if (t->pid > 0) {
+			(void)kill(-t->pid, SIGKILL);
+			(void)kill(t->pid, SIGKILL);
+		}
+		t->killed = 1;
+		return;
+	}
+	/* Reaped but the pty never reached EIO: something outside the
+	 * terminal holds the slave.  Unless a viewer is still owed bytes
+	 * it is reading, stop waiting. */
+	if (t->paused) {
+		ev_timer_at(&t->timer, now + PTYD_SEC);
+		return;
+	}
+	term_finish(t, now);
+}
+
+void
+term_linger_expired(struct term *t, int64_t now)
+{
+	(void)now;
+	if (t->state != TERM_EXITED)
+		return;
+	term_unregister(t);
+}
+
+/* The shell is gone (SIGCHLD).  Drain, then finish. */
+void
+term_child_exited(struct term *t, int status, int64_t now)
+{
+	char	detail[64];
+
+	if (t->reaped)
+		return;
+	t->reaped = 1;
+	term_pid_remove(t);
+	t->has_exit_code = 1;
+	if (WIFEXITED(status))
+		t->exit_code = WEXITSTATUS(status);
+	else if (WIFSIGNALED(status))
+		t->exit_code = -WTERMSIG(status);
+	else
+		t->exit_code = 0;
+	ev_timer_stop(&t->timer);
+	if (!t->ending) {
+		snprintf(detail, sizeof(detail), "exit code %d", t->exit_code);
+		term_event(t, now, "exit", NULL, detail);
+	}
+	/* What the shell leaves behind: its background jobs, a double-forked
+	 * child still on the tty.  They keep the slave open, so the pty
+	 * reaches EIO once they are gone. */
+	if (t->tty != 0)
+		(void)proc_sweep(t->pid, t->tty, t->killed,
+		    term_is_live_shell);
+	if (t->master == -1) {
+		term_finish(t, now);
+		return;
+	}
+	ev_timer_at(&t->timer, now + PTYD_DRAIN_DEADLINE);
+	/* Pick up what is readable now; EIO finishes. */
+	term_io_cb(t->master, EPOLLIN, t);
+}
+
+void
+term_reap_children(int64_t now)
+{
+	struct term	*t;
+	pid_t		 pid;
+	int		 status;
+
+	for (;;) {
+		pid = waitpid(-1, &status, WNOHANG);
+		if (pid == -1 && errno == EINTR)
+			continue;
+		if (pid <= 0)
+			break;
+		if ((t = term_find_pid(pid)) != NULL)
+			term_child_exited(t, status, now);
+		else
+			log_debug("reaped descendant %ld", (long)pid);
+	}
+}
+
+/* The shell is reaped and the pty drained (or given up on): release the
+ * fds, keep the ring, tell viewers, linger if still registered. */
+static void
+term_finish(struct term *t, int64_t now)
+{
+	if (t->state == TERM_EXITED)
+		return;
+	ev_timer_stop(&t->timer);
+	ev_io_del(&t->io);
+	if (t->master != -1)
+		close(t->master);
+	t->master = -1;
+	term_input_drop(t);
+	t->state = TERM_EXITED;
+	t->ended_at = now;
+	if (!t->ending) {
+		t->reason = "exit";
+		t->row_state = "exited";
+	}
+	if (t->reason == NULL)
+		t->reason = "exit";
+	term_dirty_mark(t);
+	if (t->registered)
+		ev_timer_at(&t->timer, now + ptyd_conf.linger);
+	term_wake_viewers(t);
+	term_maybe_free(t);
+}
+
+void
+term_shutdown_all(int64_t now)
+{
+	struct term	*t;
+
+	while ((t = TAILQ_FIRST(&term_reg)) != NULL)
+		term_teardown(t, "shutdown", NULL, NULL, now);
+}
+
+int
+term_none_left(void)
+{
+	return (TAILQ_EMPTY(&term_all));
+}
+
+/* Shutdown's deadline: whatever has not been reaped is finished as is
+ * (exit_code null) so viewers still get MSG_EXIT. */
+void
+term_force_finish(int64_t now)
+{
+	struct term	*t, *next;
+
+	for (t = TAILQ_FIRST(&term_all); t != NULL; t = next) {
+		next = TAILQ_NEXT(t, all_entry);
+		if (t->pid > 0 && !t->reaped)
+			(void)kill(-t->pid, SIGKILL);
+		term_finish(t, now);
+	}
+}
+
+/* pty I/O. */
+
+size_t
+term_read_limit(const struct term *t)
+{
+	const struct viewer	*v;
+	uint64_t		 min = UINT64_MAX, lag;
+
+	TAILQ_FOREACH(v, &t->viewers, entry)
+		if (v->pos < min)
+			min = v->pos;
+	if (min == UINT64_MAX)
+		return (SIZE_MAX);
+	lag = ring_end(&t->ring) - min;
+	if (lag >= t->ring.max)
+		return (0);
+	return ((size_t)(t->ring.max - lag));
+}
+
+static void
+term_read(struct term *t, int64_t now)
+{
+	uint8_t	*p;
+	size_t	 limit, n, total = 0;
+	ssize_t	 r;
+
+	while (t->master != -1 && total < TERM_READ_BUDGET) {
+		limit = term_read_limit(t);
+		if (limit == 0) {
+			t->paused = 1;
+			break;
+		}
+		n = ring_space(&t->ring, limit, &p);
+		r = read(t->master, p, n);
+		if (r > 0) {
+			ring_commit(&t->ring, (size_t)r);
+			total += (size_t)r;
+			continue;
+		}
+		if (r == -1 && errno == EINTR)
+			continue;
+		if (r == -1 && errno == EAGAIN)
+			break;
+		/* EIO (or EOF): every slave fd is closed; the pty is drained. */
+		ev_io_del(&t->io);
+		close(t->master);
+		t->master = -1;
+		term_input_drop(t);
+		if (t->reaped)
+			term_finish(t, now);
+		break;
+	}
+	if (total > 0) {
+		t->bytes_out += total;
+		t->last_activity = now;
+		term_dirty_mark(t);
+		term_wake_viewers(t);
+	}
+}
+
+static void
+term_write_input(struct term *t)
+{
+	struct term_chunk	*c;
+	ssize_t			 r;
+
+	while (t->master != -1 && (c = STAILQ_FIRST(&t->input)) != NULL) {
+		r = write(t->master, c->data + c->off, c->len - c->off);
+		if (r > 0) {
+			c->off += (size_t)r;
+			t->in_pending -= (size_t)r;
+			if (c->off == c->len) {
+				STAILQ_REMOVE_HEAD(&t->input, entry);
+				free(c);
+			}
+			continue;
+		}
+		if (r == -1 && errno == EINTR)
+			continue;
+		if (r == -1 && errno == EAGAIN)
+			break;
+		/* The slave is gone; nobody will read this. */
+		term_input_drop(t);
+		break;
+	}
+}
+
+static void
+term_update_events(struct term *t)
+{
+	uint32_t	want = 0;
+
+	if (t->master == -1)
+		return;
+	if (!t->paused)
+		want |= EPOLLIN;
+	if (t->in_pending > 0 && !t->hup)
+		want |= EPOLLOUT;
+	/*
+	 * Paused with nothing to write: out of epoll altogether, since a
+	 * hung-up pty reports EPOLLHUP whatever we ask for, and would spin.
+	 */
+	if (want == 0) {
+		ev_io_del(&t->io);
+		return;
+	}
+	if (t->io.fd == -1) {
+		if (ev_io_add(&t->io, t->master, want, term_io_cb, t) == -1)
+			log_warn("term %s: epoll add", t->sid);
+		return;
+	}
+	if (ev_io_set(&t->io, want) == -1)
+		log_warn("term %s: epoll mod", t->sid);
+}
+
+static void
+term_io_cb(int fd, uint32_t events, void *arg)
+{
+	struct term	*t = arg;
+	int64_t		 now = ev_now();
+
+	(void)fd;
+	if (events & EPOLLOUT)
+		term_write_input(t);
+	if ((events & EPOLLHUP) && t->paused) {
+		t->hup = 1;
+		term_input_drop(t);
+	}
+	if (events & (EPOLLIN | EPOLLHUP | EPOLLERR))
+		term_read(t, now);
+	term_update_events(t);
+}
+
+void
+term_viewer_progress(struct term *t)
+{
+	if (!t->paused || term_read_limit(t) == 0)
+		return;
+	t->paused = 0;
+	term_update_events(t);
+}
+
+uint64_t
+term_viewer_limit(const struct term *t, uint64_t pos)
+{
+	uint64_t	end = ring_end(&t->ring);
+
+	/* While the shell may still complete a character, hold back its
+	 * first bytes: a frame (and an event id) never splits one. */
+	if (t->state == TERM_EXITED || pos >= end)
+		return (end);
+	return (ring_char_end(&t->ring, pos, end));
+}
+
+int
+term_finished(const struct term *t)
+{
+	return (t->state == TERM_EXITED);
+}
+
+/* The requests. */
+
+static int
+term_spawn(struct term *t)
+{
+	struct spawn_req	req;
+	struct spawn_result	res;
+
+	memset(&req, 0, sizeof(req));
+	req.path = ptyd_conf.shell;
+	req.argv = ptyd_conf.shell_argv;
+	req.env = ptyd_conf.env;
+	req.cwd = t->workspace;
+	req.rows = t->rows;
+	req.cols = t->cols;
+	if (spawn_shell(&req, &res) == -1)
+		return (-1);
+	t->pid = res.pid;
+	t->master = res.master;
+	t->tty = res.tty;
+	term_pid_add(t);
+	if (ev_io_add(&t->io, t->master, EPOLLIN, term_io_cb, t) == -1) {
+		log_warn("term %s: epoll add", t->sid);
+		return (-1);
+	}
+	return (0);
+}
+
+static void
+term_set_size(struct term *t, unsigned int rows, unsigned int cols)
+{
+	struct winsize	ws;
+
+	if (rows != 0)
+		t->rows = (uint16_t)rows;
+	if (cols != 0)
+		t->cols = (uint16_t)cols;
+	if (t->master == -1)
+		return;
+	memset(&ws, 0, sizeof(ws));
+	ws.ws_row = t->rows;
+	ws.ws_col = t->cols;
+	if (ioctl(t->master, TIOCSWINSZ, &ws) == -1)
+		log_warn("term %s: TIOCSWINSZ", t->sid);
+	/* The kernel signals the foreground group; the shell's own group
+	 * gets it too, as the contract says. */
+	if (t->pid > 0 && !t->reaped)
+		(void)kill(-t->pid, SIGWINCH);
+}
+
+enum term_err
+term_start(const struct term_start_req *req, int64_t now, struct term **out,
+    int *reused)
+{
+	struct term	*old, *t, *victim;
+	char		 ws[PATH_MAX], detail[PATH_MAX + 64];
+	unsigned int	 rows = req->rows, cols = req->cols;
+	uint64_t	 base;
+
+	*out = NULL;
+	*reused = 0;
+	if (!term_sid_valid(req->sid))
+		return (TERM_EBADREQ);
+	if (term_workspace_resolve(req->workspace, ws, sizeof(ws)) == -1)
+		return (TERM_EBADREQ);
+	term_clamp(&rows, &cols, 1);
+
+	old = term_find(req->owner, req->sid);
+	if (old != NULL && old->state == TERM_RUNNING && !old->ending &&
+	    !old->reaped && !req->restart && strcmp(old->workspace, ws) == 0) {
+		if (rows != old->rows || cols != old->cols) {
+			term_set_size(old, rows, cols);
+			term_dirty_mark(old);
+		}
+		*out = old;
+		*reused = 1;
+		return (TERM_OK);
+	}
+
+	base = term_base(old, term_now_ns());
+	t = term_new(req->owner, req->sid, ws, rows, cols, base, now);
+	if (term_spawn(t) == -1) {
+		t->state = TERM_EXITED;
+		t->reason = "exit";
+		if (t->pid > 0)
+			(void)kill(t->pid, SIGKILL);
+		term_pid_remove(t);
+		term_maybe_free(t);
+		return (TERM_EINTERNAL);
+	}
+	/* A restart replaces the old one in place, so it evicts nothing. */
+	if (old != NULL)
+		term_teardown(old, "restarted", req->actor, "restarted", now);
+	while (ptyd_conf.max_per_owner > 0 &&
+	    term_count_owner(req->owner) >= ptyd_conf.max_per_owner &&
+	    (victim = term_evict_pick(req->owner)) != NULL)
+		term_evict(victim, now);
+	while (ptyd_conf.max_terminals > 0 &&
+	    term_count() >= ptyd_conf.max_terminals &&
+	    (victim = term_evict_pick(NULL)) != NULL)
+		term_evict(victim, now);
+	term_register(t);
+	snprintf(detail, sizeof(detail), "pid %ld, %ux%u, %s", (long)t->pid,
+	    t->rows, t->cols, t->workspace);
+	term_event(t, now, "start", req->actor, detail);
+	term_dirty_mark(t);
+	*out = t;
+	return (TERM_OK);
+}
+
+enum term_err
+term_input(const char *owner, const char *sid, const uint8_t *data,
+    size_t len, int64_t now)
+{
+	struct term		*t;
+	struct term_chunk	*c;
+	size_t			 done = 0;
+	ssize_t			 r;
+
+	t = term_find(owner, sid);
+	if (t == NULL || t->state != TERM_RUNNING || t->reaped ||
+	    t->master == -1)
+		return (TERM_ENOTRUNNING);
+	if (len == 0)
+		return (TERM_OK);
+	if (t->in_pending + len > ptyd_conf.input_limit)
+		return (TERM_EINPUTFULL);
+	t->bytes_in += len;
+	t->in_unflushed += len;
+	t->last_activity = now;
+	term_dirty_mark(t);
+	/* Nothing queued: write now, queue only what the pty refuses. */
+	while (STAILQ_EMPTY(&t->input) && done < len) {
+		r = write(t->master, data + done, len - done);
+		if (r > 0)
+			done += (size_t)r;
+		else if (r == -1 && errno == EINTR)
+			continue;
+		else
+			break;
+	}
+	if (done < len) {
+		c = xmalloc(sizeof(*c) + len - done);
+		c->len = len - done;
+		c->off = 0;
+		memcpy(c->data, data + done, len - done);
+		STAILQ_INSERT_TAIL(&t->input, c, entry);
+		t->in_pending += len - done;
+		term_update_events(t);
+	}
+	return (TERM_OK);
+}
+
+enum term_err
+term_resize(const char *owner, const char *sid, unsigned int rows,
+    unsigned int cols, int64_t now)
+{
+	struct term	*t;
+	char		 detail[32];
+
+	t = term_find(owner, sid);
+	if (t == NULL || t->state != TERM_RUNNING || t->reaped)
+		return (TERM_ENOTRUNNING);
+	term_clamp(&rows, &cols, 0);
+	term_set_size(t, rows, cols);
+	snprintf(detail, sizeof(detail), "%ux%u", t->rows, t->cols);
+	term_event(t, now, "resize", NULL, detail);
+	term_dirty_mark(t);
+	return (TERM_OK);
+}
+
+int
+term_close(const char *owner, const char *sid, const char *actor, int64_t now)
+{
+	struct term	*t;
+
+	if ((t = term_find(owner, sid)) == NULL)
+		return (0);
+	term_teardown(t, "closed", actor, NULL, now);
+	return (1);
+}
+
+/* Viewers. */
+
+enum term_err
+term_attach(const char *owner, const char *sid, struct viewer *v,
+    int has_pos, uint64_t pos, const char *actor, int64_t now,
+    uint64_t *resume, uint64_t *lost)
+{
+	struct term	*t;
+	uint64_t	 first;
+	char		 detail[64];
+
+	*lost = 0;
+	if ((t = term_find(owner, sid)) == NULL)
+		return (TERM_ENOTRUNNING);
+	if (t->nviewers >= ptyd_conf.max_viewers)
+		return (TERM_EVIEWERS);
+
+	first = ring_boundary(&t->ring, ring_start(&t->ring));
+	/* A position outside this incarnation (a stale id from an earlier
+	 * one, or garbage) counts as its base. */
+	if (has_pos && (pos < t->base || pos > ring_end(&t->ring)))
+		pos = t->base;
+	if (!has_pos)
+		*resume = first;
+	else if (pos >= ring_start(&t->ring))
+		*resume = pos;
+	else {
+		*resume = first;
+		*lost = first - pos;
+	}
+
+	v->term = t;
+	v->pos = *resume;
+	TAILQ_INSERT_TAIL(&t->viewers, v, entry);
+	t->nviewers++;
+	t->unwatched_since = -1;
+	term_dirty_mark(t);
+	snprintf(detail, sizeof(detail), "viewers %u", t->nviewers);
+	term_event(t, now, "attach", actor, detail);
+	if (*lost > 0) {
+		snprintf(detail, sizeof(detail), "lost %llu bytes",
+		    (unsigned long long)*lost);
+		term_event(t, now, "gap", actor, detail);
+	}
+	term_wake_viewers(t);
+	return (TERM_OK);
+}
+
+void
+term_detach(struct viewer *v, int64_t now)
+{
+	struct term	*t = v->term;
+	char		 detail[64];
+
+	if (t == NULL)
+		return;
+	TAILQ_REMOVE(&t->viewers, v, entry);
+	v->term = NULL;
+	t->nviewers--;
+	if (t->nviewers == 0)
+		t->unwatched_since = now;
+	term_dirty_mark(t);
+	snprintf(detail, sizeof(detail), "viewers %u", t->nviewers);
+	term_event(t, now, "detach", NULL, detail);
+	/* The one who held the pty back may be the one leaving. */
+	term_viewer_progress(t);
+	term_maybe_free(t);
+}
+
+/* The reaper's predicate; see reap.c for why it is checked twice. */
+int
+term_reapable(const struct term *t, int64_t now, const char **why,
+    int64_t *idle)
+{
+	*idle = 0;
+	if (t->state == TERM_EXITED) {
+		if (t->ended_at >= 0 && now - t->ended_at >= ptyd_conf.linger) {
+			*why = "exited, linger over";
+			*idle = now - t->ended_at;
+			return (1);
+		}
+		return (0);
+	}
+	/* A shell that died is noticed by the SIGCHLD loop, which the reaper
+	 * runs first, and then drains and finishes on its own. */
+	if (t->ending || t->reaped)
+		return (0);
+	if (t->nviewers == 0 && t->unwatched_since >= 0 &&
+	    now - t->unwatched_since >= ptyd_conf.idle_grace) {
+		*why = "idle";
+		*idle = now - t->unwatched_since;
+		return (1);
+	}
+	return (0);
+}
+
+/* The SQLite mirror: rows pushed once per flush, events as they happen. */
+
+static void
+term_flush_arm(void)
+{
+	if (term_store == NULL || ev_timer_pending(&term_flush_timer))
+		return;
+	ev_timer_at(&term_flush_timer, ev_now() + PTYD_FLUSH_INTERVAL);
+}
+
+static void
+term_dirty_mark(struct term *t)
+{
+	if (!t->dirty) {
+		t->dirty = 1;
+		TAILQ_INSERT_TAIL(&term_dirty, t, dirty_entry);
+	}
+	term_flush_arm();
+}
+
+static double
+term_wall(int64_t mono)
+{
+	return ((double)ev_wall_us(mono) / 1e6);
+}
+
+void
+term_event(struct term *t, int64_t now, const char *kind, const char *actor,
+    const char *detail)
+{
+	if (term_store == NULL)
+		return;
+	store_event(term_store, term_wall(now), t->sid, t->id, kind,
+	    actor != NULL && *actor != '\0' ? actor : NULL, detail);
+	term_flush_arm();
+}
+
+static void
+term_mirror_push(struct term *t, int64_t now)
+{
+	struct store_term	st;
+	char			detail[64];
+
+	if (term_store == NULL)
+		return;
+	if (t->in_unflushed > 0) {
+		snprintf(detail, sizeof(detail), "%llu bytes",
+		    (unsigned long long)t->in_unflushed);
+		store_event(term_store, term_wall(now), t->sid, t->id,
+		    "input", NULL, detail);
+		t->in_unflushed = 0;
+	}
+	memset(&st, 0, sizeof(st));
+	st.id = t->id;
+	st.sid = t->sid;
+	st.owner = t->owner;
+	st.pid = t->pid;
+	st.workspace = t->workspace;
+	st.rows = t->rows;
+	st.cols = t->cols;
+	st.started_at = term_wall(t->started_at);
+	st.last_activity = term_wall(t->last_activity);
+	st.subscribers = (int)t->nviewers;
+	st.unwatched_since = t->unwatched_since >= 0 ?
+	    term_wall(t->unwatched_since) : -1;
+	st.state = t->row_state;
+	st.ended_at = t->ended_at >= 0 ? term_wall(t->ended_at) : -1;
+	st.has_exit_code = t->state == TERM_EXITED && t->has_exit_code;
+	st.exit_code = t->exit_code;
+	st.end_reason = t->state == TERM_EXITED ? t->reason : NULL;
+	st.bytes_in = t->bytes_in;
+	st.bytes_out = t->bytes_out;
+	store_put_term(term_store, &st);
+}
+
+void
+term_mirror_flush(int64_t now)
+{
+	struct term	*t;
+
+	while ((t = TAILQ_FIRST(&term_dirty)) != NULL) {
+		TAILQ_REMOVE(&term_dirty, t, dirty_entry);
+		t->dirty = 0;
+		term_mirror_push(t, now);
+	}
+	if (term_store != NULL && store_pending(term_store) &&
+	    store_flush(term_store, term_wall(now)) == -1)
+		term_flush_arm();	/* kept pending: retry next second */
+}
+
+uint64_t
+term_db_errors(void)
+{
+	return (term_store != NULL ? store_errors(term_store) : 0);
+}
+
+static void
+term_flush_cb(void *arg)
+{
+	(void)arg;
+	term_mirror_flush(ev_now());
+}

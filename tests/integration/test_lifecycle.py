@@ -1,0 +1,328 @@
+"""test_lifecycle.py -- the daemon's lifecycle end to end (issue 3): idle
+reaping with a short grace, lingering and retiring of exited terminals, a
+stuck viewer cut off without stalling others, and no fd, child or zombie
+left after hundreds of terminals.
+"""
+
+import os
+import time
+
+import pytest
+
+from ptyd_http import SSE, StreamEnded, Transcript, marker, read_output_until
+from ptyd_stack import (children_of, fd_count, proc_gone, proc_ppid,
+                        proc_state, scale, wait_for, zombies)
+
+
+# -- idle reaping ------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def reaping(make_stack):
+    return make_stack("reap", ptyd_args=["--idle-grace", "2",
+                                         "--reap-interval", "1"])
+
+
+@pytest.mark.deadline(40)
+def test_unwatched_terminal_is_reaped_and_watched_one_is_kept(reaping,
+                                                              new_sid):
+    st = reaping
+    c = st.client()
+    idle, watched = new_sid("idle"), new_sid("watched")
+    r = c.start(idle)
+    assert r.status == 200, r
+    idle_pid = r.json()["pid"]
+    t_start = time.monotonic()
+    r = c.start(watched)
+    assert r.status == 200, r
+    watched_pid = r.json()["pid"]
+    with c.stream(watched) as v:
+        assert v.status == 200
+        wait_for(lambda: idle not in c.terminals(), 6, interval=0.1,
+                 what="idle terminal reaped")
+        dt = time.monotonic() - t_start
+        # Not before the grace; within grace + interval + a little.
+        assert dt >= 1.8, dt
+        wait_for(lambda: proc_gone(idle_pid), 4, what="reaped shell gone")
+        assert c.input(idle, "x").status == 404
+        with SSE(st.port, idle) as s:
+            assert s.status == 404
+        # The watched one survives several more reaper ticks.
+        time.sleep(3)
+        t = c.terminals()[watched]
+        assert t["running"] is True and t["subscribers"] == 1
+        assert proc_state(watched_pid) not in (None, "Z")
+        cmd, want = marker()
+        assert c.input(watched, cmd).status == 200
+        read_output_until(v, want)
+    row = wait_for(lambda: (lambda r: r if r and r["state"] == "reaped"
+                            else None)(st.db_terminal(idle)), 3,
+                   what="terminals row of the idle one says reaped")
+    assert row["ended_at"] is not None
+    ev = wait_for(lambda: st.db(
+        "SELECT * FROM terminal_events WHERE session_id = ? AND "
+        "kind = 'reap'", (idle,)), 3, what="a reap event in the audit log")
+    assert len(ev) == 1
+    assert st.db_terminal(watched)["state"] == "running"
+    c.close_term(watched)
+
+
+@pytest.mark.deadline(40)
+def test_detach_then_reattach_within_grace_keeps_the_terminal(reaping,
+                                                              new_sid):
+    st = reaping
+    c = st.client()
+    sid = new_sid()
+    assert c.start(sid).status == 200
+    # Keep it watched, then leave for less than the grace, several times.
+    for _ in range(3):
+        with c.stream(sid) as v:
+            assert v.status == 200, (v.status, v.body)
+            v.next_event()
+            time.sleep(1.5)
+        time.sleep(1.0)
+    with c.stream(sid) as v:
+        assert v.status == 200, (v.status, v.body)
+        cmd, want = marker()
+        assert c.input(sid, cmd).status == 200
+        read_output_until(v, want)
+    c.close_term(sid)
+
+
+# -- linger and retire -------------------------------------------------------
+
+LINGER = 3
+
+
+@pytest.fixture(scope="module")
+def lingering(make_stack):
+    return make_stack("linger", ptyd_args=["--linger", str(LINGER)])
+
+
+@pytest.mark.deadline(40)
+def test_exited_terminal_lingers_with_tail_then_retires(lingering, new_sid):
+    st = lingering
+    c = st.client()
+    sid = new_sid()
+    r = c.start(sid)
+    assert r.status == 200
+    pid = r.json()["pid"]
+    cmd, want = marker()
+    with c.stream(sid) as v:
+        assert c.input(sid, cmd + "exit 3\r").status == 200
+        evs = v.read_to_end()
+    t_exit = time.monotonic()
+    assert evs[-1].name == "terminal_closed"
+    assert evs[-1].data == {"exit_code": 3, "reason": "exit"}
+    wait_for(lambda: proc_gone(pid), 3, what="exited shell reaped")
+    t = c.terminals()[sid]
+    assert t["running"] is False and t["exit_code"] == 3, t
+    assert c.input(sid, "x").status == 404
+    assert c.resize(sid, 30, 90).status == 404
+    # A reconnecting viewer gets the tail and terminal_closed.
+    with c.stream(sid) as again:
+        assert again.status == 200
+        evs2 = again.read_to_end()
+    tr = Transcript()
+    for e in evs2:
+        tr.feed(e)
+    assert want.encode() in tr.data
+    assert evs2[-1].name == "terminal_closed"
+    assert evs2[-1].data == {"exit_code": 3, "reason": "exit"}
+    assert evs2[-1].id == evs[-1].id
+    row = wait_for(lambda: (lambda r: r if r and r["state"] == "exited"
+                            else None)(st.db_terminal(sid)), 3,
+                   what="mirror shows exited")
+    assert row["exit_code"] == 3 and row["ended_at"] is not None
+    # Then retired after the linger period.
+    wait_for(lambda: sid not in c.terminals(), LINGER + 3, interval=0.1,
+             what="lingering terminal retired")
+    assert time.monotonic() - t_exit >= LINGER - 0.5
+    with SSE(st.port, sid) as s:
+        assert s.status == 404
+    assert c.input(sid, "x").status == 404
+
+
+def test_start_on_a_lingering_terminal_spawns_a_fresh_shell(lingering,
+                                                            new_sid):
+    st = lingering
+    c = st.client()
+    sid = new_sid()
+    r = c.start(sid)
+    pid1 = r.json()["pid"]
+    with c.stream(sid) as v:
+        assert c.input(sid, "exit 0\r").status == 200
+        old = v.read_to_end()
+    assert c.terminals()[sid]["running"] is False
+    r = c.start(sid)
+    assert r.status == 200, r
+    assert r.json()["running"] is True and r.json()["pid"] != pid1
+    with c.stream(sid) as v:
+        ev = v.next_event()
+        assert ev.name == "output" and ev.id > old[-1].id
+    c.close_term(sid)
+
+
+def test_close_retires_a_lingering_terminal_at_once(lingering, new_sid):
+    st = lingering
+    c = st.client()
+    sid = new_sid()
+    assert c.start(sid).status == 200
+    with c.stream(sid) as v:
+        assert c.input(sid, "exit 1\r").status == 200
+        v.read_to_end()
+    assert sid in c.terminals()
+    r = c.close_term(sid)
+    assert r.status == 200, r
+    assert sid not in c.terminals()
+    with SSE(st.port, sid) as s:
+        assert s.status == 404
+
+
+def test_killed_shell_reports_minus_the_signal(lingering, new_sid):
+    st = lingering
+    c = st.client()
+    sid = new_sid()
+    r = c.start(sid)
+    pid = r.json()["pid"]
+    with c.stream(sid) as v:
+        assert v.status == 200
+        v.next_event()
+        os.kill(pid, 9)
+        evs = v.read_to_end()
+    assert evs[-1].name == "terminal_closed"
+    assert evs[-1].data == {"exit_code": -9, "reason": "exit"}
+    c.close_term(sid)
+
+
+# -- stuck viewer ------------------------------------------------------------
+
+STALL = 2
+
+
+@pytest.fixture(scope="module")
+def stalling(make_stack):
+    return make_stack("stall", ptyd_args=["--stall-timeout", str(STALL),
+                                          "--ring-size", "65536"])
+
+
+@pytest.mark.deadline(60)
+def test_stuck_viewer_is_cut_off_and_does_not_stall_others(stalling,
+                                                           new_sid):
+    st = stalling
+    c = st.client()
+    sid, other = new_sid("yes"), new_sid("other")
+    assert c.start(sid).status == 200
+    assert c.start(other).status == 200
+    fast = c.stream(sid)
+    stuck = c.stream(sid, rcvbuf=4096)
+    watcher = c.stream(other)
+    try:
+        assert fast.status == stuck.status == watcher.status == 200
+        assert c.input(sid, "yes\r").status == 200
+        # The fast viewer reads for STALL + 4 s while the stuck one reads
+        # nothing.  It may pause while ptyd waits for the stuck one, but
+        # only up to the stall timeout; another terminal never pauses.
+        t_end = time.monotonic() + STALL + 4
+        last_data = time.monotonic()
+        longest = 0.0
+        got = 0
+        probes = 0
+        while time.monotonic() < t_end:
+            n0 = fast.bytes_in
+            try:
+                fast.poll(0.2)
+            except StreamEnded:
+                raise AssertionError("fast viewer's stream ended")
+            fast.events.clear()
+            fast._cursor = 0
+            now = time.monotonic()
+            if fast.bytes_in > n0:
+                longest = max(longest, now - last_data)
+                last_data = now
+                got += fast.bytes_in - n0
+            if probes < 3 and now > t_end - STALL - 3 + probes:
+                cmd, want = marker()
+                t0 = time.monotonic()
+                assert c.input(other, cmd).status == 200
+                read_output_until(watcher, want, timeout=2)
+                assert time.monotonic() - t0 < 1.5
+                probes += 1
+        longest = max(longest, time.monotonic() - last_data)
+        assert longest <= STALL + 1.5, \
+            "fast viewer starved for %.1fs" % longest
+        assert got > 1000000, got
+        # The stuck viewer was cut off: once we read what was buffered
+        # for it, its response simply ends, with no terminal_closed.
+        evs = stuck.read_to_end(timeout=15)
+        assert not any(e.name == "terminal_closed" for e in evs)
+        # The terminal is intact.
+        assert c.input(sid, "\x03").status == 200
+        cmd, want = marker()
+        assert c.input(sid, cmd).status == 200
+        fast.events.clear()
+        fast._cursor = 0
+        read_output_until(fast, want, timeout=10)
+        assert c.terminals()[sid]["running"] is True
+    finally:
+        for s in (fast, stuck, watcher):
+            s.close()
+        c.close_term(sid)
+        c.close_term(other)
+
+
+# -- no leaks ----------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def leakcheck(make_stack):
+    return make_stack("leaks")
+
+
+def settled(pid, fd0):
+    """ptyd holds fd0 fds, no child, and no zombie of its own."""
+    kids = children_of(pid)
+    z = [p for p in zombies() if proc_ppid(p) == pid]
+    n = fd_count(pid)
+    return (n == fd0 and not kids and not z) or None
+
+
+@pytest.mark.slow
+@pytest.mark.deadline(180)
+def test_hundreds_of_terminals_leave_no_fd_child_or_zombie(leakcheck,
+                                                           new_sid):
+    st = leakcheck
+    c = st.client(keepalive=True)
+    pid = st.ptyd_pid()
+    wait_for(lambda: not children_of(pid), 5, what="no child at start")
+    # The baseline once the health request's connection is gone.
+    samples = []
+    for _ in range(5):
+        samples.append(fd_count(pid))
+        time.sleep(0.1)
+    fd0 = min(samples)
+    n = scale(300, 20)
+    try:
+        # Start/close cycles.
+        for i in range(n):
+            sid = new_sid("cyc")
+            r = c.start(sid)
+            assert r.status == 200, r
+            r = c.close_term(sid)
+            assert r.status == 200 and r.json()["closed"] is True, r
+        wait_for(lambda: settled(pid, fd0), 10,
+                 what=lambda: "fds back to %d, no child, no zombie (now %d "
+                 "fds, children %r)" % (fd0, fd_count(pid),
+                                        children_of(pid)))
+        # Shells that exit by themselves (they linger; the cap evicts the
+        # exited ones first).
+        for i in range(n):
+            sid = new_sid("ex")
+            r = c.start(sid)
+            assert r.status == 200, r
+            assert c.input(sid, "exit\r").status == 200
+        wait_for(lambda: settled(pid, fd0), 15,
+                 what=lambda: "fds back to %d, no child, no zombie after "
+                 "exits (now %d fds, children %r)"
+                 % (fd0, fd_count(pid), children_of(pid)))
+        assert not [p for p in zombies() if proc_ppid(p) == pid]
+    finally:
+        c.close()

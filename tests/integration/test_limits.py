@@ -1,0 +1,233 @@
+"""test_limits.py -- limits and refusals that need special stacks: the
+viewer limit (429), the gate behind a trusted proxy (403), ptyd down with
+autostart off (503) and on (started exactly once), the terminal cap with
+its eviction order.
+"""
+
+import os
+import signal
+import threading
+import time
+
+import pytest
+
+from ptyd_http import SSE, marker, read_output_until
+from ptyd_stack import proc_gone, wait_for
+
+
+def environ_home(pid):
+    try:
+        with open("/proc/%d/environ" % pid, "rb") as f:
+            for item in f.read().split(b"\0"):
+                if item.startswith(b"HOME="):
+                    return item[5:].decode()
+    except (FileNotFoundError, ProcessLookupError, PermissionError):
+        return None
+    return None
+
+
+def ptyd_pids_of(st):
+    """Live ptyd daemons of this stack (found by their HOME, which is the
+    stack's own temp home whoever started them)."""
+    out = []
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open("/proc/%s/comm" % d) as f:
+                if f.read().strip() != "ptyd":
+                    continue
+            with open("/proc/%s/stat" % d) as f:
+                if f.read().rpartition(")")[2].split()[0] == "Z":
+                    continue
+        except (FileNotFoundError, ProcessLookupError):
+            continue
+        if environ_home(int(d)) == st.home:
+            out.append(int(d))
+    return out
+
+
+# -- viewer limit and the trusted-proxy gate (one stack) ---------------------
+
+@pytest.fixture(scope="module")
+def limited(make_stack):
+    return make_stack("limited", ptyd_args=["--max-viewers", "2"],
+                      env=["PTYD_TRUST_FORWARDED_FOR=1",
+                           "PTYD_TRUSTED_PROXY_CIDRS=10.0.0.0/8"])
+
+
+def test_stream_beyond_viewer_limit_is_429_before_any_200(limited, term):
+    c = limited.client()
+    sid, _ = term(client=c)
+    a = c.stream(sid)
+    b = c.stream(sid)
+    try:
+        assert a.status == 200 and b.status == 200
+        with c.stream(sid) as third:
+            assert third.status == 429, (third.status, third.body)
+            assert "error" in third.json()
+        # The refused one did not take a slot: still two viewers.
+        assert c.terminals()[sid]["subscribers"] == 2
+        a.close(abort=True)
+        wait_for(lambda: c.terminals()[sid]["subscribers"] == 1, 3,
+                 what="one viewer left")
+        with c.stream(sid) as again:
+            assert again.status == 200
+            cmd, want = marker()
+            assert c.input(sid, cmd).status == 200
+            read_output_until(again, want)
+    finally:
+        a.close()
+        b.close()
+
+
+@pytest.mark.parametrize("xff", [
+    "8.8.8.8",
+    "10.0.0.1, 8.8.8.8",
+    "8.8.8.8, 10.0.0.1",
+    "::ffff:8.8.8.8",
+    "garbage",
+    "192.168.1.5, not-an-ip",
+    "192.168.1.5, ",
+])
+def test_forwarded_public_or_malformed_client_is_denied_by_the_gate(
+        limited, xff):
+    c = limited.client()
+    r = c.get("list", headers={"X-Forwarded-For": xff})
+    assert r.status == 403, r
+    msg = r.json()["error"]
+    # One fixed message for every denial, whatever the endpoint.
+    r2 = c.post("start", {"session_id": "gate-x"},
+                headers={"X-Forwarded-For": xff})
+    assert r2.status == 403 and r2.json()["error"] == msg, r2
+    assert "gate-x" not in c.terminals()
+
+
+@pytest.mark.parametrize("xff", [
+    "192.168.1.5",
+    "192.168.1.5, 10.0.0.1",
+    "::ffff:192.168.1.5",
+    "172.16.3.4",
+])
+def test_forwarded_private_client_through_trusted_proxies_is_allowed(
+        limited, xff):
+    r = limited.client().get("list", headers={"X-Forwarded-For": xff})
+    assert r.status == 200, r
+
+
+def test_gate_is_checked_before_method(limited):
+    c = limited.client()
+    r = c.request("GET", "start", headers={"X-Forwarded-For": "8.8.8.8"})
+    assert r.status == 403, r
+
+
+# -- ptyd down ---------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def no_autostart(make_stack):
+    return make_stack("noauto", fcgi_args=["--no-autostart"])
+
+
+def test_ptyd_down_without_autostart_is_503_with_retry_after(no_autostart):
+    st = no_autostart
+    c = st.client()
+    pid = st.ptyd_pid()
+    os.kill(pid, signal.SIGTERM)
+    wait_for(lambda: proc_gone(pid), 10, what="ptyd exited on SIGTERM")
+    for r in (c.health(), c.list(), c.start("down-1"),
+              c.input("down-1", "x")):
+        assert r.status == 503, r
+        assert r.header("retry-after") is not None, r
+        assert int(r.header("retry-after")) >= 1
+        assert "error" in r.json()
+    with SSE(st.port, "down-1") as s:
+        assert s.status == 503, (s.status, s.body)
+    # Autostart off: nobody brought a daemon back.
+    assert ptyd_pids_of(st) == []
+    assert c.health().status == 503
+
+
+@pytest.fixture(scope="module")
+def autostart(make_stack):
+    return make_stack("auto")
+
+
+def test_autostart_starts_ptyd_exactly_once_under_concurrent_requests(
+        autostart):
+    st = autostart
+    c = st.client()
+    pid = st.ptyd_pid()
+    os.kill(pid, signal.SIGKILL)
+    wait_for(lambda: proc_gone(pid) or None, 5, what="ptyd killed")
+    results = []
+
+    def hit():
+        try:
+            results.append(st.client().health().status)
+        except Exception as e:
+            results.append(repr(e))
+    threads = [threading.Thread(target=hit) for _ in range(16)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(20)
+    assert results.count(200) == 16, results
+    pids = ptyd_pids_of(st)
+    assert len(pids) == 1, pids
+    new = c.health().json()["ptyd"]["pid"]
+    assert new == pids[0] and new != pid
+
+
+# -- the terminal cap --------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def capped(make_stack):
+    return make_stack("capped", ptyd_args=["--max-terminals", "3",
+                                           "--linger", "60"])
+
+
+def test_cap_evicts_exited_first_then_least_recently_active(capped,
+                                                            new_sid):
+    st = capped
+    c = st.client()
+    a, b, d, e, f = (new_sid(x) for x in "abdef")
+    pids = {}
+    for sid in (a, b, d):
+        r = c.start(sid)
+        assert r.status == 200, r
+        pids[sid] = r.json()["pid"]
+        time.sleep(0.05)    # distinct last_activity stamps
+    try:
+        # a becomes the most recently active; b is now the oldest.
+        with c.stream(a) as va:
+            cmd, want = marker()
+            assert c.input(a, cmd).status == 200
+            read_output_until(va, want)
+        with c.stream(b) as vb:
+            vb.next_event()
+            r = c.start(e)
+            assert r.status == 200, r
+            pids[e] = r.json()["pid"]
+            evs = vb.read_to_end(timeout=10)
+        assert evs[-1].name == "terminal_closed", evs[-3:]
+        assert evs[-1].data["reason"] == "evicted"
+        assert set(c.terminals()) == {a, d, e}
+        wait_for(lambda: proc_gone(pids[b]), 4, what="evicted shell gone")
+        wait_for(lambda: (st.db_terminal(b) or {}).get("state") == "evicted",
+                 3, what="mirror shows b evicted")
+        # d exits and lingers; the next new id evicts it, not a (which is
+        # now the least recently active running one).
+        with c.stream(d) as vd:
+            assert c.input(d, "exit 4\r").status == 200
+            vd.read_to_end(timeout=10)
+        assert c.terminals()[d]["running"] is False
+        r = c.start(f)
+        assert r.status == 200, r
+        assert set(c.terminals()) == {a, e, f}
+        # Restarting or reusing an existing id at the cap evicts nothing.
+        assert c.start(a, restart=True).status == 200
+        assert c.start(e).status == 200
+        assert set(c.terminals()) == {a, e, f}
+    finally:
+        for sid in (a, b, d, e, f):
+            c.close_term(sid)

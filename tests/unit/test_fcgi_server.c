@@ -1,0 +1,476 @@
+/*
+ * test_fcgi_server.c -- ptyd.fcgi as a FastCGI server, driven by a small
+ * FastCGI client written here (no web server in between), so each property
+ * of the worker model is pinned on its own:
+ *
+ * - the server closes the connection right after FCGI_END_REQUEST, without
+ *   libfcgi's OS_Close wait for the peer to close first (a worker that
+ *   waits there is a worker that serves nobody for up to 2 s);
+ * - an open output stream does not keep a POST waiting, even with two
+ *   threads;
+ * - closing the stream's connection detaches the viewer within a second;
+ * - SIGTERM ends the server within about two seconds with a stream open and
+ *   a connection that never sent its request;
+ * - every worker process runs with RLIMIT_NOFILE at most 1024.
+ */
+#include <criterion/criterion.h>
+
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef FCGI_BIN
+#error FCGI_BIN must name the built ptyd.fcgi
+#endif
+#ifndef PTYD_BIN
+#error PTYD_BIN must name the built ptyd
+#endif
+
+static char	dir[128], fsock[200], psock[200];
+static pid_t	server = -1, ptyd = -1;
+
+static int64_t
+now_ms(void)
+{
+	struct timespec	ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ((int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
+}
+
+static int
+dial(const char *path)
+{
+	struct sockaddr_un	sun;
+	int			fd;
+
+	memset(&sun, 0, sizeof(sun));
+	sun.sun_family = AF_UNIX;
+	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd == -1)
+		return (-1);
+	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) == -1) {
+		close(fd);
+		return (-1);
+	}
+	return (fd);
+}
+
+static void
+wait_socket(const char *path)
+{
+	int64_t	deadline = now_ms() + 10000;
+	int	fd;
+
+	while ((fd = dial(path)) == -1) {
+		cr_assert_lt(now_ms(), deadline, "%s never answered", path);
+		poll(NULL, 0, 10);
+	}
+	close(fd);
+}
+
+/* ---- a minimal FastCGI client ---- */
+
+static void
+put_record(int fd, int type, const void *data, size_t len)
+{
+	uint8_t	h[8];
+
+	h[0] = 1;
+	h[1] = (uint8_t)type;
+	h[2] = 0;
+	h[3] = 1;		/* request id 1 */
+	h[4] = (uint8_t)(len >> 8);
+	h[5] = (uint8_t)len;
+	h[6] = 0;
+	h[7] = 0;
+	cr_assert_eq(write(fd, h, 8), 8);
+	if (len > 0)
+		cr_assert_eq(write(fd, data, len), (ssize_t)len);
+}
+
+static size_t
+put_pair(uint8_t *p, const char *kv)
+{
+	size_t	nl = strcspn(kv, "="), vl = strlen(kv + nl + 1);
+
+	p[0] = (uint8_t)nl;
+	p[1] = (uint8_t)vl;
+	memcpy(p + 2, kv, nl);
+	memcpy(p + 2 + nl, kv + nl + 1, vl);
+	return (2 + nl + vl);
+}
+
+/* Send a whole request: params (NULL-terminated "K=V"), then body. */
+static int
+fcgi_request(const char *const *params, const char *body)
+{
+	static const uint8_t	begin[8] = { 0, 1, 0, 0, 0, 0, 0, 0 };
+	uint8_t			buf[8192];
+	size_t			n = 0;
+	int			fd, i;
+
+	cr_assert_neq(fd = dial(fsock), -1);
+	put_record(fd, 1, begin, sizeof(begin));	/* BEGIN_REQUEST */
+	for (i = 0; params[i] != NULL; i++)
+		n += put_pair(buf + n, params[i]);
+	put_record(fd, 4, buf, n);			/* PARAMS */
+	put_record(fd, 4, NULL, 0);
+	if (body != NULL && body[0] != '\0')
+		put_record(fd, 5, body, strlen(body));	/* STDIN */
+	put_record(fd, 5, NULL, 0);
+	return (fd);
+}
+
+struct reply {
+	char	out[65536];
+	size_t	len;
+	int	ended;		/* FCGI_END_REQUEST seen */
+	int64_t	ended_at;
+	int	eof;
+	int64_t	eof_at;
+};
+
+/* Read records until END_REQUEST, EOF, needle in stdout, or deadline. */
+static void
+fcgi_read(int fd, struct reply *r, const char *needle, int64_t deadline)
+{
+	static uint8_t	buf[1 << 17];
+	static size_t	have;
+	struct pollfd	pfd = { fd, POLLIN, 0 };
+	ssize_t		n;
+	size_t		clen, plen;
+
+	if (r->len == 0)
+		have = 0;
+	for (;;) {
+		while (have >= 8) {
+			clen = (size_t)buf[4] << 8 | buf[5];
+			plen = buf[6];
+			if (have < 8 + clen + plen)
+				break;
+			if (buf[1] == 6 && r->len + clen < sizeof(r->out)) {
+				memcpy(r->out + r->len, buf + 8, clen);
+				r->len += clen;
+				r->out[r->len] = '\0';
+			} else if (buf[1] == 3) {
+				r->ended = 1;
+				r->ended_at = now_ms();
+			}
+			memmove(buf, buf + 8 + clen + plen,
+			    have - 8 - clen - plen);
+			have -= 8 + clen + plen;
+		}
+		if (r->ended || r->eof ||
+		    (needle != NULL && strstr(r->out, needle) != NULL))
+			return;
+		if (poll(&pfd, 1, (int)(deadline - now_ms())) != 1)
+			return;
+		n = read(fd, buf + have, sizeof(buf) - have);
+		if (n <= 0) {
+			r->eof = 1;
+			r->eof_at = now_ms();
+			return;
+		}
+		have += (size_t)n;
+	}
+}
+
+static int
+status(const struct reply *r)
+{
+	return (strncmp(r->out, "Status: ", 8) == 0 ? atoi(r->out + 8) : 0);
+}
+
+#define BASE	"REMOTE_ADDR=127.0.0.1", "HTTP_HOST=localhost:8080", \
+		"REQUEST_SCHEME=http"
+
+/* ---- fixtures ---- */
+
+static void
+start_server(const char *threads, const char *procs)
+{
+	server = fork();
+	cr_assert_neq(server, -1);
+	if (server == 0) {
+		execl(FCGI_BIN, "ptyd.fcgi", "--listen", fsock,
+		    "--ptyd-socket", psock, "--no-autostart", "--heartbeat",
+		    "0.5", "--max-threads", threads, "--processes", procs,
+		    (char *)NULL);
+		_exit(127);
+	}
+	wait_socket(fsock);
+}
+
+static int
+have_ptyd(void)
+{
+	return (access(PTYD_BIN, X_OK) == 0);
+}
+
+static void
+start_ptyd(void)
+{
+	char	run[200], db[200];
+
+	snprintf(run, sizeof(run), "%s/run", dir);
+	snprintf(db, sizeof(db), "%s/ptyd.db", dir);
+	cr_assert_eq(mkdir(run, 0700), 0);
+	ptyd = fork();
+	cr_assert_neq(ptyd, -1);
+	if (ptyd == 0) {
+		setenv("HOME", dir, 1);
+		execl(PTYD_BIN, "ptyd", "-f", "--socket", psock, "--db", db,
+		    "--shell", "/bin/sh", (char *)NULL);
+		_exit(127);
+	}
+	wait_socket(psock);
+}
+
+static void
+stop(pid_t *pid)
+{
+	int64_t	deadline = now_ms() + 5000;
+
+	if (*pid <= 0)
+		return;
+	kill(*pid, SIGTERM);
+	while (waitpid(*pid, NULL, WNOHANG) == 0 && now_ms() < deadline)
+		poll(NULL, 0, 10);
+	if (waitpid(*pid, NULL, WNOHANG) == 0) {
+		kill(*pid, SIGKILL);
+		waitpid(*pid, NULL, 0);
+	}
+	*pid = -1;
+}
+
+static void
+setup(void)
+{
+	snprintf(dir, sizeof(dir), "/tmp/ptyd-fcgi-test.XXXXXX");
+	cr_assert_not_null(mkdtemp(dir));
+	snprintf(fsock, sizeof(fsock), "%s/fcgi.sock", dir);
+	snprintf(psock, sizeof(psock), "%s/run/ptyd.sock", dir);
+}
+
+static void
+teardown(void)
+{
+	char	cmd[256];
+
+	stop(&server);
+	stop(&ptyd);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "could not remove %s\n", dir);
+}
+
+TestSuite(server, .init = setup, .fini = teardown, .timeout = 60);
+
+Test(server, closes_right_after_end_request_without_linger)
+{
+	static const char *const	p[] = { BASE, "REQUEST_METHOD=GET",
+	    "DOCUMENT_URI=/api/terminal/health", NULL };
+	static struct reply		r;
+	int				fd;
+
+	start_server("4", "1");
+	fd = fcgi_request(p, NULL);
+	memset(&r, 0, sizeof(r));
+	fcgi_read(fd, &r, NULL, now_ms() + 10000);
+	cr_assert(r.ended, "END_REQUEST");
+	cr_expect_eq(status(&r), 503, "%s", r.out);
+	/* We never close our side: a lingering server would wait for us. */
+	r.ended = 0;
+	fcgi_read(fd, &r, NULL, now_ms() + 3000);
+	cr_assert(r.eof, "the server closed the connection");
+	cr_expect_lt(r.eof_at - r.ended_at, 500, "closed %lld ms after "
+	    "END_REQUEST", (long long)(r.eof_at - r.ended_at));
+	close(fd);
+}
+
+/*
+ * Count the server's children whose soft RLIMIT_NOFILE is set (at most
+ * 1024); one above 1024 is still starting, one at 0 or unreadable is a bug.
+ */
+static int
+count_limited_workers(void)
+{
+	char		 path[300], line[256];
+	FILE		*f;
+	DIR		*d;
+	struct dirent	*e;
+	int		 kids = 0, ppid;
+	long		 soft;
+
+	cr_assert_not_null(d = opendir("/proc"));
+	while ((e = readdir(d)) != NULL) {
+		if (e->d_name[0] < '0' || e->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/stat", e->d_name);
+		if ((f = fopen(path, "r")) == NULL)
+			continue;
+		ppid = 0;
+		if (fscanf(f, "%*d (%*[^)]) %*c %d", &ppid) != 1)
+			ppid = 0;
+		fclose(f);
+		if (ppid != server)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/limits", e->d_name);
+		if ((f = fopen(path, "r")) == NULL)
+			continue;
+		soft = -1;
+		while (fgets(line, sizeof(line), f) != NULL)
+			if (strncmp(line, "Max open files", 14) == 0)
+				soft = strtol(line + 26, NULL, 10);
+		fclose(f);
+		if (soft > 1024)
+			continue;
+		cr_expect(soft > 0, "worker %s: %ld", e->d_name, soft);
+		kids++;
+	}
+	closedir(d);
+	return (kids);
+}
+
+Test(server, workers_keep_descriptors_below_1024)
+{
+	int64_t	deadline;
+	int	kids = 0;
+
+	start_server("4", "3");
+	/* The workers may still be forking. */
+	deadline = now_ms() + 5000;
+	while ((kids = count_limited_workers()) < 3 && now_ms() < deadline)
+		poll(NULL, 0, 20);
+	cr_expect_eq(kids, 3, "three worker processes limited to 1024");
+}
+
+Test(server, stream_never_blocks_a_post_and_detaches_on_close)
+{
+	static const char *const	start[] = { BASE,
+	    "REQUEST_METHOD=POST", "DOCUMENT_URI=/api/terminal/start",
+	    "CONTENT_TYPE=application/json", "CONTENT_LENGTH=22", NULL };
+	static const char *const	out[] = { BASE, "REQUEST_METHOD=GET",
+	    "DOCUMENT_URI=/api/terminal/output",
+	    "QUERY_STRING=session_id=srv1", NULL };
+	static const char *const	input[] = { BASE,
+	    "REQUEST_METHOD=POST", "DOCUMENT_URI=/api/terminal/input",
+	    "CONTENT_TYPE=application/json", NULL };
+	static const char *const	list[] = { BASE, "REQUEST_METHOD=GET",
+	    "DOCUMENT_URI=/api/terminal/list", NULL };
+	static struct reply		r, s;
+	int				fd, sfd;
+	int64_t				t0;
+
+	if (!have_ptyd())
+		cr_skip_test("ptyd is not built");
+	start_ptyd();
+	/* Two threads: one for the stream, one left for everything else. */
+	start_server("2", "1");
+
+	fd = fcgi_request(start, "{\"session_id\": \"srv1\"}");
+	memset(&r, 0, sizeof(r));
+	fcgi_read(fd, &r, NULL, now_ms() + 10000);
+	close(fd);
+	cr_assert_eq(status(&r), 200, "%s", r.out);
+
+	sfd = fcgi_request(out, NULL);
+	memset(&s, 0, sizeof(s));
+	fcgi_read(sfd, &s, "Status: 200", now_ms() + 10000);
+	cr_assert_eq(status(&s), 200);
+
+	fd = fcgi_request(input, "{\"session_id\": \"srv1\", \"data\": "
+	    "\"echo via-$((2+3))\\n\"}");
+	memset(&r, 0, sizeof(r));
+	fcgi_read(fd, &r, NULL, now_ms() + 5000);
+	close(fd);
+	cr_assert_eq(status(&r), 200, "the POST was answered: %s", r.out);
+	fcgi_read(sfd, &s, "via-5", now_ms() + 10000);
+	cr_expect(strstr(s.out, "via-5") != NULL);
+	fcgi_read(sfd, &s, ": heartbeat\n\n", now_ms() + 3000);
+	cr_expect(strstr(s.out, ": heartbeat\n\n") != NULL, "heartbeat");
+
+	fd = fcgi_request(list, NULL);
+	memset(&r, 0, sizeof(r));
+	fcgi_read(fd, &r, NULL, now_ms() + 5000);
+	close(fd);
+	cr_expect(strstr(r.out, "\"subscribers\": 1") != NULL, "%s", r.out);
+
+	/* The web server closes the connection (its client aborted). */
+	close(sfd);
+	t0 = now_ms();
+	for (;;) {
+		fd = fcgi_request(list, NULL);
+		memset(&r, 0, sizeof(r));
+		fcgi_read(fd, &r, NULL, now_ms() + 5000);
+		close(fd);
+		if (strstr(r.out, "\"subscribers\": 0") != NULL)
+			break;
+		cr_assert_lt(now_ms() - t0, 1000, "still attached: %s", r.out);
+		poll(NULL, 0, 20);
+	}
+	cr_expect(strstr(r.out, "\"unwatched_since\": null") == NULL,
+	    "unwatched again");
+}
+
+Test(server, sigterm_ends_it_with_a_stream_and_a_silent_connection_open)
+{
+	static const char *const	start[] = { BASE,
+	    "REQUEST_METHOD=POST", "DOCUMENT_URI=/api/terminal/start",
+	    "CONTENT_TYPE=application/json", NULL };
+	static const char *const	out[] = { BASE, "REQUEST_METHOD=GET",
+	    "DOCUMENT_URI=/api/terminal/output",
+	    "QUERY_STRING=session_id=srv2", NULL };
+	static struct reply		r, s;
+	int				fd, sfd, silent, st;
+	int64_t				t0;
+
+	if (!have_ptyd())
+		cr_skip_test("ptyd is not built");
+	start_ptyd();
+	start_server("8", "2");
+	fd = fcgi_request(start, "{\"session_id\": \"srv2\"}");
+	memset(&r, 0, sizeof(r));
+	fcgi_read(fd, &r, NULL, now_ms() + 10000);
+	close(fd);
+	cr_assert_eq(status(&r), 200, "%s", r.out);
+	sfd = fcgi_request(out, NULL);
+	memset(&s, 0, sizeof(s));
+	fcgi_read(sfd, &s, "Status: 200", now_ms() + 10000);
+	cr_assert_eq(status(&s), 200);
+	/* Connected, never sends: a thread sits in FCGX_Accept_r. */
+	cr_assert_neq(silent = dial(fsock), -1);
+	poll(NULL, 0, 100);
+
+	t0 = now_ms();
+	kill(server, SIGTERM);
+	while (waitpid(server, &st, WNOHANG) == 0) {
+		cr_assert_lt(now_ms() - t0, 3000, "still running");
+		poll(NULL, 0, 10);
+	}
+	server = -1;
+	cr_expect(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	cr_expect_lt(now_ms() - t0, 2600, "ended in %lld ms",
+	    (long long)(now_ms() - t0));
+	/* The stream ended properly, and the socket file is gone. */
+	fcgi_read(sfd, &s, NULL, now_ms() + 1000);
+	cr_expect(s.ended || s.eof);
+	cr_expect_eq(access(fsock, F_OK), -1, "socket removed");
+	close(sfd);
+	close(silent);
+}

@@ -1,0 +1,392 @@
+/*
+ * test_gate.c -- the security gate of DESIGN section 6 as a truth table,
+ * plus CSRF and the Host allowlist.  Each row is one request; a row that
+ * allows what it should deny is a hole, so every branch of gate_check has
+ * rows on both sides.
+ */
+#include <criterion/criterion.h>
+
+#include <string.h>
+
+#include "gate.h"
+
+struct row {
+	const char		*name;
+	/* configuration */
+	const char		*allow_remote;
+	const char		*trust;
+	const char		*cidrs;
+	/* request */
+	const char		*user;
+	const char		*addr;
+	const char		*xff;
+	const char		*real_ip;
+	/* expected */
+	enum gate_verdict	 want;
+	const char		*client;	/* NULL: not checked */
+};
+
+#define A	GATE_ALLOW_LOCAL
+#define D	GATE_DENY_PUBLIC
+
+static const struct row rows[] = {
+	/* identity and configuration */
+	{ "user allows any peer", NULL, NULL, NULL, "alice", "8.8.8.8", NULL,
+	    NULL, GATE_ALLOW_USER, "8.8.8.8" },
+	{ "user allows with hostile xff", NULL, NULL, NULL, "alice",
+	    "8.8.8.8", "garbage", "x", GATE_ALLOW_USER, NULL },
+	{ "user allows without peer", NULL, NULL, NULL, "alice", NULL, NULL,
+	    NULL, GATE_ALLOW_USER, "" },
+	{ "empty user is no user", NULL, NULL, NULL, "", "8.8.8.8", NULL,
+	    NULL, D, NULL },
+	{ "allow_remote allows public", "1", NULL, NULL, NULL, "8.8.8.8",
+	    NULL, NULL, GATE_ALLOW_REMOTE, NULL },
+	{ "allow_remote needs exactly 1", "yes", NULL, NULL, NULL, "8.8.8.8",
+	    NULL, NULL, D, NULL },
+	{ "allow_remote=0", "0", NULL, NULL, NULL, "8.8.8.8", NULL, NULL, D,
+	    NULL },
+
+	/* the raw peer alone */
+	{ "no peer denied", NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+	    GATE_DENY_NO_PEER, "" },
+	{ "unix peer denied", NULL, NULL, NULL, NULL, "unix:", NULL, NULL,
+	    GATE_DENY_NO_PEER, NULL },
+	{ "garbage peer denied", NULL, NULL, NULL, NULL, "1.2.3", NULL, NULL,
+	    GATE_DENY_NO_PEER, NULL },
+	{ "loopback v4", NULL, NULL, NULL, NULL, "127.0.0.1", NULL, NULL, A,
+	    "127.0.0.1" },
+	{ "loopback 127/8", NULL, NULL, NULL, NULL, "127.8.9.10", NULL, NULL,
+	    A, NULL },
+	{ "loopback v6", NULL, NULL, NULL, NULL, "::1", NULL, NULL, A,
+	    "::1" },
+	{ "mapped loopback", NULL, NULL, NULL, NULL, "::ffff:127.0.0.1",
+	    NULL, NULL, A, "127.0.0.1" },
+	{ "10/8", NULL, NULL, NULL, NULL, "10.1.2.3", NULL, NULL, A, NULL },
+	{ "172.16/12 low", NULL, NULL, NULL, NULL, "172.16.0.1", NULL, NULL,
+	    A, NULL },
+	{ "172.16/12 high", NULL, NULL, NULL, NULL, "172.31.255.255", NULL,
+	    NULL, A, NULL },
+	{ "172.32 is public", NULL, NULL, NULL, NULL, "172.32.0.1", NULL,
+	    NULL, D, NULL },
+	{ "172.15 is public", NULL, NULL, NULL, NULL, "172.15.255.255", NULL,
+	    NULL, D, NULL },
+	{ "192.168/16", NULL, NULL, NULL, NULL, "192.168.7.7", NULL, NULL, A,
+	    NULL },
+	{ "192.169 is public", NULL, NULL, NULL, NULL, "192.169.0.1", NULL,
+	    NULL, D, NULL },
+	{ "169.254/16", NULL, NULL, NULL, NULL, "169.254.1.1", NULL, NULL, A,
+	    NULL },
+	{ "100.64/10 is not private", NULL, NULL, NULL, NULL, "100.64.0.1",
+	    NULL, NULL, D, NULL },
+	{ "100.127 is not private", NULL, NULL, NULL, NULL, "100.127.1.1",
+	    NULL, NULL, D, NULL },
+	{ "fc00::/7 (fd)", NULL, NULL, NULL, NULL, "fd12::1", NULL, NULL, A,
+	    NULL },
+	{ "fc00::/7 (fc)", NULL, NULL, NULL, NULL, "fc00::5", NULL, NULL, A,
+	    NULL },
+	{ "fe80::/10", NULL, NULL, NULL, NULL, "fe80::1", NULL, NULL, A,
+	    NULL },
+	{ "febf is fe80::/10", NULL, NULL, NULL, NULL, "febf::1", NULL, NULL,
+	    A, NULL },
+	{ "fec0 is public", NULL, NULL, NULL, NULL, "fec0::1", NULL, NULL, D,
+	    NULL },
+	{ "global v6 public", NULL, NULL, NULL, NULL, "2001:db8::1", NULL,
+	    NULL, D, NULL },
+	{ "mapped private", NULL, NULL, NULL, NULL, "::ffff:10.0.0.1", NULL,
+	    NULL, A, "10.0.0.1" },
+	{ "mapped public", NULL, NULL, NULL, NULL, "::ffff:8.8.8.8", NULL,
+	    NULL, D, "8.8.8.8" },
+	{ "public v4", NULL, NULL, NULL, NULL, "8.8.8.8", NULL, NULL, D,
+	    NULL },
+	{ "0.0.0.0 public", NULL, NULL, NULL, NULL, "0.0.0.0", NULL, NULL, D,
+	    NULL },
+
+	/* forwarded headers without trust */
+	{ "loopback peer with xff still local", NULL, NULL, NULL, NULL,
+	    "127.0.0.1", "8.8.8.8", NULL, A, "127.0.0.1" },
+	{ "private peer with xff denied", NULL, NULL, NULL, NULL, "10.0.0.2",
+	    "10.0.0.3", NULL, GATE_DENY_FORWARDED, NULL },
+	{ "private peer with x-real-ip denied", NULL, NULL, NULL, NULL,
+	    "10.0.0.2", NULL, "10.0.0.3", GATE_DENY_FORWARDED, NULL },
+	{ "private peer with empty xff denied", NULL, NULL, NULL, NULL,
+	    "192.168.1.1", "", NULL, GATE_DENY_FORWARDED, NULL },
+	{ "trust without trusted peer: xff denied", NULL, "1", NULL, NULL,
+	    "10.0.0.2", "10.0.0.3", NULL, GATE_DENY_FORWARDED, NULL },
+	{ "trust needs exactly 1", NULL, "true", NULL, NULL, "127.0.0.1",
+	    "8.8.8.8", NULL, A, "127.0.0.1" },
+
+	/* trusted proxy: walk X-Forwarded-For */
+	{ "trusted loopback, public client", NULL, "1", NULL, NULL,
+	    "127.0.0.1", "8.8.8.8", NULL, D, "8.8.8.8" },
+	{ "trusted loopback, private client", NULL, "1", NULL, NULL,
+	    "127.0.0.1", "192.168.1.5", NULL, A, "192.168.1.5" },
+	{ "trusted, no header: peer", NULL, "1", NULL, NULL, "127.0.0.1",
+	    NULL, NULL, A, "127.0.0.1" },
+	{ "rightmost untrusted wins", NULL, "1", NULL, NULL, "127.0.0.1",
+	    "10.0.0.9, 8.8.8.8", NULL, D, "8.8.8.8" },
+	{ "spoofed left hop ignored", NULL, "1", NULL, NULL, "127.0.0.1",
+	    "8.8.8.8, 10.0.0.9", NULL, A, "10.0.0.9" },
+	{ "trusted hops skipped", NULL, "1", "203.0.113.0/24", NULL,
+	    "127.0.0.1", "8.8.8.8, 203.0.113.7, 127.0.0.1", NULL, D,
+	    "8.8.8.8" },
+	{ "trusted hops skipped to private", NULL, "1", "203.0.113.0/24",
+	    NULL, "203.0.113.1", "192.168.0.4,203.0.113.7", NULL, A,
+	    "192.168.0.4" },
+	{ "all hops trusted: leftmost", NULL, "1", NULL, NULL, "127.0.0.1",
+	    "127.0.0.2, ::1", NULL, A, "127.0.0.2" },
+	{ "cidr peer trusted", NULL, "1", "198.51.100.0/24", NULL,
+	    "198.51.100.20", "10.1.1.1", NULL, A, "10.1.1.1" },
+	{ "cidr peer, public client", NULL, "1", "198.51.100.0/24", NULL,
+	    "198.51.100.20", "8.8.4.4", NULL, D, NULL },
+	{ "peer outside cidr not trusted", NULL, "1", "198.51.100.0/24",
+	    NULL, "198.51.101.20", "10.1.1.1", NULL, GATE_DENY_FORWARDED,
+	    NULL },
+	{ "v6 cidr", NULL, "1", "2001:db8::/32", NULL, "2001:db8::5",
+	    "fd00::7", NULL, A, "fd00::7" },
+	{ "mapped peer matches v4 cidr", NULL, "1", "198.51.100.0/24", NULL,
+	    "::ffff:198.51.100.3", "10.0.0.1", NULL, A, NULL },
+	{ "mapped hop normalised", NULL, "1", NULL, NULL, "127.0.0.1",
+	    "::ffff:8.8.8.8", NULL, D, "8.8.8.8" },
+	{ "bracketed v6 hop", NULL, "1", NULL, NULL, "::1", "[fd00::1]",
+	    NULL, A, "fd00::1" },
+	{ "blank hop denies", NULL, "1", NULL, NULL, "127.0.0.1",
+	    "10.0.0.1, , 10.0.0.2", NULL, GATE_DENY_BAD_HOP, NULL },
+	{ "empty header denies", NULL, "1", NULL, NULL, "127.0.0.1", "",
+	    NULL, GATE_DENY_BAD_HOP, NULL },
+	{ "trailing comma denies", NULL, "1", NULL, NULL, "127.0.0.1",
+	    "10.0.0.1,", NULL, GATE_DENY_BAD_HOP, NULL },
+	{ "hostname hop denies", NULL, "1", NULL, NULL, "127.0.0.1",
+	    "localhost", NULL, GATE_DENY_BAD_HOP, NULL },
+	{ "bad hop left of the client denies too", NULL, "1", NULL, NULL,
+	    "127.0.0.1", "unknown, 10.0.0.1", NULL, GATE_DENY_BAD_HOP, NULL },
+	{ "bad hop right of client denies", NULL, "1", NULL, NULL,
+	    "127.0.0.1", "10.0.0.1, unknown", NULL, GATE_DENY_BAD_HOP, NULL },
+	{ "hop with port denies", NULL, "1", NULL, NULL, "127.0.0.1",
+	    "10.0.0.1:5555", NULL, GATE_DENY_BAD_HOP, NULL },
+	{ "hop with zone denies", NULL, "1", NULL, NULL, "127.0.0.1",
+	    "fe80::1%eth0", NULL, GATE_DENY_BAD_HOP, NULL },
+	{ "garbage hop denies", NULL, "1", NULL, NULL, "127.0.0.1",
+	    "10.0.0.1 10.0.0.2", NULL, GATE_DENY_BAD_HOP, NULL },
+	{ "tabs trimmed", NULL, "1", NULL, NULL, "127.0.0.1",
+	    "\t10.0.0.1\t", NULL, A, "10.0.0.1" },
+	{ "x-real-ip used when trusted", NULL, "1", NULL, NULL, "127.0.0.1",
+	    NULL, "10.2.3.4", A, "10.2.3.4" },
+	{ "x-real-ip public denied", NULL, "1", NULL, NULL, "127.0.0.1",
+	    NULL, "8.8.8.8", D, "8.8.8.8" },
+	{ "x-real-ip malformed denied", NULL, "1", NULL, NULL, "127.0.0.1",
+	    NULL, "nope", GATE_DENY_BAD_HOP, NULL },
+	{ "xff preferred over x-real-ip", NULL, "1", NULL, NULL, "127.0.0.1",
+	    "8.8.8.8", "10.0.0.1", D, "8.8.8.8" },
+	{ "100.64 client via proxy denied", NULL, "1", NULL, NULL,
+	    "127.0.0.1", "100.100.100.100", NULL, D, NULL },
+};
+
+Test(gate, truth_table)
+{
+	struct gate_conf	 conf;
+	struct gate_req		 r;
+	const char		*cause;
+	char			 client[64];
+	enum gate_verdict	 v;
+	size_t			 i;
+
+	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		const struct row *w = &rows[i];
+
+		cr_assert_eq(gate_conf_load(&conf, w->allow_remote, w->trust,
+		    w->cidrs, NULL, &cause), 0, "%s: conf", w->name);
+		r.remote_user = w->user;
+		r.remote_addr = w->addr;
+		r.forwarded_for = w->xff;
+		r.real_ip = w->real_ip;
+		v = gate_check(&conf, &r, client, sizeof(client));
+		cr_expect_eq(v, w->want, "%s: got %d, want %d", w->name, v,
+		    w->want);
+		cr_expect_eq(gate_allowed(v), gate_allowed(w->want), "%s",
+		    w->name);
+		if (w->client != NULL)
+			cr_expect_str_eq(client, w->client, "%s: client %s",
+			    w->name, client);
+		gate_conf_free(&conf);
+	}
+}
+
+Test(gate, bad_cidr_list_is_refused_at_start)
+{
+	struct gate_conf	 conf;
+	const char		*cause = NULL;
+
+	cr_expect_eq(gate_conf_load(&conf, NULL, "1", "10.0.0.0/33", NULL,
+	    &cause), -1);
+	cr_expect_not_null(cause);
+	cr_expect_eq(gate_conf_load(&conf, NULL, "1", "bogus", NULL, &cause),
+	    -1);
+	cr_expect_eq(gate_conf_load(&conf, NULL, "1", "::/129", NULL, &cause),
+	    -1);
+	cr_expect_eq(gate_conf_load(&conf, NULL, NULL, NULL, "a:b:c", &cause),
+	    -1);
+	cr_assert_eq(gate_conf_load(&conf, NULL, "1",
+	    " 10.0.0.0/8 , fd00::/8,192.0.2.1", NULL, &cause), 0);
+	cr_expect_eq(conf.nproxies, 3);
+	gate_conf_free(&conf);
+}
+
+Test(gate, cidr_host_bits_and_prefix_zero)
+{
+	struct gate_cidr	c;
+	struct gate_ip		ip;
+
+	cr_assert_eq(gate_cidr_parse("10.1.2.3/8", &c), 0);
+	cr_assert_eq(gate_ip_parse("10.200.0.1", &ip), 0);
+	cr_expect(gate_ip_in(&ip, &c));
+	cr_assert_eq(gate_cidr_parse("0.0.0.0/0", &c), 0);
+	cr_assert_eq(gate_ip_parse("8.8.8.8", &ip), 0);
+	cr_expect(gate_ip_in(&ip, &c));
+	/* An IPv4 /0 does not swallow IPv6. */
+	cr_assert_eq(gate_ip_parse("2001:db8::1", &ip), 0);
+	cr_expect(!gate_ip_in(&ip, &c));
+	cr_assert_eq(gate_cidr_parse("192.0.2.9", &c), 0);
+	cr_assert_eq(gate_ip_parse("192.0.2.9", &ip), 0);
+	cr_expect(gate_ip_in(&ip, &c));
+	cr_assert_eq(gate_ip_parse("192.0.2.10", &ip), 0);
+	cr_expect(!gate_ip_in(&ip, &c));
+}
+
+static struct gate_http
+http(const char *host, const char *origin, const char *site)
+{
+	struct gate_http	h;
+
+	memset(&h, 0, sizeof(h));
+	h.host = host;
+	h.origin = origin;
+	h.fetch_site = site;
+	return (h);
+}
+
+Test(csrf, origin_must_be_own_origin)
+{
+	struct gate_http	h;
+
+	h = http("127.0.0.1:8080", NULL, NULL);
+	cr_expect(gate_csrf_ok(&h), "no Origin is fine");
+	h = http("127.0.0.1:8080", "http://127.0.0.1:8080", NULL);
+	cr_expect(gate_csrf_ok(&h));
+	h = http("LOCALHOST:8080", "http://localhost:8080", NULL);
+	cr_expect(gate_csrf_ok(&h), "host case-insensitive");
+	h = http("127.0.0.1:8080", "http://127.0.0.1:8081", NULL);
+	cr_expect(!gate_csrf_ok(&h), "other port");
+	h = http("127.0.0.1:8080", "http://evil.example:8080", NULL);
+	cr_expect(!gate_csrf_ok(&h), "other host");
+	h = http("127.0.0.1:8080", "https://127.0.0.1:8080", NULL);
+	cr_expect(!gate_csrf_ok(&h), "other scheme");
+	h = http("127.0.0.1:8080", "null", NULL);
+	cr_expect(!gate_csrf_ok(&h), "null origin");
+	h = http("127.0.0.1:8080", "", NULL);
+	cr_expect(!gate_csrf_ok(&h), "empty origin");
+	h = http("127.0.0.1:8080", "http://127.0.0.1:8080/path", NULL);
+	cr_expect(!gate_csrf_ok(&h), "origin with a path");
+	h = http("127.0.0.1:8080", "http://user@127.0.0.1:8080", NULL);
+	cr_expect(!gate_csrf_ok(&h), "origin with userinfo");
+	h = http("127.0.0.1:8080", "ftp://127.0.0.1:8080", NULL);
+	cr_expect(!gate_csrf_ok(&h));
+}
+
+Test(csrf, default_ports_are_normalised)
+{
+	struct gate_http	h;
+
+	h = http("example.com", "http://example.com:80", NULL);
+	cr_expect(gate_csrf_ok(&h));
+	h = http("example.com:80", "http://example.com", NULL);
+	cr_expect(gate_csrf_ok(&h));
+	h = http("example.com", "http://example.com:8080", NULL);
+	cr_expect(!gate_csrf_ok(&h));
+	h = http("example.com", "https://example.com", NULL);
+	h.scheme = "https";
+	cr_expect(gate_csrf_ok(&h));
+	h = http("example.com:443", "https://example.com", NULL);
+	h.https = "on";
+	cr_expect(gate_csrf_ok(&h), "HTTPS=on gives https");
+	h = http("example.com", "https://example.com:443", NULL);
+	cr_expect(!gate_csrf_ok(&h), "plain http request, https origin");
+	h = http("[::1]:8080", "http://[::1]:8080", NULL);
+	cr_expect(gate_csrf_ok(&h));
+	h = http(NULL, "http://srv:81", NULL);
+	h.server_name = "srv";
+	h.server_port = "81";
+	cr_expect(gate_csrf_ok(&h), "no Host: SERVER_NAME and SERVER_PORT");
+}
+
+Test(csrf, sec_fetch_site)
+{
+	struct gate_http	h;
+
+	h = http("127.0.0.1", NULL, "cross-site");
+	cr_expect(!gate_csrf_ok(&h));
+	h = http("127.0.0.1", NULL, "same-site");
+	cr_expect(!gate_csrf_ok(&h));
+	h = http("127.0.0.1", NULL, "Cross-Site");
+	cr_expect(!gate_csrf_ok(&h));
+	h = http("127.0.0.1", NULL, "same-origin");
+	cr_expect(gate_csrf_ok(&h));
+	h = http("127.0.0.1", NULL, "none");
+	cr_expect(gate_csrf_ok(&h));
+	h = http("127.0.0.1", "http://127.0.0.1", "cross-site");
+	cr_expect(!gate_csrf_ok(&h), "same Origin does not excuse it");
+}
+
+static int
+host_ok(const char *list, const char *host)
+{
+	struct gate_conf	 conf;
+	struct gate_http	 h = http(host, NULL, NULL);
+	const char		*cause;
+	int			 ok;
+
+	cr_assert_eq(gate_conf_load(&conf, NULL, NULL, NULL, list, &cause),
+	    0);
+	ok = gate_host_ok(&conf, &h);
+	gate_conf_free(&conf);
+	return (ok);
+}
+
+Test(host, default_allowlist)
+{
+	cr_expect(host_ok(NULL, "localhost"));
+	cr_expect(host_ok(NULL, "localhost:8080"));
+	cr_expect(host_ok(NULL, "LocalHost:8080"));
+	cr_expect(host_ok(NULL, "127.0.0.1:18100"));
+	cr_expect(host_ok(NULL, "[::1]:8080"));
+	cr_expect(host_ok(NULL, "localhost."));
+	cr_expect(!host_ok(NULL, "evil.example"));
+	cr_expect(!host_ok(NULL, "localhost.evil.example"));
+	cr_expect(!host_ok(NULL, "127.0.0.2"));
+	cr_expect(!host_ok(NULL, NULL), "no Host");
+	cr_expect(!host_ok(NULL, ""));
+	cr_expect(!host_ok(NULL, "localhost:"));
+	cr_expect(!host_ok(NULL, "localhost:99999"));
+	cr_expect(!host_ok(NULL, "localhost:80x"));
+	cr_expect(!host_ok(NULL, "::1"), "bare IPv6 is malformed");
+	cr_expect(!host_ok(NULL, "user@localhost"));
+}
+
+Test(host, entries_with_ports_pin_the_port)
+{
+	cr_expect(host_ok("term.example:8443, localhost", "term.example:8443"));
+	cr_expect(!host_ok("term.example:8443", "term.example:8444"));
+	cr_expect(!host_ok("term.example:8443", "term.example"));
+	cr_expect(host_ok("term.example:80", "term.example"),
+	    "no port is the scheme's default");
+	cr_expect(host_ok("term.example", "term.example:1234"));
+	cr_expect(!host_ok("term.example", "localhost"),
+	    "a list replaces the default");
+	cr_expect(host_ok("[::1]:8080", "[::1]:8080"));
+	cr_expect(!host_ok("[::1]:8080", "[::1]:8081"));
+}
+
+Test(gate, deny_message_explains_configuration)
+{
+	cr_expect(strstr(GATE_DENY_MESSAGE, "REMOTE_USER") != NULL);
+	cr_expect(strstr(GATE_DENY_MESSAGE, "PTYD_ALLOW_REMOTE") != NULL);
+}

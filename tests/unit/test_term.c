@@ -1,0 +1,622 @@
+/*
+ * test_term.c -- the terminal registry and lifecycle: cap and eviction
+ * order, linger, attach and resume positions, backpressure, request
+ * policy, and (with real short-lived shells) start, restart and input.
+ */
+#include <criterion/criterion.h>
+
+#include <sys/wait.h>
+
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ev.h"
+#include "ptyd.h"
+#include "spawn.h"
+#include "term.h"
+
+#define S	PTYD_SEC
+#define BASE	5000000000ULL
+
+static char	*sh_argv[] = { (char *)"sh", NULL };
+static char	*roots[] = { (char *)"/" };
+static char	*no_env[] = { NULL };
+
+static void
+nowake(struct viewer *v)
+{
+	(void)v;
+}
+
+static void
+setup(void)
+{
+	term_init(NULL);
+	ptyd_conf.idle_grace = 900 * S;
+	ptyd_conf.linger = 60 * S;
+	ptyd_conf.max_terminals = 32;
+	ptyd_conf.max_per_owner = 32;
+	ptyd_conf.max_viewers = 32;
+	ptyd_conf.ring_size = 4096;
+	ptyd_conf.input_limit = 1 << 20;
+	ptyd_conf.shell = "/bin/sh";
+	ptyd_conf.shell_argv = sh_argv;
+	ptyd_conf.env = no_env;
+	ptyd_conf.roots = roots;
+	ptyd_conf.nroots = 1;
+	ptyd_conf.default_workspace = "/tmp";
+}
+
+/* Kill and reap every shell a test started. */
+static void
+teardown(void)
+{
+	struct term	*t;
+
+	for (t = term_first(); t != NULL; t = term_next(t))
+		if (t->pid > 0 && !t->reaped)
+			kill(-t->pid, SIGKILL);
+	while (waitpid(-1, NULL, 0) > 0 || errno == EINTR)
+		;
+}
+
+static struct term *
+mk(const char *owner, const char *sid, int64_t now)
+{
+	struct term	*t;
+
+	t = term_new(owner, sid, "/tmp", 24, 80, BASE, now);
+	term_register(t);
+	return (t);
+}
+
+static void
+viewer_init(struct viewer *v)
+{
+	memset(v, 0, sizeof(*v));
+	v->wake = nowake;
+}
+
+TestSuite(term, .init = setup, .fini = teardown);
+
+/* Cap and eviction. */
+
+Test(term, evict_pick_prefers_an_exited_terminal)
+{
+	struct term	*a = mk("", "a", 0), *b = mk("", "b", 0);
+
+	a->last_activity = 1;
+	b->last_activity = 100;
+	term_child_exited(b, 0, 50);
+	cr_assert_eq(term_evict_pick(NULL), b,
+	    "an exited terminal goes first, however recently active");
+}
+
+Test(term, evict_pick_takes_the_earliest_exited)
+{
+	struct term	*a = mk("", "a", 0), *b = mk("", "b", 0);
+
+	term_child_exited(a, 0, 70 * S);
+	term_child_exited(b, 0, 20 * S);
+	cr_assert_eq(term_evict_pick(NULL), b);
+	(void)a;
+}
+
+Test(term, evict_pick_takes_the_least_recently_active)
+{
+	struct term	*a = mk("", "a", 0), *b = mk("", "b", 0),
+			*c = mk("", "c", 0);
+
+	a->last_activity = 30;
+	b->last_activity = 10;
+	c->last_activity = 20;
+	cr_assert_eq(term_evict_pick(NULL), b);
+	cr_assert_eq(term_evict_pick("nobody"), NULL);
+}
+
+Test(term, evict_pick_per_owner_stays_within_the_owner)
+{
+	struct term	*a = mk("alice", "a", 0), *b = mk("bob", "b", 0);
+
+	a->last_activity = 50;
+	b->last_activity = 10;
+	cr_assert_eq(term_evict_pick("alice"), a);
+	cr_assert_eq(term_evict_pick(NULL), b);
+}
+
+static struct term *
+start(const char *owner, const char *sid, int restart, int64_t now,
+    int *reused)
+{
+	struct term_start_req	 req;
+	struct term		*t;
+
+	memset(&req, 0, sizeof(req));
+	req.owner = owner;
+	req.sid = sid;
+	req.workspace = "";
+	req.restart = restart;
+	cr_assert_eq(term_start(&req, now, &t, reused), TERM_OK);
+	return (t);
+}
+
+Test(term, start_at_the_cap_evicts_the_least_recently_active_never_itself)
+{
+	/* Prevents: a start at the cap evicting the id being started, or a
+	 * busy terminal while an idle one exists. */
+	struct term	*a, *b, *c;
+	int		 reused;
+
+	ptyd_conf.max_terminals = 2;
+	a = start("", "a", 0, 1 * S, &reused);
+	b = start("", "b", 0, 2 * S, &reused);
+	b->last_activity = 0;		/* b is the least recently active */
+	c = start("", "c", 0, 3 * S, &reused);
+	cr_assert_eq(term_count(), 2);
+	cr_assert_eq(term_find("", "a"), a);
+	cr_assert_null(term_find("", "b"));
+	cr_assert_str_eq(b->reason, "evicted");
+	cr_assert_eq(term_find("", "c"), c);
+}
+
+Test(term, start_at_the_cap_evicts_an_exited_one_first)
+{
+	struct term	*a, *b;
+	int		 reused, status;
+
+	ptyd_conf.max_terminals = 2;
+	a = start("", "a", 0, 1 * S, &reused);
+	b = start("", "b", 0, 2 * S, &reused);
+	a->last_activity = 0;
+	/* b's shell really exits; its pty then reads to EIO at once. */
+	cr_assert_eq(kill(b->pid, SIGKILL), 0);
+	cr_assert_eq(waitpid(b->pid, &status, 0), b->pid);
+	term_child_exited(b, status, 3 * S);
+	cr_assert_eq(b->state, TERM_EXITED);
+	cr_assert_eq(b->exit_code, -SIGKILL);
+	(void)start("", "c", 0, 4 * S, &reused);
+	cr_assert_eq(term_find("", "a"), a);
+	cr_assert_null(term_find("", "b"));
+}
+
+Test(term, restart_at_the_cap_evicts_nothing)
+{
+	/* Prevents: a restart of an existing id counting itself twice and
+	 * evicting a neighbour. */
+	struct term	*a, *b, *b2;
+	int		 reused;
+
+	ptyd_conf.max_terminals = 2;
+	a = start("", "a", 0, 1 * S, &reused);
+	b = start("", "b", 0, 2 * S, &reused);
+	a->last_activity = 0;
+	b2 = start("", "b", 1, 3 * S, &reused);
+	cr_assert_eq(reused, 0);
+	cr_assert_neq(b2, b);
+	cr_assert_eq(term_find("", "a"), a, "the neighbour survives");
+	cr_assert_eq(term_find("", "b"), b2);
+	cr_assert_str_eq(b->reason, "restarted");
+	cr_assert_gt(b2->base, ring_end(&b->ring) + 1,
+	    "every id of the new incarnation is above the old ones");
+}
+
+Test(term, per_owner_cap_evicts_within_the_owner)
+{
+	struct term	*a1, *b1;
+	int		 reused;
+
+	ptyd_conf.max_per_owner = 1;
+	a1 = start("alice", "1", 0, 1 * S, &reused);
+	b1 = start("bob", "1", 0, 2 * S, &reused);
+	(void)start("alice", "2", 0, 3 * S, &reused);
+	cr_assert_null(term_find("alice", "1"));
+	cr_assert_eq(term_find("bob", "1"), b1, "another owner is untouched");
+	cr_assert_str_eq(a1->reason, "evicted");
+}
+
+Test(term, start_of_an_alive_id_reuses_and_only_resizes)
+{
+	struct term_start_req	 req;
+	struct term		*a, *b;
+	int			 reused;
+
+	a = start("", "a", 0, 1 * S, &reused);
+	cr_assert_eq(reused, 0);
+	memset(&req, 0, sizeof(req));
+	req.owner = "";
+	req.sid = "a";
+	req.workspace = "";
+	req.rows = 40;
+	req.cols = 100;
+	cr_assert_eq(term_start(&req, 2 * S, &b, &reused), TERM_OK);
+	cr_assert_eq(reused, 1);
+	cr_assert_eq(a, b);
+	cr_assert_eq(a->rows, 40);
+	cr_assert_eq(a->cols, 100);
+}
+
+Test(term, start_in_another_workspace_replaces_the_terminal)
+{
+	struct term_start_req	 req;
+	struct term		*a, *b;
+	int			 reused;
+
+	a = start("", "a", 0, 1 * S, &reused);
+	memset(&req, 0, sizeof(req));
+	req.owner = "";
+	req.sid = "a";
+	req.workspace = "/";
+	cr_assert_eq(term_start(&req, 2 * S, &b, &reused), TERM_OK);
+	cr_assert_eq(reused, 0);
+	cr_assert_neq(a, b);
+	cr_assert_str_eq(b->workspace, "/");
+}
+
+/* Linger. */
+
+Test(term, exited_terminal_lingers_then_retires)
+{
+	struct term	*t = mk("", "a", 0);
+	struct viewer	 v;
+	uint64_t	 resume, lost;
+
+	ring_append(&t->ring, "bye\r\n", 5);
+	term_child_exited(t, 7 << 8, 10 * S);
+	cr_assert_eq(t->state, TERM_EXITED);
+	cr_assert_eq(t->exit_code, 7);
+	cr_assert_str_eq(t->reason, "exit");
+	cr_assert(ev_timer_pending(&t->timer), "the linger timer runs");
+	cr_assert_eq(t->timer.when, 10 * S + 60 * S);
+	viewer_init(&v);
+	cr_assert_eq(term_attach("", "a", &v, 0, 0, NULL, 11 * S, &resume,
+	    &lost), TERM_OK, "a reconnecting viewer still gets the tail");
+	cr_assert_eq(resume, BASE);
+	cr_assert(term_finished(t));
+	term_detach(&v, 12 * S);
+	cr_assert_eq(term_input("", "a", (const uint8_t *)"x", 1, 12 * S),
+	    TERM_ENOTRUNNING);
+	term_linger_expired(t, 70 * S);
+	cr_assert_null(term_find("", "a"));
+	viewer_init(&v);
+	cr_assert_eq(term_attach("", "a", &v, 0, 0, NULL, 71 * S, &resume,
+	    &lost), TERM_ENOTRUNNING);
+}
+
+Test(term, killed_shell_reports_minus_the_signal)
+{
+	struct term	*t = mk("", "a", 0);
+
+	term_child_exited(t, SIGKILL, S);	/* WIFSIGNALED status */
+	cr_assert_eq(t->exit_code, -SIGKILL);
+}
+
+/* Viewers and positions. */
+
+Test(term, unwatched_since_is_set_at_birth_cleared_and_set_again)
+{
+	struct term	*t = mk("", "a", 5 * S);
+	struct viewer	 v1, v2;
+	uint64_t	 resume, lost;
+
+	cr_assert_eq(t->unwatched_since, 5 * S);
+	viewer_init(&v1);
+	viewer_init(&v2);
+	term_attach("", "a", &v1, 0, 0, NULL, 6 * S, &resume, &lost);
+	cr_assert_eq(t->unwatched_since, -1);
+	term_attach("", "a", &v2, 0, 0, NULL, 7 * S, &resume, &lost);
+	term_detach(&v1, 8 * S);
+	cr_assert_eq(t->unwatched_since, -1, "still one viewer");
+	term_detach(&v2, 9 * S);
+	cr_assert_eq(t->unwatched_since, 9 * S);
+}
+
+Test(term, viewer_limit)
+{
+	struct term	*t = mk("", "a", 0);
+	struct viewer	 v[3];
+	uint64_t	 resume, lost;
+	int		 i;
+
+	ptyd_conf.max_viewers = 2;
+	for (i = 0; i < 3; i++)
+		viewer_init(&v[i]);
+	cr_assert_eq(term_attach("", "a", &v[0], 0, 0, NULL, 0, &resume,
+	    &lost), TERM_OK);
+	cr_assert_eq(term_attach("", "a", &v[1], 0, 0, NULL, 0, &resume,
+	    &lost), TERM_OK);
+	cr_assert_eq(term_attach("", "a", &v[2], 0, 0, NULL, 0, &resume,
+	    &lost), TERM_EVIEWERS);
+	cr_assert_eq(t->nviewers, 2);
+}
+
+static struct term *
+mk_with_output(size_t n)
+{
+	struct term	*t = mk("", "a", 0);
+	size_t		 i;
+	char		 c;
+
+	for (i = 0; i < n; i++) {
+		c = (char)('a' + i % 26);
+		ring_append(&t->ring, &c, 1);
+	}
+	return (t);
+}
+
+Test(term, resume_from_a_kept_position_replays_exactly_from_it)
+{
+	struct term	*t = mk_with_output(1000);
+	struct viewer	 v;
+	uint64_t	 resume, lost;
+
+	viewer_init(&v);
+	cr_assert_eq(term_attach("", "a", &v, 1, BASE + 600, NULL, 0, &resume,
+	    &lost), TERM_OK);
+	cr_assert_eq(resume, BASE + 600);
+	cr_assert_eq(lost, 0);
+	cr_assert_eq(v.pos, BASE + 600);
+	(void)t;
+}
+
+Test(term, resume_from_the_end_sends_nothing_old)
+{
+	struct term	*t = mk_with_output(1000);
+	struct viewer	 v;
+	uint64_t	 resume, lost;
+
+	viewer_init(&v);
+	term_attach("", "a", &v, 1, BASE + 1000, NULL, 0, &resume, &lost);
+	cr_assert_eq(resume, ring_end(&t->ring));
+	cr_assert_eq(lost, 0);
+}
+
+Test(term, resume_from_a_position_that_fell_out_is_a_gap)
+{
+	struct term	*t = mk_with_output(10000);	/* ring 4096 */
+	struct viewer	 v;
+	uint64_t	 resume, lost;
+
+	viewer_init(&v);
+	term_attach("", "a", &v, 1, BASE + 100, NULL, 0, &resume, &lost);
+	cr_assert_eq(resume, ring_start(&t->ring));
+	cr_assert_eq(lost, ring_start(&t->ring) - (BASE + 100));
+}
+
+Test(term, stale_position_of_an_earlier_incarnation_counts_as_base)
+{
+	/* Prevents: a Last-Event-ID from before a restart hiding output of
+	 * the new shell, or a garbage id producing a huge gap. */
+	struct term	*t = mk_with_output(1000);
+	struct viewer	 v;
+	uint64_t	 resume, lost;
+
+	viewer_init(&v);
+	term_attach("", "a", &v, 1, BASE - 1, NULL, 0, &resume, &lost);
+	cr_assert_eq(resume, BASE, "whole backlog, no gap");
+	cr_assert_eq(lost, 0);
+	term_detach(&v, 0);
+	viewer_init(&v);
+	term_attach("", "a", &v, 1, BASE + 999999, NULL, 0, &resume, &lost);
+	cr_assert_eq(resume, BASE);
+	cr_assert_eq(lost, 0);
+	(void)t;
+}
+
+Test(term, stale_position_with_a_lossy_ring_is_a_gap_from_base)
+{
+	struct term	*t = mk_with_output(10000);
+	struct viewer	 v;
+	uint64_t	 resume, lost;
+
+	viewer_init(&v);
+	term_attach("", "a", &v, 1, 7, NULL, 0, &resume, &lost);
+	cr_assert_eq(resume, ring_start(&t->ring));
+	cr_assert_eq(lost, ring_start(&t->ring) - BASE);
+}
+
+Test(term, no_position_replays_the_backlog_from_a_character_boundary)
+{
+	struct term	*t = mk("", "a", 0);
+	struct viewer	 v;
+	uint64_t	 resume, lost;
+	int		 i;
+
+	/* 4096-byte ring filled with 3-byte characters after one 'x':
+	 * the oldest kept byte is inside a character. */
+	ring_append(&t->ring, "x", 1);
+	for (i = 0; i < 2000; i++)
+		ring_append(&t->ring, "\xe2\x82\xac", 3);
+	viewer_init(&v);
+	term_attach("", "a", &v, 0, 0, NULL, 0, &resume, &lost);
+	cr_assert_eq(lost, 0, "no position asked: no gap");
+	cr_assert_eq((resume - (BASE + 1)) % 3, 0);
+	cr_assert_geq(resume, ring_start(&t->ring));
+	cr_assert_lt(resume, ring_start(&t->ring) + 3);
+}
+
+Test(term, backpressure_stops_reading_only_when_a_viewer_is_a_ring_behind)
+{
+	struct term	*t = mk_with_output(4096);
+	struct viewer	 v;
+	uint64_t	 resume, lost;
+
+	cr_assert_eq(term_read_limit(t), SIZE_MAX,
+	    "unwatched: keep reading, overwrite the oldest");
+	viewer_init(&v);
+	term_attach("", "a", &v, 1, BASE, NULL, 0, &resume, &lost);
+	cr_assert_eq(term_read_limit(t), 0, "a full ring behind: pause");
+	v.pos = BASE + 1000;
+	cr_assert_eq(term_read_limit(t), 1000);
+}
+
+Test(term, viewer_limit_holds_back_an_incomplete_character_while_running)
+{
+	struct term	*t = mk("", "a", 0);
+
+	ring_append(&t->ring, "ab\xe2\x82", 4);
+	cr_assert_eq(term_viewer_limit(t, BASE), BASE + 2);
+	cr_assert_eq(term_viewer_limit(t, BASE + 2), BASE + 2);
+	term_child_exited(t, 0, S);
+	cr_assert_eq(term_viewer_limit(t, BASE), BASE + 4,
+	    "once the shell is gone the tail goes out as it is");
+}
+
+/* Request policy. */
+
+Test(term, session_id_syntax)
+{
+	char	long_id[130];
+
+	cr_assert(term_sid_valid("a"));
+	cr_assert(term_sid_valid("Az09._:-"));
+	cr_assert_not(term_sid_valid(""));
+	cr_assert_not(term_sid_valid("a/b"));
+	cr_assert_not(term_sid_valid("a b"));
+	cr_assert_not(term_sid_valid("\xc3\xa9"));
+	memset(long_id, 'x', 128);
+	long_id[128] = '\0';
+	cr_assert(term_sid_valid(long_id));
+	long_id[128] = 'x';
+	long_id[129] = '\0';
+	cr_assert_not(term_sid_valid(long_id));
+}
+
+Test(term, sizes_are_clamped_and_zero_means_default_or_unchanged)
+{
+	unsigned int	r, c;
+
+	r = 0, c = 0;
+	term_clamp(&r, &c, 1);
+	cr_assert_eq(r, 24);
+	cr_assert_eq(c, 80);
+	r = 1, c = 5;
+	term_clamp(&r, &c, 1);
+	cr_assert_eq(r, 2);
+	cr_assert_eq(c, 10);
+	r = 9999, c = 9999;
+	term_clamp(&r, &c, 0);
+	cr_assert_eq(r, 500);
+	cr_assert_eq(c, 1000);
+	r = 0, c = 0;
+	term_clamp(&r, &c, 0);
+	cr_assert_eq(r, 0, "resize: 0 leaves it unchanged");
+	cr_assert_eq(c, 0);
+}
+
+Test(term, workspace_must_resolve_inside_a_root)
+{
+	static char	*tmp_root[] = { (char *)"/tmp" };
+	char		 out[4096];
+
+	ptyd_conf.roots = tmp_root;
+	ptyd_conf.nroots = 1;
+	cr_assert_eq(term_workspace_resolve("", out, sizeof(out)), 0);
+	cr_assert_str_eq(out, "/tmp");
+	cr_assert_eq(term_workspace_resolve("/tmp/../tmp/.", out, sizeof(out)),
+	    0);
+	cr_assert_str_eq(out, "/tmp");
+	cr_assert_eq(term_workspace_resolve("/etc", out, sizeof(out)), -1);
+	cr_assert_eq(term_workspace_resolve("/tmp/../etc", out, sizeof(out)),
+	    -1, "resolved before the check");
+	cr_assert_eq(term_workspace_resolve("/tmp/no/such/dir", out,
+	    sizeof(out)), -1);
+	cr_assert_eq(term_workspace_resolve("/tmpfoo", out, sizeof(out)), -1,
+	    "a root matches whole path components only");
+	cr_assert_eq(term_workspace_resolve("/etc/passwd", out, sizeof(out)),
+	    -1);
+}
+
+Test(term, new_incarnation_base_is_above_the_old_exit_position)
+{
+	struct term	*old = mk_with_output(100);
+
+	cr_assert_gt(term_base(old, 0), ring_end(&old->ring) + 1);
+	cr_assert_eq(term_base(old, UINT64_C(1) << 62), UINT64_C(1) << 62);
+	cr_assert_eq(term_base(NULL, 42), 42);
+}
+
+Test(term, shell_environment_is_an_allowlist)
+{
+	char	*base[] = { (char *)"PATH=/bin", (char *)"AWS_SECRET=x",
+		    (char *)"LC_ALL=C", (char *)"XDG_RUNTIME_DIR=/run/u",
+		    (char *)"LC_=bad", (char *)"PATHX=no", (char *)"HOME=/h",
+		    (char *)"PTYD_SOCKET=/s", (char *)"TERM=dumb", NULL };
+	char	*out[32], scratch[256];
+	int	 i, n;
+
+	cr_assert_eq(spawn_env(base, "/w", 30, 100, out, 32, scratch,
+	    sizeof(scratch)), 0);
+	for (n = 0; out[n] != NULL; n++)
+		;
+	cr_assert_eq(n, 10);
+	cr_assert_str_eq(out[0], "PATH=/bin");
+	cr_assert_str_eq(out[1], "LC_ALL=C");
+	cr_assert_str_eq(out[2], "XDG_RUNTIME_DIR=/run/u");
+	cr_assert_str_eq(out[3], "HOME=/h");
+	cr_assert_str_eq(out[4], "TERM=xterm-256color");
+	for (i = 0; i < n; i++) {
+		cr_assert_null(strstr(out[i], "SECRET"));
+		cr_assert_null(strstr(out[i], "PTYD_SOCKET"));
+		cr_assert_null(strstr(out[i], "TERM=dumb"));
+	}
+	cr_assert_str_eq(out[n - 3], "COLUMNS=100");
+	cr_assert_str_eq(out[n - 2], "LINES=30");
+	cr_assert_str_eq(out[n - 1], "PWD=/w");
+}
+
+/* Input, with a real shell that does not read. */
+
+Test(term, input_over_the_limit_is_refused_whole)
+{
+	/* Prevents: a stuck shell growing ptyd's memory without bound, or
+	 * a refused input being half-written. */
+	struct term	*t;
+	uint8_t		 chunk[16384];
+	size_t		 before;
+	int		 reused, i;
+	enum term_err	 e = TERM_OK;
+
+	ptyd_conf.input_limit = 64 * 1024;
+	t = start("", "a", 0, S, &reused);
+	cr_assert_eq(kill(t->pid, SIGSTOP), 0);
+	memset(chunk, 'x', sizeof(chunk));
+	for (i = 0; i < 64 && e == TERM_OK; i++) {
+		before = t->in_pending;
+		e = term_input("", "a", chunk, sizeof(chunk), 2 * S);
+	}
+	cr_assert_eq(e, TERM_EINPUTFULL);
+	cr_assert_eq(t->in_pending, before, "nothing of it was queued");
+	cr_assert_leq(t->in_pending, ptyd_conf.input_limit);
+	cr_assert_gt(t->in_pending + sizeof(chunk), ptyd_conf.input_limit);
+	kill(t->pid, SIGCONT);
+}
+
+Test(term, input_to_unknown_or_exited_terminal_is_not_running)
+{
+	struct term	*t = mk("", "a", 0);
+
+	cr_assert_eq(term_input("", "zz", (const uint8_t *)"x", 1, 0),
+	    TERM_ENOTRUNNING);
+	term_child_exited(t, 0, S);
+	cr_assert_eq(term_input("", "a", (const uint8_t *)"x", 1, 0),
+	    TERM_ENOTRUNNING);
+	cr_assert_eq(term_resize("", "a", 30, 90, 0), TERM_ENOTRUNNING);
+}
+
+Test(term, close_unregisters_first)
+{
+	struct term	*t;
+	int		 reused;
+
+	t = start("", "a", 0, S, &reused);
+	cr_assert_eq(term_close("", "a", "me", 2 * S), 1);
+	cr_assert_null(term_find("", "a"), "gone from the registry at once");
+	cr_assert_eq(t->ending, 1);
+	cr_assert_str_eq(t->reason, "closed");
+	cr_assert(ev_timer_pending(&t->timer), "SIGKILL is a timer");
+	cr_assert_eq(t->timer.when, 2 * S + PTYD_KILL_DELAY);
+	cr_assert_eq(term_close("", "a", "me", 3 * S), 0);
+}
