@@ -1,6 +1,6 @@
 # bench/local.mk -- benchmark programs, built by `make bench` (not by
 # `make all`), run by bench/run.
-EXTRA_PROGRAMS = bench/termbench bench/fcgi_hello
+EXTRA_PROGRAMS += bench/termbench bench/fcgi_hello
 bench_termbench_SOURCES = bench/termbench.c
 bench_termbench_LDADD = -lutil
 bench_fcgi_hello_SOURCES = bench/fcgi_hello.c

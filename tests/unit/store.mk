@@ -7,9 +7,8 @@ tests_unit_test_store_CFLAGS = $(UNIT_CFLAGS) $(SQLITE_CFLAGS)
 tests_unit_test_store_LDADD = ptyd/libptyd.a libwire.a $(SQLITE_LIBS) \
 	-lutil $(CRITERION_LIBS)
 
-# bench/store/README.md.  It sits here, built with everything so that it
-# never rots, because bench/local.mk (included later) sets EXTRA_PROGRAMS
-# with '='; listed there it would build with `make bench` alone.
+# The store's benchmark (bench/store/README.md): small, so it is built with
+# everything and never rots.
 noinst_PROGRAMS += bench/store/bench_store
 bench_store_bench_store_SOURCES = bench/store/bench_store.c
 bench_store_bench_store_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS) \
