@@ -1,5 +1,6 @@
 # tests/unit/local.mk -- Criterion suites, one per module, run by make check.
-UNIT_CFLAGS = $(AM_CFLAGS) $(CRITERION_CFLAGS) -I$(srcdir)/ptyd -I$(srcdir)/fcgi
+UNIT_CFLAGS = $(AM_CFLAGS) $(CRITERION_CFLAGS) -iquote $(srcdir)/ptyd \
+	-iquote $(srcdir)/fcgi
 
 check_PROGRAMS += tests/unit/test_frame
 tests_unit_test_frame_SOURCES = tests/unit/test_frame.c
