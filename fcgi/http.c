@@ -11,8 +11,14 @@
  * read the request to its end ourselves (req_drain), so nothing is left
  * unread, end the streams with FCGX_FClose (which writes END_REQUEST), free
  * libfcgi's request with close = 0, and close the socket at once.
+ *
+ * The output stream does not go through libfcgi at all: libfcgi copies
+ * into an 8 KiB buffer and writes one record per fill, a system call (and
+ * an nginx wakeup) per 8 KiB.  req_send writes the STDOUT records itself,
+ * headers in an iovec beside content that stays in the stream's buffer.
  */
 #include <sys/socket.h>
+#include <sys/uio.h>
 
 #include <ctype.h>
 #include <errno.h>
@@ -27,6 +33,9 @@
 #include "front.h"
 #include "http.h"
 #include "json.h"
+
+#define HTTP_RECORD_HDR		8	/* FCGI_Header */
+#define HTTP_SEND_RECORDS	8	/* records per sendmsg */
 
 /* How much of an over-long body we read and drop so that nginx is never
  * cut off while still sending it (which it reports as a 502). */
@@ -164,16 +173,107 @@ fail:
 	return (-1);
 }
 
-int
-req_flush(struct req *r)
+/* Header of a STDOUT record of len content bytes, without padding. */
+static void
+http_record_hdr(uint8_t *h, int id, size_t len)
 {
+	h[0] = 1;			/* FCGI_VERSION_1 */
+	h[1] = 6;			/* FCGI_STDOUT */
+	h[2] = (uint8_t)(id >> 8);
+	h[3] = (uint8_t)id;
+	h[4] = (uint8_t)(len >> 8);
+	h[5] = (uint8_t)len;
+	h[6] = 0;
+	h[7] = 0;
+}
+
+ssize_t
+req_send(struct req *r, const void *data, size_t len)
+{
+	struct iovec	 iov[2 * HTTP_SEND_RECORDS + 2];
+	uint8_t		 hdr[HTTP_SEND_RECORDS][HTTP_RECORD_HDR];
+	size_t		 rlen[HTTP_SEND_RECORDS];
+	const uint8_t	*p = data;
+	struct msghdr	 msg;
+	size_t		 off = 0, cur = 0, n, take, taken = 0;
+	ssize_t		 w;
+	int		 niov = 0, nrec = 0, i;
+
 	if (r->out_failed)
 		return (-1);
-	if (r->fcgx != NULL && FCGX_FFlush(r->fcgx->out) == -1) {
+	if (r->fcgx == NULL)
+		return (req_write(r, data, len) == -1 ? -1 : (ssize_t)len);
+	if (len == 0)
+		return (0);
+
+	/* The record in flight: what is left of its header and content. */
+	if (r->rec_left > 0) {
+		if (r->rec_hdr_off < HTTP_RECORD_HDR) {
+			iov[niov].iov_base = r->rec_hdr + r->rec_hdr_off;
+			iov[niov++].iov_len = HTTP_RECORD_HDR - r->rec_hdr_off;
+		}
+		off = cur = r->rec_left < len ? r->rec_left : len;
+		iov[niov].iov_base = (void *)(uintptr_t)p;
+		iov[niov++].iov_len = cur;
+	}
+	/* New records for the rest, their content never copied. */
+	while (off < len && nrec < HTTP_SEND_RECORDS) {
+		n = len - off < HTTP_RECORD_MAX ? len - off : HTTP_RECORD_MAX;
+		http_record_hdr(hdr[nrec], r->fcgx->requestId, n);
+		rlen[nrec] = n;
+		iov[niov].iov_base = hdr[nrec];
+		iov[niov++].iov_len = HTTP_RECORD_HDR;
+		iov[niov].iov_base = (void *)(uintptr_t)(p + off);
+		iov[niov++].iov_len = n;
+		off += n;
+		nrec++;
+	}
+	memset(&msg, 0, sizeof(msg));
+	msg.msg_iov = iov;
+	msg.msg_iovlen = (size_t)niov;
+	/* MSG_DONTWAIT: libfcgi needs the descriptor itself blocking. */
+	while ((w = sendmsg(r->fcgx->ipcFd, &msg,
+	    MSG_DONTWAIT | MSG_NOSIGNAL)) == -1 && errno == EINTR)
+		continue;
+	if (w == -1 && (errno == EAGAIN || errno == EWOULDBLOCK))
+		return (0);
+	if (w == -1) {
 		r->out_failed = 1;
 		return (-1);
 	}
-	return (0);
+
+	/* Account for what went, in iov order. */
+	n = (size_t)w;
+	if (r->rec_left > 0) {
+		take = HTTP_RECORD_HDR - r->rec_hdr_off;
+		if (n < take) {
+			r->rec_hdr_off += n;
+			return (0);
+		}
+		n -= take;
+		r->rec_hdr_off = HTTP_RECORD_HDR;
+		take = n < cur ? n : cur;
+		r->rec_left -= take;
+		taken += take;
+		n -= take;
+		if (r->rec_left > 0)
+			return ((ssize_t)taken);
+	}
+	for (i = 0; i < nrec && n > 0; i++) {
+		memcpy(r->rec_hdr, hdr[i], HTTP_RECORD_HDR);
+		r->rec_left = rlen[i];
+		if (n < HTTP_RECORD_HDR) {
+			r->rec_hdr_off = n;
+			break;
+		}
+		n -= HTTP_RECORD_HDR;
+		r->rec_hdr_off = HTTP_RECORD_HDR;
+		take = n < rlen[i] ? n : rlen[i];
+		r->rec_left -= take;
+		taken += take;
+		n -= take;
+	}
+	return ((ssize_t)taken);
 }
 
 int
@@ -190,9 +290,17 @@ req_finish_fcgi(struct req *r)
 	int		 fd, drained;
 
 	drained = req_drain(r, HTTP_DRAIN_MAX) == 0;
-	/* err then out: the last stream closed carries FCGI_END_REQUEST. */
-	FCGX_FClose(q->err);
-	FCGX_FClose(q->out);
+	/*
+	 * err then out: the last stream closed carries FCGI_END_REQUEST, in
+	 * one write with whatever response libfcgi still holds.  Not after
+	 * a record of req_send's cut short (the client went, or shutdown):
+	 * the end records would be read as its content; closing ends the
+	 * response instead.
+	 */
+	if (r->rec_left == 0) {
+		FCGX_FClose(q->err);
+		FCGX_FClose(q->out);
+	}
 	fd = q->ipcFd;
 	q->ipcFd = -1;
 	FCGX_Free(q, 0);
@@ -263,10 +371,7 @@ http_respond(struct req *r, int status, const char *ctype, const char *cache,
 	buf_adds(&b, "\r\n\r\n");
 	buf_add(&b, body, len);
 	r->responded = 1;
-	if (b.failed)
-		rv = -1;
-	else if ((rv = req_write(r, b.p, b.len)) == 0)
-		rv = req_flush(r);
+	rv = b.failed ? -1 : req_write(r, b.p, b.len);
 	buf_free(&b);
 	return (rv);
 }

@@ -12,12 +12,20 @@
 #define FRONT_HTTP_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include <fcgiapp.h>
 #include <jansson.h>
 
 struct front_conf;
+
+/*
+ * Content bytes in one STDOUT record of the stream.  nginx reads an
+ * unbuffered response through one buffer of fastcgi_buffer_size (64k in
+ * nginx/ptyd-location.conf); a record and its header fit in it whole.
+ */
+#define HTTP_RECORD_MAX		(32 * 1024)
 
 struct req {
 	const struct front_conf	*conf;
@@ -29,6 +37,10 @@ struct req {
 	int			 in_eof;	/* the body has been read to EOF */
 	int			 out_failed;	/* a write failed: client gone */
 	int			 responded;	/* a status line was written */
+	/* FastCGI STDOUT records written by req_send, not by libfcgi. */
+	uint8_t			 rec_hdr[8];	/* the record in flight */
+	size_t			 rec_hdr_off;	/* bytes of rec_hdr sent */
+	size_t			 rec_left;	/* its content still to send */
 };
 
 /* A request over FastCGI (params already read by FCGX_Accept_r). */
@@ -46,10 +58,25 @@ ssize_t	req_read(struct req *, void *, size_t);
  * body ended, -1 if it did not (too long, or an error). */
 int	req_drain(struct req *, size_t max);
 
-/* Write all of data; -1 marks the request out_failed. */
+/*
+ * Write all of data; -1 marks the request out_failed.  Over FastCGI the
+ * bytes wait in libfcgi's buffer and go out when it fills or when the
+ * request finishes, in the same write as the end records.
+ */
 int	req_write(struct req *, const void *, size_t);
-/* Push buffered output to the web server now. */
-int	req_flush(struct req *);
+
+/*
+ * The stream's writer: as much of data[0..len) as the web server takes
+ * now, without blocking.  Over FastCGI it writes STDOUT records itself
+ * (header and content, HTTP_RECORD_MAX content bytes at most) with one
+ * sendmsg straight from the caller's buffer; a record cut short stays in
+ * flight, so the caller passes the same bytes again, from the first one
+ * not taken, possibly with more after them.  CGI writes block until all
+ * is written.  Returns the bytes of data taken (0: the connection is
+ * full, poll it for POLLOUT), or -1 when the client has gone.  Do not mix
+ * with req_write in one response.
+ */
+ssize_t	req_send(struct req *, const void *, size_t);
 /* The descriptor whose hangup means the client has gone (FastCGI
  * connection, or CGI stdout). */
 int	req_conn_fd(struct req *);

@@ -13,11 +13,38 @@
 
 static const char json_hex[] = "0123456789abcdef";
 
-/* Bytes that may be copied as they are: printable ASCII but '"', '\\'. */
+/*
+ * Bytes that may be copied as they are: everything but C0 controls, DEL,
+ * '"', '\\', and the lead bytes 0xc2 and 0xe2, which start the C1 controls
+ * and U+2028/U+2029 (json_escape looks at the whole sequence then).
+ */
 static int
 json_plain(unsigned char c)
 {
-	return (c >= 0x20 && c < 0x7f && c != '"' && c != '\\');
+	return (c >= 0x20 && c != 0x7f && c != '"' && c != '\\' &&
+	    c != 0xc2 && c != 0xe2);
+}
+
+/*
+ * json_plain for eight bytes at once (terminal output is mostly long plain
+ * runs).  Each term is nonzero in some high bit iff some byte matches; a
+ * borrow can only start at a matching byte, so "any" is exact.
+ */
+#define JSON_ONES	0x0101010101010101ULL
+#define JSON_HIGH	0x8080808080808080ULL
+#define JSON_HAS_ZERO(x)	(((x) - JSON_ONES) & ~(x))
+#define JSON_HAS_BYTE(w, c)	JSON_HAS_ZERO((w) ^ (JSON_ONES * (c)))
+
+static int
+json_plain8(uint64_t w)
+{
+	uint64_t	bad;
+
+	bad = ((w - JSON_ONES * 0x20) & ~w) |	/* a byte below 0x20 */
+	    JSON_HAS_BYTE(w, 0x7f) | JSON_HAS_BYTE(w, '"') |
+	    JSON_HAS_BYTE(w, '\\') | JSON_HAS_BYTE(w, 0xc2) |
+	    JSON_HAS_BYTE(w, 0xe2);
+	return ((bad & JSON_HIGH) == 0);
 }
 
 static int
@@ -37,14 +64,19 @@ json_escape(struct buf *out, const char *s, size_t len)
 {
 	const unsigned char	*p = (const unsigned char *)s;
 	size_t			 i = 0, j;
+	uint64_t		 w;
 	unsigned char		 c;
 	const char		*e;
 
-	/* Worst case is six bytes per input byte; reserve once. */
+	/* Nothing to escape is the common case: one reservation for it. */
 	if (buf_reserve(out, len) == -1)
 		return (-1);
 	while (i < len) {
-		j = i;
+		for (j = i; j + 8 <= len; j += 8) {
+			memcpy(&w, p + j, sizeof(w));
+			if (!json_plain8(w))
+				break;
+		}
 		while (j < len && json_plain(p[j]))
 			j++;
 		if (j > i && buf_add(out, p + i, j - i) == -1)
@@ -96,7 +128,7 @@ json_escape(struct buf *out, const char *s, size_t len)
 				return (-1);
 			i += 3;
 		} else {
-			/* Any other non-ASCII byte: copied, well-formed. */
+			/* 0xc2 or 0xe2 leading anything else: copied. */
 			if (buf_add(out, p + i, 1) == -1)
 				return (-1);
 			i++;

@@ -10,9 +10,7 @@
  * so a burst of requests that all found ptyd down starts it exactly once.
  */
 #include <sys/file.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/un.h>
 #include <sys/wait.h>
 
 #include <errno.h>
@@ -51,56 +49,13 @@ ptyd_pause(int64_t deadline_ms)
 		poll(NULL, 0, (int)left);
 }
 
-/*
- * Connect to ptyd.  A Unix socket whose listen backlog is full fails
- * connect() with EAGAIN and stays unconnected: there is nothing to poll for
- * (client_connect's POLLOUT wait returns at once and hands back a socket
- * that is not connected, so the request would then fail with ENOTCONN).
- * Under a burst of keystrokes that is a lost keystroke; retry the connect
- * itself until the deadline instead.
- */
-static int
-ptyd_dial(const char *path, int64_t deadline_ms)
-{
-	struct sockaddr_un	sun;
-	int			fd, err;
-
-	memset(&sun, 0, sizeof(sun));
-	sun.sun_family = AF_UNIX;
-	if (strlen(path) >= sizeof(sun.sun_path)) {
-		errno = ENAMETOOLONG;
-		return (-1);
-	}
-	strcpy(sun.sun_path, path);
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	if (fd == -1)
-		return (-1);
-	for (;;) {
-		if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) == 0)
-			return (fd);
-		if (errno == EINTR)
-			continue;
-		if (errno != EAGAIN)
-			break;
-		if (client_now_ms() >= deadline_ms) {
-			errno = ETIMEDOUT;
-			break;
-		}
-		poll(NULL, 0, 1);
-	}
-	err = errno;
-	close(fd);
-	errno = err;
-	return (-1);
-}
-
 /* Is ptyd answering?  1 yes, 0 no (down), -1 other error. */
 static int
 ptyd_alive(const struct ptyd_conf *conf, int64_t deadline_ms)
 {
 	int	fd;
 
-	if ((fd = ptyd_dial(conf->socket, deadline_ms)) != -1) {
+	if ((fd = client_connect(conf->socket, deadline_ms)) != -1) {
 		close(fd);
 		return (1);
 	}
@@ -243,7 +198,7 @@ ptyd_open(const struct ptyd_conf *conf, const struct frame_out *fo,
 {
 	int	fd, err;
 
-	fd = ptyd_dial(conf->socket, deadline_ms);
+	fd = client_connect(conf->socket, deadline_ms);
 	if (fd == -1 && ptyd_down(errno) && conf->autostart) {
 		/* Starting ptyd may take longer than one request's deadline. */
 		if (ptyd_autostart(conf, deadline_ms + 10000) == -1) {
@@ -253,7 +208,7 @@ ptyd_open(const struct ptyd_conf *conf, const struct frame_out *fo,
 			errno = ECONNREFUSED;
 			return (-1);
 		}
-		fd = ptyd_dial(conf->socket, deadline_ms + 10000);
+		fd = client_connect(conf->socket, deadline_ms + 10000);
 	}
 	if (fd == -1)
 		return (-1);

@@ -28,13 +28,25 @@ sse_tail(struct buf *b)
 }
 
 int
-sse_output_text(struct buf *b, uint64_t id, const char *text, size_t len)
+sse_output_begin(struct buf *b, uint64_t id)
 {
 	sse_head(b, id, "output");
-	buf_adds(b, "{\"text\": \"");
-	json_escape(b, text, len);
+	return (buf_adds(b, "{\"text\": \""));
+}
+
+int
+sse_output_end(struct buf *b)
+{
 	buf_adds(b, "\"}");
 	return (sse_tail(b));
+}
+
+int
+sse_output_text(struct buf *b, uint64_t id, const char *text, size_t len)
+{
+	sse_output_begin(b, id);
+	json_escape(b, text, len);
+	return (sse_output_end(b));
 }
 
 int
@@ -42,35 +54,36 @@ sse_base64(struct buf *out, const uint8_t *d, size_t len)
 {
 	static const char	 tab[] =
 	    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-	char			 q[4];
+	char			*q;
 	size_t			 i;
 	uint32_t		 v;
 
+	/* Room for all of it once, then written in place. */
 	if (buf_reserve(out, (len + 2) / 3 * 4) == -1)
 		return (-1);
+	q = out->p + out->len;
 	for (i = 0; i + 3 <= len; i += 3) {
 		v = (uint32_t)d[i] << 16 | (uint32_t)d[i + 1] << 8 | d[i + 2];
-		q[0] = tab[v >> 18];
-		q[1] = tab[(v >> 12) & 63];
-		q[2] = tab[(v >> 6) & 63];
-		q[3] = tab[v & 63];
-		buf_add(out, q, 4);
+		*q++ = tab[v >> 18];
+		*q++ = tab[(v >> 12) & 63];
+		*q++ = tab[(v >> 6) & 63];
+		*q++ = tab[v & 63];
 	}
 	if (len - i == 1) {
 		v = (uint32_t)d[i] << 16;
-		q[0] = tab[v >> 18];
-		q[1] = tab[(v >> 12) & 63];
-		q[2] = q[3] = '=';
-		buf_add(out, q, 4);
+		*q++ = tab[v >> 18];
+		*q++ = tab[(v >> 12) & 63];
+		*q++ = '=';
+		*q++ = '=';
 	} else if (len - i == 2) {
 		v = (uint32_t)d[i] << 16 | (uint32_t)d[i + 1] << 8;
-		q[0] = tab[v >> 18];
-		q[1] = tab[(v >> 12) & 63];
-		q[2] = tab[(v >> 6) & 63];
-		q[3] = '=';
-		buf_add(out, q, 4);
+		*q++ = tab[v >> 18];
+		*q++ = tab[(v >> 12) & 63];
+		*q++ = tab[(v >> 6) & 63];
+		*q++ = '=';
 	}
-	return (out->failed ? -1 : 0);
+	out->len = (size_t)(q - out->p);
+	return (0);
 }
 
 int

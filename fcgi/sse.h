@@ -20,6 +20,13 @@
 /* output {"text": "..."}: text is well-formed UTF-8. */
 int	sse_output_text(struct buf *, uint64_t id, const char *text,
 	    size_t len);
+/*
+ * The same event in parts, for text escaped from more than one place:
+ * sse_output_begin, json_escape of each part, sse_output_end.  The end
+ * returns -1 if any part failed (the buffer remembers).
+ */
+int	sse_output_begin(struct buf *, uint64_t id);
+int	sse_output_end(struct buf *);
 /* output {"b64": "..."}: raw bytes, base64 (RFC 4648, padded). */
 int	sse_output_b64(struct buf *, uint64_t id, const uint8_t *data,
 	    size_t len);

@@ -1,12 +1,22 @@
 /*
  * stream.c -- the output stream (stream.h).
  *
- * Owns: one ptyd connection for as long as the viewer stays.  The loop
- * polls three descriptors: ptyd (frames), the web server connection (a
- * hangup, EOF or any data after the request body ended means the client is
- * gone: nginx closes the FastCGI connection when its client aborts), and
- * the process's stop descriptor (shutdown).  Whatever ends the loop, the
- * ptyd connection is closed on the way out, which detaches the viewer.
+ * Owns: one ptyd connection for as long as the viewer stays, and the two
+ * buffers of the stream.  The loop polls three descriptors: ptyd (frames),
+ * the web server connection (a hangup, EOF or any data after the request
+ * body ended means the client is gone: nginx closes the FastCGI connection
+ * when its client aborts), and the process's stop descriptor (shutdown).
+ * Whatever ends the loop, the ptyd connection is closed on the way out,
+ * which detaches the viewer.
+ *
+ * The hot path, per wakeup: one read of everything ptyd has sent (many
+ * frames), each complete frame turned into an event appended to one output
+ * buffer (clean UTF-8 is escaped straight from the frame, no copy), then
+ * one sendmsg of FastCGI records whose content is that buffer (req_send).
+ * Nothing is allocated per event: both buffers live as long as the stream
+ * and are reused.  While the web server has not taken all of the output,
+ * ptyd is not read, so a slow viewer's backlog stays in ptyd's ring, where
+ * its stall timeout can see it, and our buffers stay bounded.
  */
 #include <errno.h>
 #include <poll.h>
@@ -20,15 +30,22 @@
 #include "front.h"
 #include "handlers.h"
 #include "http.h"
+#include "json.h"
 #include "sse.h"
 #include "stream.h"
 #include "utf8.h"
 
 /* Largest frame of the stream: MSG_OUTPUT with a full chunk. */
 #define STREAM_FRAME_MAX	(PROTO_HDR_LEN + 8 + PROTO_OUTPUT_CHUNK)
-/* Bounds on one event: every byte escaped as \u00XX is six. */
-#define STREAM_TEXT_MAX		(4 * PROTO_OUTPUT_CHUNK)
+/* One read from ptyd takes up to this much: several full frames. */
+#define STREAM_IN_MAX		(4 * STREAM_FRAME_MAX)
+/* Bound on one event: every byte escaped as \u00XX is six. */
 #define STREAM_EVENT_MAX	(8 * PROTO_OUTPUT_CHUNK)
+/* Sanitised text of one frame: a byte can become U+FFFD, three. */
+#define STREAM_TEXT_MAX		(4 * PROTO_OUTPUT_CHUNK)
+/* Frames are turned into events while the output holds less than this. */
+#define STREAM_OUT_HIGH		(64 * 1024)
+#define STREAM_OUT_MAX		(STREAM_OUT_HIGH + STREAM_EVENT_MAX)
 
 static const char stream_headers[] =
     "Status: 200 OK\r\n"
@@ -39,14 +56,13 @@ static const char stream_headers[] =
 
 enum stream_end {
 	END_NONE,
-	END_DONE,	/* terminal_closed sent, or ptyd ended the stream */
+	END_DONE,	/* terminal_closed queued, or ptyd ended the stream */
 	END_GONE,	/* the viewer went away or a write failed */
 	END_STOP,	/* this process is shutting down */
 	END_ERROR,	/* internal failure: terminal_error */
 };
 
 struct stream {
-	struct ctx		*c;
 	struct req		*r;
 	int			 fd;		/* ptyd */
 	int			 b64;
@@ -54,21 +70,39 @@ struct stream {
 	uint64_t		 pos;		/* id of the last event */
 	uint64_t		 end;		/* position after the last byte seen */
 	uint8_t			*in;		/* frames from ptyd */
+	size_t			 inoff;		/* first byte not yet handled */
 	size_t			 inlen;
-	struct buf		 text;
-	struct buf		 ev;
-	int64_t			 quiet_since;	/* last event or heartbeat */
+	struct buf		 text;		/* sanitised text (slow path) */
+	struct buf		 out;		/* events for the viewer */
+	size_t			 outoff;	/* bytes of out already sent */
+	int64_t			 quiet_since;	/* last bytes to the viewer */
 };
 
-/* Write the event in s->ev and push it to the client at once. */
-static enum stream_end
-stream_send(struct stream *s)
+static int
+stream_pending(const struct stream *s)
 {
-	if (s->ev.failed)
-		return (END_ERROR);
-	if (req_write(s->r, s->ev.p, s->ev.len) == -1 || req_flush(s->r) == -1)
+	return (s->outoff < s->out.len);
+}
+
+/* Send what the web server takes now of the output.  END_GONE if the
+ * viewer has gone. */
+static enum stream_end
+stream_push(struct stream *s)
+{
+	ssize_t	n;
+
+	if (!stream_pending(s))
+		return (END_NONE);
+	n = req_send(s->r, s->out.p + s->outoff, s->out.len - s->outoff);
+	if (n == -1)
 		return (END_GONE);
-	s->quiet_since = client_now_ms();
+	if (n > 0)
+		s->quiet_since = client_now_ms();
+	s->outoff += (size_t)n;
+	if (s->outoff == s->out.len) {
+		buf_reset(&s->out);
+		s->outoff = 0;
+	}
 	return (END_NONE);
 }
 
@@ -79,42 +113,52 @@ stream_flush_tail(struct stream *s)
 	if (s->b64 || utf8_held(&s->u8) == 0)
 		return (END_NONE);
 	buf_reset(&s->text);
-	buf_reset(&s->ev);
 	if (utf8_flush(&s->u8, &s->text) == -1 ||
-	    sse_output_text(&s->ev, s->end, s->text.p, s->text.len) == -1)
+	    sse_output_text(&s->out, s->end, s->text.p, s->text.len) == -1)
 		return (END_ERROR);
 	s->pos = s->end;
-	return (stream_send(s));
+	return (END_NONE);
 }
 
 static enum stream_end
 stream_output(struct stream *s, const struct msg_output *m)
 {
 	uint64_t	id;
+	size_t		clean = 0;
 
 	s->end = m->end;
-	buf_reset(&s->ev);
 	if (s->b64) {
-		if (sse_output_b64(&s->ev, m->end, m->data, m->len) == -1)
+		if (sse_output_b64(&s->out, m->end, m->data, m->len) == -1)
 			return (END_ERROR);
 		s->pos = m->end;
-		return (stream_send(s));
+		return (END_NONE);
 	}
+	/*
+	 * With nothing held back, the well-formed prefix (usually all of it)
+	 * is escaped from the frame itself; only what follows it goes
+	 * through the sanitiser, which starts from the same state there.
+	 */
+	if (utf8_held(&s->u8) == 0)
+		clean = utf8_valid_prefix(m->data, m->len);
 	buf_reset(&s->text);
-	if (utf8_sanitise(&s->u8, m->data, m->len, &s->text) == -1)
+	if (utf8_sanitise(&s->u8, m->data + clean, m->len - clean,
+	    &s->text) == -1)
 		return (END_ERROR);
 	/* Everything may be held back (a lone lead byte): no event yet. */
-	if (s->text.len == 0)
+	if (clean == 0 && s->text.len == 0)
 		return (END_NONE);
 	/* The id is the position after the last byte this event carries. */
 	id = m->end - utf8_held(&s->u8);
-	if (sse_output_text(&s->ev, id, s->text.p, s->text.len) == -1)
+	sse_output_begin(&s->out, id);
+	json_escape(&s->out, (const char *)m->data, clean);
+	json_escape(&s->out, s->text.p, s->text.len);
+	if (sse_output_end(&s->out) == -1)
 		return (END_ERROR);
 	s->pos = id;
-	return (stream_send(s));
+	return (END_NONE);
 }
 
-/* Handle one complete frame.  END_NONE to go on. */
+/* Turn one complete frame into an event.  END_NONE to go on. */
 static enum stream_end
 stream_frame(struct stream *s, const struct frame_hdr *h, const uint8_t *p)
 {
@@ -135,38 +179,73 @@ stream_frame(struct stream *s, const struct frame_hdr *h, const uint8_t *p)
 			return (e);
 		s->end = mg.pos;
 		s->pos = mg.pos;
-		buf_reset(&s->ev);
-		if (sse_gap(&s->ev, mg.pos, mg.lost) == -1)
+		if (sse_gap(&s->out, mg.pos, mg.lost) == -1)
 			return (END_ERROR);
-		return (stream_send(s));
+		return (END_NONE);
 	case MSG_EXIT:
 		if (msg_decode(MSG_EXIT, p, h->len, &mx) == -1)
 			break;
 		if ((e = stream_flush_tail(s)) != END_NONE)
 			return (e);
 		s->pos = mx.pos;
-		buf_reset(&s->ev);
-		if (sse_closed(&s->ev, mx.pos, mx.has_exit_code, mx.exit_code,
+		if (sse_closed(&s->out, mx.pos, mx.has_exit_code, mx.exit_code,
 		    mx.reason) == -1)
 			return (END_ERROR);
-		e = stream_send(s);
-		return (e == END_NONE ? END_DONE : e);
+		return (END_DONE);
 	}
 	flog_warnx("stream: bad frame %s (%u bytes) from ptyd",
 	    msg_name(h->type), (unsigned int)h->len);
 	return (END_ERROR);
 }
 
-/* Read what ptyd sent and handle every complete frame in it. */
+/* Is a whole frame waiting in the input?  1 with *h, 0, or -1 if its
+ * header is bad. */
+static int
+stream_has_frame(struct stream *s, struct frame_hdr *h)
+{
+	if (s->inlen - s->inoff < PROTO_HDR_LEN)
+		return (0);
+	if (frame_hdr_decode(s->in + s->inoff, h) == -1 ||
+	    h->len > STREAM_FRAME_MAX - PROTO_HDR_LEN)
+		return (-1);
+	return (s->inlen - s->inoff >= PROTO_HDR_LEN + h->len);
+}
+
+/* Turn the complete frames read so far into events, while the output has
+ * room.  END_DONE once terminal_closed is queued. */
 static enum stream_end
-stream_read(struct stream *s)
+stream_frames(struct stream *s)
 {
 	struct frame_hdr	h;
 	enum stream_end		e;
-	size_t			off = 0;
-	ssize_t			n;
+	int			r;
 
-	n = read(s->fd, s->in + s->inlen, STREAM_FRAME_MAX - s->inlen);
+	while (s->out.len < STREAM_OUT_HIGH &&
+	    (r = stream_has_frame(s, &h)) != 0) {
+		if (r == -1) {
+			flog_warnx("stream: bad frame header from ptyd");
+			return (END_ERROR);
+		}
+		e = stream_frame(s, &h, s->in + s->inoff + PROTO_HDR_LEN);
+		s->inoff += PROTO_HDR_LEN + h.len;
+		if (e != END_NONE)
+			return (e);
+	}
+	return (END_NONE);
+}
+
+/* Read what ptyd sent, after what is left of a partial frame. */
+static enum stream_end
+stream_read(struct stream *s)
+{
+	ssize_t	n;
+
+	if (s->inoff > 0) {
+		memmove(s->in, s->in + s->inoff, s->inlen - s->inoff);
+		s->inlen -= s->inoff;
+		s->inoff = 0;
+	}
+	n = read(s->fd, s->in + s->inlen, STREAM_IN_MAX - s->inlen);
 	if (n == -1 && (errno == EAGAIN || errno == EINTR))
 		return (END_NONE);
 	if (n <= 0) {
@@ -178,25 +257,11 @@ stream_read(struct stream *s)
 		return (END_DONE);
 	}
 	s->inlen += (size_t)n;
-	while (s->inlen - off >= PROTO_HDR_LEN) {
-		if (frame_hdr_decode(s->in + off, &h) == -1 ||
-		    h.len > STREAM_FRAME_MAX - PROTO_HDR_LEN) {
-			flog_warnx("stream: bad frame header from ptyd");
-			return (END_ERROR);
-		}
-		if (s->inlen - off < PROTO_HDR_LEN + h.len)
-			break;
-		e = stream_frame(s, &h, s->in + off + PROTO_HDR_LEN);
-		off += PROTO_HDR_LEN + h.len;
-		if (e != END_NONE)
-			return (e);
-	}
-	memmove(s->in, s->in + off, s->inlen - off);
-	s->inlen -= off;
 	return (END_NONE);
 }
 
-/* The viewer's connection: anything but silence means it has gone. */
+/* The viewer's connection: anything but silence (and room to write)
+ * means it has gone. */
 static int
 stream_conn_gone(short revents)
 {
@@ -204,48 +269,82 @@ stream_conn_gone(short revents)
 	    POLLRDHUP)) != 0);
 }
 
+/* Wait on the viewer's connection and the stop descriptor, and on ptyd
+ * when want_ptyd.  Returns END_GONE, END_STOP, or END_NONE with
+ * *ptyd_ready set. */
+static enum stream_end
+stream_wait(struct stream *s, int want_ptyd, int timeout, int *ptyd_ready)
+{
+	struct pollfd	pfd[3];
+	int		n;
+
+	*ptyd_ready = 0;
+	pfd[0].fd = want_ptyd ? s->fd : -1;
+	pfd[0].events = POLLIN;
+	pfd[1].fd = req_conn_fd(s->r);
+	/* A CGI stdout is only written, blocking: its errors still show. */
+	pfd[1].events = s->r->fcgx == NULL ? 0 : POLLIN | POLLRDHUP |
+	    (stream_pending(s) ? POLLOUT : 0);
+	pfd[2].fd = s->r->stop_fd;
+	pfd[2].events = POLLIN;
+	pfd[0].revents = pfd[1].revents = pfd[2].revents = 0;
+	n = poll(pfd, 3, timeout);
+	if (n == -1)
+		return (errno == EINTR ? END_NONE : END_ERROR);
+	if (stream_conn_gone(pfd[1].revents))
+		return (END_GONE);
+	if (pfd[2].revents != 0)
+		return (END_STOP);
+	*ptyd_ready = pfd[0].revents != 0;
+	return (END_NONE);
+}
+
 static enum stream_end
 stream_loop(struct stream *s)
 {
-	struct pollfd	pfd[3];
-	int64_t		hb = s->r->conf->heartbeat_ms, left;
-	enum stream_end	e;
-	int		n;
+	struct frame_hdr	h;
+	int64_t			hb = s->r->conf->heartbeat_ms, left;
+	enum stream_end		e;
+	int			ready;
 
 	for (;;) {
-		pfd[0].fd = s->fd;
-		pfd[0].events = POLLIN;
-		pfd[1].fd = req_conn_fd(s->r);
-		/* A CGI stdout is only written: its errors still show. */
-		pfd[1].events = s->r->fcgx != NULL ? POLLIN | POLLRDHUP : 0;
-		pfd[2].fd = s->r->stop_fd;
-		pfd[2].events = POLLIN;
-		left = s->quiet_since + hb - client_now_ms();
-		if (left < 0)
-			left = 0;
-		n = poll(pfd, 3, (int)(left > 60000 ? 60000 : left));
-		if (n == -1) {
-			if (errno == EINTR)
-				continue;
-			return (END_ERROR);
-		}
-		if (stream_conn_gone(pfd[1].revents))
-			return (END_GONE);
-		if (pfd[2].revents != 0)
-			return (END_STOP);
-		if (pfd[0].revents != 0) {
-			if ((e = stream_read(s)) != END_NONE)
+		if ((e = stream_frames(s)) != END_NONE ||
+		    (e = stream_push(s)) != END_NONE)
+			return (e);
+		if (stream_pending(s)) {
+			/* Wait for room; ptyd keeps the rest meanwhile. */
+			if ((e = stream_wait(s, 0, -1, &ready)) != END_NONE)
 				return (e);
 			continue;
 		}
-		if (client_now_ms() - s->quiet_since >= hb) {
-			if (req_write(s->r, SSE_HEARTBEAT,
-			    sizeof(SSE_HEARTBEAT) - 1) == -1 ||
-			    req_flush(s->r) == -1)
-				return (END_GONE);
-			s->quiet_since = client_now_ms();
+		/* Frames left over when the output filled up come first. */
+		if (stream_has_frame(s, &h) != 0)
+			continue;
+		left = s->quiet_since + hb - client_now_ms();
+		if (left <= 0) {
+			if (buf_add(&s->out, SSE_HEARTBEAT,
+			    sizeof(SSE_HEARTBEAT) - 1) == -1)
+				return (END_ERROR);
+			continue;
 		}
+		if ((e = stream_wait(s, 1, (int)(left > 60000 ? 60000 : left),
+		    &ready)) != END_NONE)
+			return (e);
+		if (ready && (e = stream_read(s)) != END_NONE)
+			return (e);
 	}
+}
+
+/* Send the rest of the output (terminal_closed, terminal_error) unless the
+ * viewer goes or the process stops first. */
+static void
+stream_drain(struct stream *s)
+{
+	int	ready;
+
+	while (stream_push(s) == END_NONE && stream_pending(s))
+		if (stream_wait(s, 0, -1, &ready) != END_NONE)
+			return;
 }
 
 /* Resume position: Last-Event-ID header, else last_event_id in the query;
@@ -278,12 +377,11 @@ stream_serve(struct ctx *c)
 	int			 q;
 
 	memset(&s, 0, sizeof(s));
-	s.c = c;
 	s.r = c->r;
 	s.fd = -1;
 	utf8_init(&s.u8);
 	buf_init(&s.text, STREAM_TEXT_MAX);
-	buf_init(&s.ev, STREAM_EVENT_MAX);
+	buf_init(&s.out, STREAM_OUT_MAX);
 	frame_out_init(&fo);
 
 	if (!c->has_qsid) {
@@ -313,14 +411,15 @@ stream_serve(struct ctx *c)
 	strcpy(m.sid, c->qsid);
 	strcpy(m.actor, c->actor);
 	m.has_pos = (uint8_t)stream_resume(s.r, &m.pos);
-	if ((s.in = malloc(STREAM_FRAME_MAX)) == NULL ||
+	if ((s.in = malloc(STREAM_IN_MAX)) == NULL ||
+	    buf_reserve(&s.out, STREAM_OUT_HIGH) == -1 ||
 	    msg_encode(&fo, MSG_ATTACH, &m) == -1) {
 		http_error(s.r, 500, "internal error", 0);
 		goto out;
 	}
 	if ((s.fd = ptyd_open(&s.r->conf->ptyd, &fo,
 	    client_now_ms() + FRONT_CALL_MS)) == -1 ||
-	    client_recv(s.fd, &h, s.in, STREAM_FRAME_MAX,
+	    client_recv(s.fd, &h, s.in, STREAM_IN_MAX,
 	    client_now_ms() + FRONT_CALL_MS) == -1) {
 		handlers_ptyd_failed(s.r, errno);
 		goto out;
@@ -342,23 +441,21 @@ stream_serve(struct ctx *c)
 	}
 	s.pos = s.end = m.has_pos && m.pos > ma.base ? m.pos : ma.base;
 
+	/* The headers leave with the first events, in the same write. */
 	s.r->responded = 1;
-	if (req_write(s.r, stream_headers, sizeof(stream_headers) - 1) == -1 ||
-	    req_flush(s.r) == -1)
-		goto out;
+	buf_add(&s.out, stream_headers, sizeof(stream_headers) - 1);
 	s.quiet_since = client_now_ms();
 	e = stream_loop(&s);
-	if (e == END_ERROR) {
-		buf_reset(&s.ev);
-		if (sse_error(&s.ev, s.pos, "internal error") == 0)
-			stream_send(&s);
-	}
+	if (e == END_ERROR && sse_error(&s.out, s.pos, "internal error") == 0)
+		e = END_DONE;
+	if (e == END_DONE)
+		stream_drain(&s);
 out:
 	/* Every way out detaches the viewer: ptyd sees the close. */
 	if (s.fd != -1)
 		close(s.fd);
 	free(s.in);
 	buf_free(&s.text);
-	buf_free(&s.ev);
+	buf_free(&s.out);
 	frame_out_free(&fo);
 }

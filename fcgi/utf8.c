@@ -3,13 +3,31 @@
  *
  * Owns: the well-formedness table of Unicode 15 section 3.9 (table 3-7) and
  * the held-back tail.  Does not own: escaping or positions.  Runs on every
- * byte of terminal output, so ASCII runs are copied in one go.
+ * byte of terminal output, so ASCII runs are found eight bytes at a time
+ * and copied in one go.
  */
 #include <string.h>
 
 #include "utf8.h"
 
 static const uint8_t utf8_fffd[3] = { 0xef, 0xbf, 0xbd };
+
+/* The end of the run of ASCII bytes starting at p[i], p[0..n). */
+static size_t
+utf8_ascii_end(const uint8_t *p, size_t i, size_t n)
+{
+	uint64_t	w;
+
+	/* A word without a high bit set is eight ASCII bytes. */
+	for (; i + 8 <= n; i += 8) {
+		memcpy(&w, p + i, sizeof(w));
+		if ((w & 0x8080808080808080ULL) != 0)
+			break;
+	}
+	while (i < n && p[i] < 0x80)
+		i++;
+	return (i);
+}
 
 void
 utf8_init(struct utf8_state *st)
@@ -62,6 +80,21 @@ utf8_seq(const uint8_t *p, size_t n, size_t *bad)
 	return ((int)need);
 }
 
+size_t
+utf8_valid_prefix(const uint8_t *p, size_t n)
+{
+	size_t	i = 0, bad;
+	int	r;
+
+	for (;;) {
+		if ((i = utf8_ascii_end(p, i, n)) >= n)
+			return (n);
+		if ((r = utf8_seq(p + i, n - i, &bad)) <= 0)
+			return (i);
+		i += (size_t)r;
+	}
+}
+
 /*
  * Sanitise p[0..n) into out.  A valid but incomplete sequence at the very
  * end is not emitted: its length goes to *rest for the caller to hold.
@@ -70,30 +103,22 @@ static int
 utf8_run(const uint8_t *p, size_t n, struct buf *out, size_t *rest)
 {
 	size_t	i = 0, j, bad;
-	int	r;
 
 	*rest = 0;
 	while (i < n) {
-		j = i;
-		while (j < n && p[j] < 0x80)
-			j++;
+		/* Well-formed runs are copied whole. */
+		j = i + utf8_valid_prefix(p + i, n - i);
 		if (j > i && buf_add(out, p + i, j - i) == -1)
 			return (-1);
 		if ((i = j) >= n)
 			break;
-		r = utf8_seq(p + i, n - i, &bad);
-		if (r > 0) {
-			if (buf_add(out, p + i, (size_t)r) == -1)
-				return (-1);
-			i += (size_t)r;
-		} else if (r == -1) {
+		if (utf8_seq(p + i, n - i, &bad) == -1) {
 			*rest = n - i;
 			break;
-		} else {
-			if (buf_add(out, utf8_fffd, sizeof(utf8_fffd)) == -1)
-				return (-1);
-			i += bad;
 		}
+		if (buf_add(out, utf8_fffd, sizeof(utf8_fffd)) == -1)
+			return (-1);
+		i += bad;
 	}
 	return (0);
 }

@@ -35,6 +35,13 @@ size_t	utf8_held(const struct utf8_state *);
 int	utf8_sanitise(struct utf8_state *, const uint8_t *in, size_t len,
 	    struct buf *out);
 
+/*
+ * Length of the longest prefix of p[0..n) made of complete, well-formed
+ * sequences: n for clean text, which can then be used as it is (the
+ * stream's fast path, no copy); less where sanitising has work to do.
+ */
+size_t	utf8_valid_prefix(const uint8_t *p, size_t n);
+
 /* Emit a held-back tail as U+FFFD (end of stream, gap).  0 or -1. */
 int	utf8_flush(struct utf8_state *, struct buf *out);
 

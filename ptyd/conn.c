@@ -34,6 +34,7 @@
 #include "ev.h"
 #include "frame.h"
 #include "log.h"
+#include "mirror.h"
 #include "proto.h"
 #include "ptyd.h"
 #include "term.h"
@@ -444,7 +445,7 @@ conn_dispatch(struct conn *c)
 		mst.terminals = terms;
 		mst.exited = exited;
 		mst.viewers = viewers;
-		mst.db_errors = term_db_errors();
+		mst.db_errors = mirror_db_errors();
 		conn_reply(c, MSG_STATS_REPLY, &mst);
 		break;
 	default:
@@ -657,8 +658,9 @@ conn_stream_flush(struct conn *c)
 				sent = 0;
 			} else
 				sent = c->fsent - FRAME_OUTPUT_PREFIX;
-			ring_peek(&t->ring, c->v.pos + sent, c->flen - sent,
-			    slice, &nslice);
+			if (ring_peek(&t->ring, c->v.pos + sent, c->flen - sent,
+			    slice, &nslice) != c->flen - sent)
+				goto lost;
 			for (i = 0; i < nslice; i++)
 				iov[niov++] = slice[i];
 			total += FRAME_OUTPUT_PREFIX + c->flen - c->fsent;
@@ -677,7 +679,8 @@ conn_stream_flush(struct conn *c)
 			frame_output_prefix(prefixes[nframes], p + len, len);
 			iov[niov].iov_base = prefixes[nframes];
 			iov[niov++].iov_len = FRAME_OUTPUT_PREFIX;
-			ring_peek(&t->ring, p, len, slice, &nslice);
+			if (ring_peek(&t->ring, p, len, slice, &nslice) != len)
+				goto lost;
 			for (i = 0; i < nslice; i++)
 				iov[niov++] = slice[i];
 			fpos[nframes] = p;
@@ -734,6 +737,12 @@ conn_stream_flush(struct conn *c)
 			return;
 		}
 	}
+	return;
+lost:
+	/* Backpressure keeps every byte a viewer is owed in the ring; if
+	 * that ever fails, end this stream rather than send a hole. */
+	log_warnx("viewer of %s: owed bytes left the ring", t->sid);
+	conn_destroy(c);
 }
 
 static void

@@ -188,12 +188,6 @@ fail:
 	return (-1);
 }
 
-int
-listen_get_fd(void)
-{
-	return (listen_fd);
-}
-
 static int
 listen_reserve_open(void)
 {

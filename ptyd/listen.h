@@ -12,8 +12,6 @@
 /* Bind and listen (before daemonizing, so a parent can wait for us and
  * then connect).  0, or -1 with the reason logged. */
 int	listen_open(const char *path);
-/* The listening fd (kept across daemonizing), or -1. */
-int	listen_get_fd(void);
 /* Start accepting in the loop. */
 int	listen_start(void);
 /* Stop accepting, close and unlink the socket. */

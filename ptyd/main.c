@@ -27,6 +27,7 @@
 #include "ev.h"
 #include "listen.h"
 #include "log.h"
+#include "mirror.h"
 #include "proc.h"
 #include "ptyd.h"
 #include "reap.h"
@@ -237,7 +238,7 @@ main_daemonize(void)
 {
 	pid_t	pid;
 	ssize_t	n;
-	int	fd, keep, p[2];
+	int	fd, p[2];
 	char	c;
 
 	if (pipe2(p, O_CLOEXEC) == -1)
@@ -264,18 +265,7 @@ main_daemonize(void)
 	(void)dup2(fd, STDERR_FILENO);
 	if (fd > STDERR_FILENO)
 		close(fd);
-	/* Whatever the caller left open (a pipe it waits on for EOF, say)
-	 * must not be held by a daemon: keep only the socket and the pipe. */
-	keep = listen_get_fd();
-	if (dup2(p[1], keep + 1) == -1)
-		fatal("dup2");
-	if (p[1] != keep + 1)
-		close(p[1]);
-	if (keep > STDERR_FILENO + 1)
-		(void)close_range(STDERR_FILENO + 1, (unsigned int)keep - 1, 0);
-	(void)close_range((unsigned int)keep + 2, ~0U, 0);
-	(void)fcntl(keep + 1, F_SETFD, FD_CLOEXEC);
-	return (keep + 1);
+	return (p[1]);
 }
 
 static void
@@ -467,11 +457,23 @@ main(int argc, char **argv)
 			env[j++] = environ[i];
 	ptyd_conf.env = env;
 
+	/*
+	 * Whatever a caller left open (a pipe it waits on for EOF, say) must
+	 * not be held by a daemon for ever: before opening anything of our
+	 * own, close every inherited fd above stderr.
+	 */
+	if (!foreground)
+		(void)close_range(STDERR_FILENO + 1, ~0U, 0);
+	/* Startup errors go to --log, else stderr, where the caller sees
+	 * them; a daemon without --log turns to syslog once detached. */
+	log_init(log_path, 0, verbose);
 	if (listen_open(socket_path) == -1)
 		fatalx("cannot listen on %s", socket_path);
-	if (!foreground)
+	if (!foreground) {
 		ready_fd = main_daemonize();
-	log_init(log_path, !foreground, verbose);
+		if (log_path == NULL)
+			log_init(NULL, 1, verbose);
+	}
 	if (prctl(PR_SET_CHILD_SUBREAPER, 1) == -1)
 		fatal("PR_SET_CHILD_SUBREAPER");
 	if (ev_init() == -1)
@@ -516,7 +518,7 @@ main(int argc, char **argv)
 	}
 
 	proc_sweep_flush();
-	term_mirror_flush(ev_now());
+	mirror_flush(ev_now());
 	store_close(main_store);
 	term_done();
 	sig_done();

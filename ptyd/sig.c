@@ -2,8 +2,10 @@
  * sig.c -- deliver SIGCHLD, SIGTERM, SIGINT and SIGHUP through a signalfd.
  *
  * Owns: blocking those signals (so they are only ever seen in the loop,
- * never in an async handler) and ignoring SIGPIPE (a viewer that goes away
- * mid-write is an EPIPE, not a death).  Does not own: resetting the mask in
+ * never in an async handler), ignoring SIGPIPE (a viewer that goes away
+ * mid-write is an EPIPE, not a death) and SIGXFSZ (a file-size limit on
+ * the database or the log makes that write fail with EFBIG, which the
+ * mirror counts and retries, instead of killing every terminal).  Does not own: resetting the mask in
  * spawned shells (spawn.c) or what each signal does (the callback).
  *
  * signalfd coalesces: several SIGCHLDs may arrive as one, so the SIGCHLD
@@ -55,7 +57,8 @@ sig_init(void (*cb)(int))
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = SIG_IGN;
 	sigemptyset(&sa.sa_mask);
-	if (sigaction(SIGPIPE, &sa, NULL) == -1)
+	if (sigaction(SIGPIPE, &sa, NULL) == -1 ||
+	    sigaction(SIGXFSZ, &sa, NULL) == -1)
 		return (-1);
 
 	sigemptyset(&set);

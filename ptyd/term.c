@@ -5,10 +5,10 @@
  * loop turn; the registry (a hash on (owner, session_id) plus a list in
  * start order) and the cap; the pid hash of live shells; pty I/O
  * (reading output into the ring, writing queued input); backpressure; the
- * SIGCHLD reaping loop; the per-terminal dirty flag and the write-behind
- * flush of the SQLite mirror.  Does not own: viewer connections (conn.c,
- * through struct viewer), forking (spawn.c), strays (proc.c), the reaper's
- * schedule (reap.c, main.c).
+ * SIGCHLD reaping loop.  Does not own: viewer connections (conn.c, through
+ * struct viewer), forking (spawn.c), strays (proc.c), the reaper's
+ * schedule (reap.c, main.c), the SQLite mirror (mirror.c: told of every
+ * change through mirror_mark and mirror_event).
  *
  * Single-threaded: a lookup and what follows it (attach, claim, evict) are
  * one step; no other code runs in between, so "attach is atomic" needs no
@@ -31,10 +31,11 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "mirror.h"
 #include "proc.h"
+#include "proto.h"
 #include "ptyd.h"
 #include "spawn.h"
-#include "store.h"
 #include "term.h"
 #include "xmalloc.h"
 
@@ -66,14 +67,10 @@ TAILQ_HEAD(term_list, term);
 
 static struct term_list	  term_all = TAILQ_HEAD_INITIALIZER(term_all);
 static struct term_list	  term_reg = TAILQ_HEAD_INITIALIZER(term_reg);
-static struct term_list	  term_dirty = TAILQ_HEAD_INITIALIZER(term_dirty);
 static struct term	**term_hash;
 static struct term	**term_phash;
 static size_t		  term_nbuckets;
 static unsigned int	  term_nreg;
-static int64_t		  term_last_id;
-static struct store	 *term_store;
-static struct ev_timer	  term_flush_timer;
 
 static void	term_io_cb(int, uint32_t, void *);
 static void	term_timer_cb(void *);
@@ -82,10 +79,6 @@ static void	term_finish(struct term *, int64_t);
 static void	term_maybe_free(struct term *);
 static void	term_update_events(struct term *);
 static void	term_wake_viewers(struct term *);
-static void	term_dirty_mark(struct term *);
-static void	term_flush_cb(void *);
-static void	term_mirror_push(struct term *, int64_t);
-static void	term_flush_arm(void);
 
 /* Registry hashing. */
 
@@ -139,19 +132,15 @@ term_rehash(size_t n)
 void
 term_init(struct store *st)
 {
-	term_store = st;
+	mirror_init(st);
 	if (term_hash == NULL)
 		term_rehash(256);
-	ev_timer_init(&term_flush_timer, term_flush_cb, NULL);
-	/* store_open may have queued its reconciliation already. */
-	if (term_store != NULL && store_pending(term_store))
-		term_flush_arm();
 }
 
 void
 term_done(void)
 {
-	ev_timer_stop(&term_flush_timer);
+	mirror_done();
 	free(term_hash);
 	free(term_phash);
 	term_hash = term_phash = NULL;
@@ -314,13 +303,7 @@ term_new(const char *owner, const char *sid, const char *workspace,
 	struct term	*t;
 
 	t = xcalloc(1, sizeof(*t));
-	if (term_store != NULL)
-		t->id = store_next_id(term_store);
-	else
-		t->id = ++term_last_id;
-	if (t->id <= term_last_id)
-		t->id = term_last_id + 1;
-	term_last_id = t->id;
+	t->id = mirror_next_id();
 	t->owner = xstrdup(owner);
 	t->sid = xstrdup(sid);
 	t->workspace = xstrdup(workspace);
@@ -359,13 +342,7 @@ term_input_drop(struct term *t)
 static void
 term_free(struct term *t)
 {
-	if (t->dirty) {
-		/* The row's last state must reach the mirror: queue it now,
-		 * the flush timer writes it. */
-		TAILQ_REMOVE(&term_dirty, t, dirty_entry);
-		t->dirty = 0;
-		term_mirror_push(t, ev_now());
-	}
+	mirror_forget(t, ev_now());
 	ev_timer_stop(&t->timer);
 	ev_defer_cancel(&t->defer);
 	ev_io_del(&t->io);
@@ -545,15 +522,18 @@ term_evict_pick(const char *owner)
 	return (best);
 }
 
+/* Evict t to make room for req (the audit says which cap, for whom). */
 void
-term_evict(struct term *t, int64_t now)
+term_evict(struct term *t, const char *cap, unsigned int max,
+    const struct term_start_req *req, int64_t now)
 {
-	char	detail[64];
+	char	detail[PROTO_SID_MAX + PROTO_OWNER_MAX + 128];
 
-	snprintf(detail, sizeof(detail), "cap %u, idle %llds",
-	    ptyd_conf.max_terminals,
+	snprintf(detail, sizeof(detail), "%s %u reached starting %s%s%s; %s,"
+	    " idle %llds", cap, max, req->owner, *req->owner ? "/" : "",
+	    req->sid, t->state == TERM_EXITED ? "exited" : "running",
 	    (long long)((now - t->last_activity) / PTYD_SEC));
-	term_teardown(t, "evicted", NULL, detail, now);
+	term_teardown(t, "evicted", req->actor, detail, now);
 }
 
 /*
@@ -577,17 +557,25 @@ term_teardown(struct term *t, const char *reason, const char *actor,
 		kind = "evict";
 	else
 		kind = reason;
-	term_event(t, now, kind, actor, detail != NULL ? detail : reason);
+	mirror_event(t, now, kind, actor, detail != NULL ? detail : reason);
 
 	if (t->registered)
 		term_unregister(t);
 	if (t->state == TERM_EXITED || t->ending)
 		return;
+	/*
+	 * The shell already ended by itself and the pty is draining: its row
+	 * stays exited with its own code (the store takes exited as final,
+	 * and it is what happened); this teardown only ends the linger that
+	 * would have followed.  Its event above says who asked.
+	 */
+	if (t->reaped)
+		return;
 	t->ending = 1;
 	t->reason = reason;
 	t->row_state = strcmp(reason, "restarted") == 0 ? "closed" :
 	    strcmp(reason, "shutdown") == 0 ? "shutdown" : reason;
-	term_dirty_mark(t);
+	mirror_mark(t);
 	if (!t->reaped && t->pid > 0) {
 		(void)kill(-t->pid, SIGHUP);
 		(void)kill(-t->pid, SIGCONT);
@@ -652,10 +640,14 @@ term_child_exited(struct term *t, int status, int64_t now)
 	else
 		t->exit_code = 0;
 	ev_timer_stop(&t->timer);
-	if (!t->ending) {
+	/* Every shell's end is audited with its code; after a teardown, the
+	 * detail says which (the close, reap... event came first). */
+	if (t->ending)
+		snprintf(detail, sizeof(detail), "exit code %d, %s%s",
+		    t->exit_code, t->reason, t->killed ? ", after SIGKILL" : "");
+	else
 		snprintf(detail, sizeof(detail), "exit code %d", t->exit_code);
-		term_event(t, now, "exit", NULL, detail);
-	}
+	mirror_event(t, now, "exit", NULL, detail);
 	/* What the shell leaves behind: its background jobs, a double-forked
 	 * child still on the tty.  They keep the slave open, so the pty
 	 * reaches EIO once they are gone. */
@@ -712,7 +704,7 @@ term_finish(struct term *t, int64_t now)
 	}
 	if (t->reason == NULL)
 		t->reason = "exit";
-	term_dirty_mark(t);
+	mirror_mark(t);
 	if (t->registered)
 		ev_timer_at(&t->timer, now + ptyd_conf.linger);
 	term_wake_viewers(t);
@@ -725,7 +717,7 @@ term_shutdown_all(int64_t now)
 	struct term	*t;
 
 	while ((t = TAILQ_FIRST(&term_reg)) != NULL)
-		term_teardown(t, "shutdown", NULL, NULL, now);
+		term_teardown(t, "shutdown", NULL, "ptyd shutting down", now);
 }
 
 int
@@ -804,7 +796,7 @@ term_read(struct term *t, int64_t now)
 	if (total > 0) {
 		t->bytes_out += total;
 		t->last_activity = now;
-		term_dirty_mark(t);
+		mirror_mark(t);
 		term_wake_viewers(t);
 	}
 }
@@ -981,7 +973,7 @@ term_start(const struct term_start_req *req, int64_t now, struct term **out,
 	    !old->reaped && !req->restart && strcmp(old->workspace, ws) == 0) {
 		if (rows != old->rows || cols != old->cols) {
 			term_set_size(old, rows, cols);
-			term_dirty_mark(old);
+			mirror_mark(old);
 		}
 		*out = old;
 		*reused = 1;
@@ -1005,16 +997,17 @@ term_start(const struct term_start_req *req, int64_t now, struct term **out,
 	while (ptyd_conf.max_per_owner > 0 &&
 	    term_count_owner(req->owner) >= ptyd_conf.max_per_owner &&
 	    (victim = term_evict_pick(req->owner)) != NULL)
-		term_evict(victim, now);
+		term_evict(victim, "per-owner cap", ptyd_conf.max_per_owner,
+		    req, now);
 	while (ptyd_conf.max_terminals > 0 &&
 	    term_count() >= ptyd_conf.max_terminals &&
 	    (victim = term_evict_pick(NULL)) != NULL)
-		term_evict(victim, now);
+		term_evict(victim, "cap", ptyd_conf.max_terminals, req, now);
 	term_register(t);
 	snprintf(detail, sizeof(detail), "pid %ld, %ux%u, %s", (long)t->pid,
 	    t->rows, t->cols, t->workspace);
-	term_event(t, now, "start", req->actor, detail);
-	term_dirty_mark(t);
+	mirror_event(t, now, "start", req->actor, detail);
+	mirror_mark(t);
 	*out = t;
 	return (TERM_OK);
 }
@@ -1039,7 +1032,7 @@ term_input(const char *owner, const char *sid, const uint8_t *data,
 	t->bytes_in += len;
 	t->in_unflushed += len;
 	t->last_activity = now;
-	term_dirty_mark(t);
+	mirror_mark(t);
 	/* Nothing queued: write now, queue only what the pty refuses. */
 	while (STAILQ_EMPTY(&t->input) && done < len) {
 		r = write(t->master, data + done, len - done);
@@ -1075,8 +1068,8 @@ term_resize(const char *owner, const char *sid, unsigned int rows,
 	term_clamp(&rows, &cols, 0);
 	term_set_size(t, rows, cols);
 	snprintf(detail, sizeof(detail), "%ux%u", t->rows, t->cols);
-	term_event(t, now, "resize", NULL, detail);
-	term_dirty_mark(t);
+	mirror_event(t, now, "resize", NULL, detail);
+	mirror_mark(t);
 	return (TERM_OK);
 }
 
@@ -1124,16 +1117,20 @@ term_attach(const char *owner, const char *sid, struct viewer *v,
 
 	v->term = t;
 	v->pos = *resume;
+	/* Kept for the detach event: the audit log pairs the two by actor
+	 * (sql/audit.sql, connected now). */
+	free(v->actor);
+	v->actor = actor != NULL && *actor != '\0' ? xstrdup(actor) : NULL;
 	TAILQ_INSERT_TAIL(&t->viewers, v, entry);
 	t->nviewers++;
 	t->unwatched_since = -1;
-	term_dirty_mark(t);
+	mirror_mark(t);
 	snprintf(detail, sizeof(detail), "viewers %u", t->nviewers);
-	term_event(t, now, "attach", actor, detail);
+	mirror_event(t, now, "attach", actor, detail);
 	if (*lost > 0) {
 		snprintf(detail, sizeof(detail), "lost %llu bytes",
 		    (unsigned long long)*lost);
-		term_event(t, now, "gap", actor, detail);
+		mirror_event(t, now, "gap", actor, detail);
 	}
 	term_wake_viewers(t);
 	return (TERM_OK);
@@ -1152,9 +1149,11 @@ term_detach(struct viewer *v, int64_t now)
 	t->nviewers--;
 	if (t->nviewers == 0)
 		t->unwatched_since = now;
-	term_dirty_mark(t);
+	mirror_mark(t);
 	snprintf(detail, sizeof(detail), "viewers %u", t->nviewers);
-	term_event(t, now, "detach", NULL, detail);
+	mirror_event(t, now, "detach", v->actor, detail);
+	free(v->actor);
+	v->actor = NULL;
 	/* The one who held the pty back may be the one leaving. */
 	term_viewer_progress(t);
 	term_maybe_free(t);
@@ -1185,107 +1184,4 @@ term_reapable(const struct term *t, int64_t now, const char **why,
 		return (1);
 	}
 	return (0);
-}
-
-/* The SQLite mirror: rows pushed once per flush, events as they happen. */
-
-static void
-term_flush_arm(void)
-{
-	if (term_store == NULL || ev_timer_pending(&term_flush_timer))
-		return;
-	ev_timer_at(&term_flush_timer, ev_now() + PTYD_FLUSH_INTERVAL);
-}
-
-static void
-term_dirty_mark(struct term *t)
-{
-	if (!t->dirty) {
-		t->dirty = 1;
-		TAILQ_INSERT_TAIL(&term_dirty, t, dirty_entry);
-	}
-	term_flush_arm();
-}
-
-static double
-term_wall(int64_t mono)
-{
-	return ((double)ev_wall_us(mono) / 1e6);
-}
-
-void
-term_event(struct term *t, int64_t now, const char *kind, const char *actor,
-    const char *detail)
-{
-	if (term_store == NULL)
-		return;
-	store_event(term_store, term_wall(now), t->sid, t->id, kind,
-	    actor != NULL && *actor != '\0' ? actor : NULL, detail);
-	term_flush_arm();
-}
-
-static void
-term_mirror_push(struct term *t, int64_t now)
-{
-	struct store_term	st;
-	char			detail[64];
-
-	if (term_store == NULL)
-		return;
-	if (t->in_unflushed > 0) {
-		snprintf(detail, sizeof(detail), "%llu bytes",
-		    (unsigned long long)t->in_unflushed);
-		store_event(term_store, term_wall(now), t->sid, t->id,
-		    "input", NULL, detail);
-		t->in_unflushed = 0;
-	}
-	memset(&st, 0, sizeof(st));
-	st.id = t->id;
-	st.sid = t->sid;
-	st.owner = t->owner;
-	st.pid = t->pid;
-	st.workspace = t->workspace;
-	st.rows = t->rows;
-	st.cols = t->cols;
-	st.started_at = term_wall(t->started_at);
-	st.last_activity = term_wall(t->last_activity);
-	st.subscribers = (int)t->nviewers;
-	st.unwatched_since = t->unwatched_since >= 0 ?
-	    term_wall(t->unwatched_since) : -1;
-	st.state = t->row_state;
-	st.ended_at = t->ended_at >= 0 ? term_wall(t->ended_at) : -1;
-	st.has_exit_code = t->state == TERM_EXITED && t->has_exit_code;
-	st.exit_code = t->exit_code;
-	st.end_reason = t->state == TERM_EXITED ? t->reason : NULL;
-	st.bytes_in = t->bytes_in;
-	st.bytes_out = t->bytes_out;
-	store_put_term(term_store, &st);
-}
-
-void
-term_mirror_flush(int64_t now)
-{
-	struct term	*t;
-
-	while ((t = TAILQ_FIRST(&term_dirty)) != NULL) {
-		TAILQ_REMOVE(&term_dirty, t, dirty_entry);
-		t->dirty = 0;
-		term_mirror_push(t, now);
-	}
-	if (term_store != NULL && store_pending(term_store) &&
-	    store_flush(term_store, term_wall(now)) == -1)
-		term_flush_arm();	/* kept pending: retry next second */
-}
-
-uint64_t
-term_db_errors(void)
-{
-	return (term_store != NULL ? store_errors(term_store) : 0);
-}
-
-static void
-term_flush_cb(void *arg)
-{
-	(void)arg;
-	term_mirror_flush(ev_now());
 }

@@ -4,8 +4,7 @@
  *
  * Owns: every struct term, registered or on its way out; the registry and
  * the cap; the pty master fd and the shell's pid while they live; pending
- * input; backpressure (when to stop reading a pty); the per-terminal dirty
- * flag of the SQLite mirror.  Does not own: the viewer connections (conn.c
+ * input; backpressure (when to stop reading a pty).  Does not own: the viewer connections (conn.c
  * embeds a struct viewer and is woken through it), forking (spawn.c),
  * killing strays (proc.c), or the idle policy's timing (reap.c).
  *
@@ -51,6 +50,8 @@ struct viewer {
 	TAILQ_ENTRY(viewer)	  entry;
 	struct term		 *term;		/* NULL once detached */
 	uint64_t		  pos;		/* next position to send */
+	char			 *actor;	/* from attach, for detach's
+						   audit event; NULL: unknown */
 	void			(*wake)(struct viewer *);
 	void			 *arg;
 };
@@ -74,7 +75,7 @@ struct term {
 	enum term_state		 state;
 	int			 registered;
 	int			 ending;	/* teardown started */
-	int			 dirty;
+	int			 dirty;		/* mirror.c: row to push */
 	int			 in_pid_hash;
 	int			 free_queued;
 	const char		*reason;	/* for MSG_EXIT */
@@ -186,7 +187,8 @@ int		 term_finished(const struct term *);
 /* Lifecycle. */
 void		 term_teardown(struct term *, const char *reason,
 		    const char *actor, const char *detail, int64_t now);
-void		 term_evict(struct term *, int64_t now);
+void		 term_evict(struct term *, const char *cap, unsigned int max,
+		    const struct term_start_req *, int64_t now);
 struct term	*term_evict_pick(const char *owner);
 void		 term_child_exited(struct term *, int status, int64_t now);
 void		 term_reap_children(int64_t now);
@@ -199,10 +201,5 @@ void		 term_force_finish(int64_t now);
 int		 term_reapable(const struct term *, int64_t now,
 		    const char **why, int64_t *idle);
 
-/* The SQLite mirror. */
-void		 term_mirror_flush(int64_t now);
-uint64_t	 term_db_errors(void);
-void		 term_event(struct term *, int64_t now, const char *kind,
-		    const char *actor, const char *detail);
 
 #endif /* PTYD_TERM_H */

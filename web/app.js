@@ -16,7 +16,7 @@ import { FitAddon } from './node_modules/@xterm/addon-fit/lib/addon-fit.mjs';
 const API = 'api/terminal/';
 const SID_RE = /^[A-Za-z0-9._:-]{1,128}$/;
 const INPUT_MAX = 8192;          // code points per input request (DESIGN 2)
-const PENDING_MAX = 1 << 20;     // code points queued at most (a huge paste)
+const PENDING_MAX = 1 << 20;     // UTF-16 units queued at most (a huge paste)
 const RESIZE_DEBOUNCE_MS = 120;
 const RETRY_MIN_MS = 250;
 const RETRY_MAX_MS = 5000;
@@ -393,9 +393,12 @@ function takeCodePoints(s, n) {
 function queueInput(data) {
 	if (phase === 'ended')
 		return;
-	const room = PENDING_MAX - pending.length;
-	if (data.length > room) {
-		data = takeCodePoints(data, Math.max(0, room));
+	if (pending.length + data.length > PENDING_MAX) {
+		let cut = Math.max(0, PENDING_MAX - pending.length);
+		const c = data.charCodeAt(cut - 1);
+		if (cut > 0 && c >= 0xd800 && c <= 0xdbff)
+			cut--;          // never keep half of a surrogate pair
+		data = data.slice(0, cut);
 		notice('paste too large: only the first ' + PENDING_MAX + ' characters are sent');
 	}
 	pending += data;

@@ -47,6 +47,7 @@ struct daemon {
 
 static struct daemon	D;
 static rlim_t		nofile_limit;	/* 0: inherit */
+static rlim_t		fsize_limit;	/* 0: inherit */
 static uint8_t		fbuf[PROTO_HDR_LEN + PROTO_MAX_PAYLOAD];
 
 static int64_t
@@ -136,6 +137,12 @@ daemon_start_with(const char *const *extra)
 			struct rlimit rl = { nofile_limit, nofile_limit };
 
 			if (setrlimit(RLIMIT_NOFILE, &rl) == -1)
+				_exit(126);
+		}
+		if (fsize_limit != 0) {
+			struct rlimit rl = { fsize_limit, fsize_limit };
+
+			if (setrlimit(RLIMIT_FSIZE, &rl) == -1)
 				_exit(126);
 		}
 		setenv("HOME", D.home, 1);
@@ -266,6 +273,7 @@ t_close(const char *sid)
 
 	memset(&m, 0, sizeof(m));
 	snprintf(m.sid, sizeof(m.sid), "%s", sid);
+	snprintf(m.actor, sizeof(m.actor), "test");
 	cr_assert_eq(call(MSG_CLOSE, &m, &r), MSG_CLOSE_REPLY);
 	return (r.closed);
 }
@@ -349,9 +357,20 @@ t_running(void)
 	return (n);
 }
 
+static int	t_attach_as(const char *, int, uint64_t, uint64_t *,
+		    const char *);
+
 /* Attach; returns the fd with MSG_ATTACHED read, base in *base. */
 static int
 t_attach(const char *sid, int has_pos, uint64_t pos, uint64_t *base)
+{
+	return (t_attach_as(sid, has_pos, pos, base, NULL));
+}
+
+/* The same, as actor ("user@address" for the audit log; NULL: none). */
+static int
+t_attach_as(const char *sid, int has_pos, uint64_t pos, uint64_t *base,
+    const char *actor)
 {
 	struct msg_attach	 m;
 	struct msg_attached	 a;
@@ -364,6 +383,8 @@ t_attach(const char *sid, int has_pos, uint64_t pos, uint64_t *base)
 	snprintf(m.sid, sizeof(m.sid), "%s", sid);
 	m.has_pos = (uint8_t)has_pos;
 	m.pos = pos;
+	if (actor != NULL)
+		snprintf(m.actor, sizeof(m.actor), "%s", actor);
 	encode(&fo, MSG_ATTACH, &m);
 	fd = client_connect(D.sock, dl);
 	cr_assert_neq(fd, -1);
@@ -1195,6 +1216,15 @@ stats_answered(void)
 	return (r == 0 && h.type == MSG_STATS_REPLY);
 }
 
+static uint64_t
+db_errors(void)
+{
+	struct msg_stats_reply	r;
+
+	cr_assert_eq(call(MSG_STATS, NULL, &r), MSG_STATS_REPLY);
+	return (r.db_errors);
+}
+
 /* CPU seconds (user + system) ptyd has used. */
 static double
 cpu_seconds(pid_t pid)
@@ -1255,4 +1285,121 @@ Test(daemon, sighup_reopens_the_log)
 	    "SIGHUP did not reopen the log");
 	cr_assert(stats_answered(), "SIGHUP must not stop the daemon");
 	cr_assert_eq(daemon_stop_status(5000), 0);
+}
+
+/* A text column of the one row sql selects, into buf ("" if none). */
+static const char *
+db_text(const char *sql, char *buf, size_t size)
+{
+	sqlite3		*db;
+	sqlite3_stmt	*st;
+	const unsigned char *p;
+
+	buf[0] = '\0';
+	if (sqlite3_open_v2(D.db, &db, SQLITE_OPEN_READONLY, NULL) !=
+	    SQLITE_OK) {
+		sqlite3_close(db);
+		return (buf);
+	}
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK) {
+		if (sqlite3_step(st) == SQLITE_ROW &&
+		    (p = sqlite3_column_text(st, 0)) != NULL)
+			snprintf(buf, size, "%s", (const char *)p);
+		sqlite3_finalize(st);
+	}
+	sqlite3_close(db);
+	return (buf);
+}
+
+Test(daemon, audit_events_carry_who_and_what)
+{
+	/* Prevents: an audit log that cannot say who was connected (detach
+	 * without the viewer's actor), counts keystrokes one event each, or
+	 * loses the exit code of a closed shell. */
+	char	buf[512];
+	int	fd, i, n;
+
+	daemon_start();
+	t_start("au");
+	fd = t_attach_as("au", 0, 0, NULL, "alice@192.0.2.7");
+	for (i = 0; i < 20; i++)
+		t_input("au", "x");
+	t_input("au", "\n");
+	close(fd);
+	cr_assert(WAIT_UNTIL(db_count("SELECT count(*) FROM terminal_events "
+	    "WHERE session_id = 'au' AND kind = 'detach'") == 1, 5000),
+	    "no detach event");
+	cr_assert_str_eq(db_text("SELECT actor FROM terminal_events WHERE "
+	    "session_id = 'au' AND kind = 'detach'", buf, sizeof(buf)),
+	    "alice@192.0.2.7");
+	cr_assert_str_eq(db_text("SELECT actor FROM terminal_events WHERE "
+	    "session_id = 'au' AND kind = 'attach'", buf, sizeof(buf)),
+	    "alice@192.0.2.7");
+	cr_assert_eq(db_count("SELECT sum(CAST(detail AS INTEGER)) FROM "
+	    "terminal_events WHERE session_id = 'au' AND kind = 'input'"), 21,
+	    "every input byte counted");
+	n = db_count("SELECT count(*) FROM terminal_events WHERE "
+	    "session_id = 'au' AND kind = 'input'");
+	cr_assert(n >= 1 && n <= 3, "input batched per flush, not per "
+	    "keystroke: %d events for 21 inputs", n);
+	cr_assert_eq(t_close("au"), 1);
+	cr_assert(WAIT_UNTIL(db_count("SELECT count(*) FROM terminal_events "
+	    "WHERE session_id = 'au' AND kind = 'exit'") == 1, 5000),
+	    "no exit event after close");
+	cr_assert_str_eq(db_text("SELECT detail FROM terminal_events WHERE "
+	    "session_id = 'au' AND kind = 'exit'", buf, sizeof(buf)),
+	    "exit code -1, closed");
+	cr_assert_str_eq(db_text("SELECT actor FROM terminal_events WHERE "
+	    "session_id = 'au' AND kind = 'close'", buf, sizeof(buf)), "test");
+	cr_assert(WAIT_UNTIL(db_count("SELECT count(*) FROM terminals WHERE "
+	    "session_id = 'au' AND state = 'closed' AND exit_code = -1 AND "
+	    "ended_at IS NOT NULL AND subscribers = 0") == 1, 5000));
+}
+
+Test(daemon, database_deleted_while_idle_is_rewritten)
+{
+	/* Prevents: an operator who deletes the database while nothing
+	 * changes seeing no live terminals until the next keystroke. */
+	char	path[160];
+
+	daemon_start();
+	t_start("keep");
+	cr_assert(WAIT_UNTIL(db_count("SELECT count(*) FROM live_terminals "
+	    "WHERE session_id = 'keep'") == 1, 5000));
+	pause_ms(1200);		/* nothing pending any more */
+	cr_assert_eq(unlink(D.db), 0);
+	snprintf(path, sizeof(path), "%s-wal", D.db);
+	(void)unlink(path);
+	snprintf(path, sizeof(path), "%s-shm", D.db);
+	(void)unlink(path);
+	cr_assert(WAIT_UNTIL(db_count("SELECT count(*) FROM live_terminals "
+	    "WHERE session_id = 'keep'") == 1, 5000),
+	    "the idle ptyd did not rewrite its live terminals");
+}
+
+Test(daemon, file_size_limit_fails_writes_without_killing_ptyd)
+{
+	/* Prevents: SIGXFSZ (a full quota, a file-size limit) killing the
+	 * daemon and every shell with it instead of failing a write. */
+	struct stream	st;
+	char		word[32];
+	int		i;
+
+	fsize_limit = 96 * 1024;
+	daemon_start();
+	fsize_limit = 0;
+	t_start("fz");
+	stream_open(&st, "fz", 0, 0);
+	/* Each flush appends pages to the WAL: a few seconds of activity
+	 * cross the limit. */
+	for (i = 0; i < 8; i++) {
+		snprintf(word, sizeof(word), "echo w$((%d*7))\n", i + 100);
+		t_input("fz", word);
+		snprintf(word, sizeof(word), "w%d", (i + 100) * 7);
+		cr_assert(stream_wait_for(&st, word, 5000), "no echo");
+		pause_ms(600);
+	}
+	cr_assert_eq(kill(D.pid, 0), 0, "ptyd died");
+	cr_assert_gt(db_errors(), 0, "the limit was never reached");
+	stream_close(&st);
 }

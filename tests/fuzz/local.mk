@@ -1,23 +1,50 @@
-# tests/fuzz/local.mk -- fuzz targets for the frame decoder.
+# tests/fuzz/local.mk -- fuzz targets for the frame decoder and for
+# ptyd.fcgi's request parsing and UTF-8 sanitiser.
 #
 # make check runs each target over its corpus plus fixed mutations
 # (fuzz_main.c).  `make fuzz` builds the same targets with clang and
 # libFuzzer for coverage-guided runs:
 #	make fuzz && tests/fuzz/fuzz_frame-libfuzzer -max_total_time=60 \
 #	    $(srcdir)/tests/fuzz/corpus/frame
+#	mkdir -p /tmp/fuzz-req && tests/fuzz/fuzz_request-libfuzzer \
+#	    -max_total_time=120 /tmp/fuzz-req $(srcdir)/tests/fuzz/corpus/request
 noinst_PROGRAMS += tests/fuzz/fuzz_frame
 tests_fuzz_fuzz_frame_SOURCES = tests/fuzz/fuzz_frame.c tests/fuzz/fuzz_main.c
 tests_fuzz_fuzz_frame_LDADD = libwire.a
 TESTS += tests/fuzz/fuzz_frame.sh
 EXTRA_DIST += tests/fuzz/fuzz_frame.sh tests/fuzz/corpus
 
+noinst_PROGRAMS += tests/fuzz/fuzz_request
+tests_fuzz_fuzz_request_SOURCES = tests/fuzz/fuzz_request.c \
+	tests/fuzz/fuzz_main.c
+tests_fuzz_fuzz_request_CFLAGS = $(AM_CFLAGS) -I$(srcdir)/fcgi \
+	$(FCGI_CFLAGS) $(JANSSON_CFLAGS)
+tests_fuzz_fuzz_request_LDADD = fcgi/libfront.a libwire.a $(FCGI_LIBS) \
+	$(JANSSON_LIBS) -lm
+TESTS += tests/fuzz/fuzz_request.sh
+EXTRA_DIST += tests/fuzz/fuzz_request.sh
+
 FUZZ_CC = clang
 FUZZ_FLAGS = -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE \
 	-I$(srcdir)/lib
-fuzz: tests/fuzz/fuzz_frame-libfuzzer
+fuzz: tests/fuzz/fuzz_frame-libfuzzer tests/fuzz/fuzz_request-libfuzzer
 tests/fuzz/fuzz_frame-libfuzzer: $(srcdir)/tests/fuzz/fuzz_frame.c \
     $(srcdir)/lib/frame.c $(srcdir)/lib/frame.h $(srcdir)/lib/proto.h
 	$(AM_V_CCLD)mkdir -p tests/fuzz && $(FUZZ_CC) $(FUZZ_FLAGS) -o $@ \
 	    $(srcdir)/tests/fuzz/fuzz_frame.c $(srcdir)/lib/frame.c
-CLEANFILES += tests/fuzz/fuzz_frame-libfuzzer
+FUZZ_REQUEST_SRCS = $(srcdir)/tests/fuzz/fuzz_request.c \
+	$(srcdir)/fcgi/buf.c $(srcdir)/fcgi/flog.c $(srcdir)/fcgi/gate.c \
+	$(srcdir)/fcgi/handlers.c $(srcdir)/fcgi/http.c $(srcdir)/fcgi/json.c \
+	$(srcdir)/fcgi/ptyd_client.c $(srcdir)/fcgi/sse.c \
+	$(srcdir)/fcgi/stream.c $(srcdir)/fcgi/utf8.c \
+	$(srcdir)/lib/client.c $(srcdir)/lib/frame.c
+FUZZ_REQUEST_HDRS = $(srcdir)/fcgi/buf.h $(srcdir)/fcgi/front.h \
+	$(srcdir)/fcgi/gate.h $(srcdir)/fcgi/handlers.h $(srcdir)/fcgi/http.h \
+	$(srcdir)/fcgi/json.h $(srcdir)/fcgi/ptyd_client.h \
+	$(srcdir)/fcgi/sse.h $(srcdir)/fcgi/utf8.h $(srcdir)/lib/proto.h
+tests/fuzz/fuzz_request-libfuzzer: $(FUZZ_REQUEST_SRCS) $(FUZZ_REQUEST_HDRS)
+	$(AM_V_CCLD)mkdir -p tests/fuzz && $(FUZZ_CC) $(FUZZ_FLAGS) \
+	    -I$(srcdir)/fcgi $(FCGI_CFLAGS) $(JANSSON_CFLAGS) -o $@ \
+	    $(FUZZ_REQUEST_SRCS) $(FCGI_LIBS) $(JANSSON_LIBS) -lm
+CLEANFILES += tests/fuzz/fuzz_frame-libfuzzer tests/fuzz/fuzz_request-libfuzzer
 .PHONY: fuzz

@@ -13,9 +13,14 @@ Environment:
                        suite uses at most 100 ports from there)
   PTYD_TEST_SCALE      size factor of the long tests (default 1 = full
                        size: 1,100 streams, 100,000 POSTs; CI may pass 0.1)
+  PTYD_TEST_KEEP       if set, keep the temp directories (logs, databases)
+
+A failing test's report carries the tails of the logs of every stack that
+was running (ptyd, ptyd.fcgi, nginx).
 """
 
 import itertools
+import os
 import re
 import secrets
 import shutil
@@ -24,9 +29,28 @@ import tempfile
 
 import pytest
 
+import ptyd_stack
 from ptyd_stack import Stack
 
 DEFAULT_DEADLINE = 90
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    rep = outcome.get_result()
+    if not rep.failed:
+        return
+    for st in ptyd_stack.running_stacks:
+        text = []
+        for name in ("ptyd", "fcgi", "nginx-error"):
+            tail = st.log_tail(name, 20)
+            if tail:
+                text.append("--- %s.log\n%s" % (name, tail))
+        if text:
+            rep.sections.append(("logs of stack %s (%s)" % (st.name,
+                                                           st.state),
+                                 "\n".join(text)))
 
 
 class DeadlineExceeded(Exception):
@@ -54,7 +78,8 @@ def _deadline(request):
 def tmp_root():
     d = tempfile.mkdtemp(prefix="ptyd-itest-", dir="/tmp")
     yield d
-    shutil.rmtree(d, ignore_errors=True)
+    if not os.environ.get("PTYD_TEST_KEEP"):
+        shutil.rmtree(d, ignore_errors=True)
 
 
 class StackFactory:

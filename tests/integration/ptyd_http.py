@@ -13,8 +13,10 @@ Every network wait takes a deadline; nothing here blocks for ever.
 import base64
 import http.client
 import json
+import secrets
 import select
 import socket
+import struct
 import time
 import urllib.parse
 
@@ -267,6 +269,7 @@ class SSE:
         self.events = []            # every event dispatched so far
         self.comments = []          # (time, line)
         self.pending_lines = []
+        self._cursor = 0            # events[] index next_event() is at
         self.bytes_in = 0
         self._read_head(time.monotonic() + timeout)
         self.body = b""
@@ -279,8 +282,11 @@ class SSE:
         left = deadline - time.monotonic()
         if left <= 0:
             raise TimeoutError("deadline reached waiting for stream data")
-        r, _, _ = select.select([self.sock], [], [], left)
-        if not r:
+        # poll(), not select(): a test holding over 1,024 streams has
+        # descriptors past FD_SETSIZE.
+        p = select.poll()
+        p.register(self.sock, select.POLLIN)
+        if not p.poll(left * 1000):
             raise TimeoutError("deadline reached waiting for stream data")
         try:
             data = self.sock.recv(262144)
@@ -411,8 +417,6 @@ class SSE:
     def next_event(self, timeout=DEFAULT_TIMEOUT):
         """The next event not yet returned by next_event()."""
         deadline = time.monotonic() + timeout
-        if not hasattr(self, "_cursor"):
-            self._cursor = 0
         while self._cursor >= len(self.events):
             left = deadline - time.monotonic()
             if left <= 0:
@@ -421,6 +425,19 @@ class SSE:
         ev = self.events[self._cursor]
         self._cursor += 1
         return ev
+
+    def feed(self, data):
+        """Bytes read from self.sock by someone else (a selector loop):
+        de-chunk and parse them; return the new events."""
+        self.bytes_in += len(data)
+        self.raw += data
+        self._dechunk()
+        return self._parse()
+
+    def discard_events(self):
+        """Forget the events parsed so far (a long reader's memory)."""
+        self.events.clear()
+        self._cursor = 0
 
     def read_until(self, pred, timeout=DEFAULT_TIMEOUT):
         """Read events until pred(event) is true; return that event."""
@@ -453,7 +470,6 @@ class SSE:
         if self.sock is None:
             return
         if abort:
-            import struct
             self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER,
                                  struct.pack("ii", 1, 0))
         self.sock.close()
@@ -559,7 +575,6 @@ def marker(tag=None):
     """(command, expected): a shell line whose output differs from its
     echo, so seeing `expected` proves the shell ran it.  The command ends
     with CR, as a terminal's Enter key sends."""
-    import secrets
     tag = tag or "mk" + secrets.token_hex(4)
     return "echo %s-$((6*7))xyz\r" % tag, "%s-42xyz" % tag
 
@@ -585,7 +600,6 @@ class Shell:
 
     def run(self, cmd, timeout=DEFAULT_TIMEOUT):
         """Type cmd, return the bytes it printed (between two markers)."""
-        import secrets
         tag = secrets.token_hex(4)
         begin = ("B%s-2" % tag).encode()
         end = ("E%s-2" % tag).encode()

@@ -114,6 +114,22 @@ def test_close_is_mirrored_with_state_closed_and_a_close_event(stack, term):
                     (sid,)) == []
 
 
+def test_keystrokes_are_counted_in_batches_not_logged_one_by_one(stack,
+                                                                  term):
+    sid, _ = term()
+    c = stack.client(keepalive=True)
+    try:
+        for _ in range(100):
+            assert c.input(sid, "x").status == 200
+    finally:
+        c.close()
+    r = row_where(stack, sid, lambda r: r["bytes_in"] >= 100,
+                  "100 input bytes counted")
+    assert r["bytes_in"] == 100, r
+    # Some batching events at most, never one row per keystroke.
+    assert len(events_of(stack, sid)) < 20, events_of(stack, sid)
+
+
 def test_restart_makes_a_new_row_per_incarnation(stack, term):
     sid, j1 = term()
     c = stack.client()
@@ -319,6 +335,7 @@ def test_auditor_holding_write_lock_never_stalls_terminals(lockable,
             line = aud.stdout.readline()
             assert line.strip() == b"lock-held", line
             t_lock = time.monotonic()
+            errors0 = c.health().json()["ptyd"]["db_errors"]
             # Terminals are born, attached and typed into while the
             # database refuses every write.
             r = c.start(late)
@@ -328,7 +345,10 @@ def test_auditor_holding_write_lock_never_stalls_terminals(lockable,
             while time.monotonic() - t_lock < 4:
                 during.append(echo_latency(v, tr))
             assert max(during) < max(0.5, 5 * before[-1]), (before, during)
-            assert c.health().status == 200
+            # The refused flushes are counted, not hidden.
+            h = c.health()
+            assert h.status == 200
+            assert h.json()["ptyd"]["db_errors"] > errors0, h.json()
             aud.stdin.write(b"COMMIT;\n.quit\n")
             aud.stdin.flush()
             aud.wait(10)

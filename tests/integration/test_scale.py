@@ -125,9 +125,7 @@ class Drain(threading.Thread):
                         self.sel.unregister(key.fileobj)
                         continue
                     if kind == "check":
-                        s.raw += data
-                        s._dechunk()
-                        s._parse()
+                        s.feed(data)
         except Exception as e:      # reported by the test
             self.error = e
 

@@ -23,8 +23,11 @@ def test_start_spawns_shell_and_reports_pid_and_default_workspace(
     assert isinstance(j["pid"], int) and j["pid"] > 1
     # Default workspace: the daemon user's home, which is our temp HOME.
     assert j["workspace"] == stack.home
-    cl = proc_cmdline(j["pid"])
-    assert cl is not None, "shell pid %d does not exist" % j["pid"]
+    assert proc_state(j["pid"]) not in (None, "Z")
+    # The shell may still be inside execve() when start answers: its
+    # cmdline reads empty until then.
+    cl = wait_for(lambda: proc_cmdline(j["pid"]), 3,
+                  what="cmdline of shell %d" % j["pid"])
     assert os.path.basename(cl[0]).lstrip("-") == "bash", cl
     assert os.readlink("/proc/%d/cwd" % j["pid"]) == stack.home
 
@@ -115,10 +118,11 @@ def test_last_event_id_query_parameter_resumes_and_header_wins(stack, term):
                   query={"last_event_id": str(t1.start)}) as hq:
         ev = hq.next_event()
         assert ev.id - len(ev.payload) == mid
-    # A non-integer value counts as none: the whole backlog again.
-    with c.stream(sid, last_event_id="abc") as bad:
-        ev = bad.next_event()
-        assert ev.id - len(ev.payload) == t1.start
+    # A non-integer or negative value counts as none: the whole backlog.
+    for bad_id in ("abc", "-5", "12x"):
+        with c.stream(sid, last_event_id=bad_id) as bad:
+            ev = bad.next_event()
+            assert ev.id - len(ev.payload) == t1.start, bad_id
 
 
 def test_exit_7_sends_terminal_closed_with_exit_code_7_as_last_event(
@@ -141,6 +145,29 @@ def test_exit_7_sends_terminal_closed_with_exit_code_7_as_last_event(
         tr.feed(e)
     assert want.encode() in tr.data
     assert closed.id > tr.end
+
+
+def test_terminal_closed_comes_after_every_byte_the_shell_wrote(stack,
+                                                                term):
+    # The shell exits right after a burst of output: ptyd must drain the
+    # pty to EOF/EIO before it reports the exit.
+    sid, _ = term()
+    c = stack.client()
+    n = 60000
+    with c.stream(sid) as s:
+        assert c.input(sid, "echo BEG-$((1+1)); seq 1 %d; exit 2\r"
+                       % n).status == 200
+        events = s.read_to_end(timeout=30)
+    assert events[-1].name == "terminal_closed", events[-3:]
+    assert events[-1].data == {"exit_code": 2, "reason": "exit"}
+    tr = Transcript()
+    for e in events:
+        tr.feed(e)
+    out = bytes(tr.data)
+    body = out[out.rindex(b"BEG-2\r\n") + 7:]
+    lines = body.split(b"\r\n")
+    assert lines[:n] == [str(i).encode() for i in range(1, n + 1)], \
+        (len(lines), lines[-3:])
 
 
 def test_mirror_shows_one_subscriber_while_watched_and_unwatched_after(

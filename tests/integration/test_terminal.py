@@ -20,8 +20,10 @@ ALLOWED_ENV = {"PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG",
 
 
 def environ_of(pid):
-    with open("/proc/%d/environ" % pid, "rb") as f:
-        raw = f.read()
+    # Right after start the shell may still be inside execve(): its
+    # environ reads empty until the kernel has set up the new stack.
+    raw = wait_for(lambda: open("/proc/%d/environ" % pid, "rb").read(), 3,
+                   what="environ of %d" % pid)
     out = {}
     for item in raw.split(b"\0"):
         if item:
@@ -81,10 +83,13 @@ def test_resize_sends_sigwinch_to_the_shell_foreground(stack, term):
     sid, _ = term()
     c = stack.client()
     with Shell(c, sid) as sh:
-        sh.send("trap 'echo WINCH-$((20+3))' WINCH\r")
-        sh.run("true")
+        # A foreground job that reports SIGWINCH (the quotes keep the
+        # echo of the command line from matching the output).
+        sh.send("bash -c 'trap \"echo W\"I\"NCH-23; exit 0\" WINCH; "
+                "echo RE\"\"ADY; while :; do sleep 0.05; done'\r")
+        read_output_until(sh.s, "READY", sh.tr)
         assert c.resize(sid, 50, 150).status == 200
-        read_output_until(sh.s, "WINCH-23", sh.tr)
+        read_output_until(sh.s, "WINCH-23", sh.tr, timeout=5)
 
 
 # -- workspaces --------------------------------------------------------------

@@ -61,6 +61,19 @@ def test_same_session_id_gives_each_user_their_own_terminal(users,
         wait_for(lambda: proc_gone(pb), 4, what="bob's shell gone")
         assert alive(pa)
         assert alice.terminals()[sid]["running"] is True
+        # The audit log names who attached and who closed.
+        ev = wait_for(lambda: (lambda rows: rows if any(
+            r["kind"] == "close" for r in rows) else None)(users.db(
+                "SELECT e.kind, e.actor, t.owner FROM terminal_events e "
+                "JOIN terminals t ON t.id = e.terminal_id "
+                "WHERE e.session_id = ?", (sid,))), 3,
+            what="close event of bob's terminal")
+        attach = [r for r in ev if r["kind"] == "attach"]
+        assert {r["owner"] for r in attach} == {"alice", "bob"}, ev
+        for r in attach:
+            assert r["owner"] in (r["actor"] or ""), r
+        close = [r for r in ev if r["kind"] == "close"]
+        assert len(close) == 1 and "bob" in (close[0]["actor"] or ""), ev
     finally:
         alice.close_term(sid)
         bob.close_term(sid)

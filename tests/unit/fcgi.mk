@@ -38,5 +38,5 @@ tests_unit_test_fcgi_server_SOURCES = tests/unit/test_fcgi_server.c
 tests_unit_test_fcgi_server_CFLAGS = $(UNIT_CFLAGS) \
 	-DFCGI_BIN='"$(abs_top_builddir)/fcgi/ptyd.fcgi"' \
 	-DPTYD_BIN='"$(abs_top_builddir)/ptyd/ptyd"'
-tests_unit_test_fcgi_server_LDADD = $(CRITERION_LIBS)
+tests_unit_test_fcgi_server_LDADD = libwire.a $(CRITERION_LIBS)
 EXTRA_tests_unit_test_fcgi_server_DEPENDENCIES = fcgi/ptyd.fcgi

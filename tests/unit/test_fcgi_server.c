@@ -11,7 +11,11 @@
  * - closing the stream's connection detaches the viewer within a second;
  * - SIGTERM ends the server within about two seconds with a stream open and
  *   a connection that never sent its request;
- * - every worker process runs with RLIMIT_NOFILE at most 1024.
+ * - every worker process runs with RLIMIT_NOFILE at most 1024;
+ * - the output stream, fed by a scripted ptyd (exact frames, exact timing):
+ *   every frame of a burst becomes its event, records stay well formed
+ *   when the web server reads slowly, split and broken UTF-8 is joined or
+ *   replaced with the right ids.
  */
 #include <criterion/criterion.h>
 
@@ -23,6 +27,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdint.h>
@@ -31,6 +36,8 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "frame.h"
 
 #ifndef FCGI_BIN
 #error FCGI_BIN must name the built ptyd.fcgi
@@ -137,7 +144,7 @@ fcgi_request(const char *const *params, const char *body)
 }
 
 struct reply {
-	char	out[65536];
+	char	out[1 << 21];
 	size_t	len;
 	int	ended;		/* FCGI_END_REQUEST seen */
 	int64_t	ended_at;
@@ -145,7 +152,11 @@ struct reply {
 	int64_t	eof_at;
 };
 
-/* Read records until END_REQUEST, EOF, needle in stdout, or deadline. */
+/*
+ * Read records until END_REQUEST, EOF, needle in stdout, or deadline.  A
+ * malformed record (bad version or type) fails the test: the stream writes
+ * its records itself.
+ */
 static void
 fcgi_read(int fd, struct reply *r, const char *needle, int64_t deadline)
 {
@@ -163,6 +174,10 @@ fcgi_read(int fd, struct reply *r, const char *needle, int64_t deadline)
 			plen = buf[6];
 			if (have < 8 + clen + plen)
 				break;
+			cr_assert(buf[0] == 1 && (buf[1] == 3 || buf[1] == 6 ||
+			    buf[1] == 7) && buf[2] == 0 && buf[3] == 1,
+			    "bad record header %02x %02x %02x %02x", buf[0],
+			    buf[1], buf[2], buf[3]);
 			if (buf[1] == 6 && r->len + clen < sizeof(r->out)) {
 				memcpy(r->out + r->len, buf + 8, clen);
 				r->len += clen;
@@ -202,18 +217,24 @@ status(const struct reply *r)
 /* ---- fixtures ---- */
 
 static void
-start_server(const char *threads, const char *procs)
+start_server_hb(const char *threads, const char *procs, const char *hb)
 {
 	server = fork();
 	cr_assert_neq(server, -1);
 	if (server == 0) {
 		execl(FCGI_BIN, "ptyd.fcgi", "--listen", fsock,
 		    "--ptyd-socket", psock, "--no-autostart", "--heartbeat",
-		    "0.5", "--max-threads", threads, "--processes", procs,
+		    hb, "--max-threads", threads, "--processes", procs,
 		    (char *)NULL);
 		_exit(127);
 	}
 	wait_socket(fsock);
+}
+
+static void
+start_server(const char *threads, const char *procs)
+{
+	start_server_hb(threads, procs, "0.5");
 }
 
 static int
@@ -473,4 +494,327 @@ Test(server, sigterm_ends_it_with_a_stream_and_a_silent_connection_open)
 	cr_expect_eq(access(fsock, F_OK), -1, "socket removed");
 	close(sfd);
 	close(silent);
+}
+
+/* ---- a scripted ptyd ---- */
+
+struct script {
+	uint8_t	buf[1 << 21];
+	size_t	len;
+	uint64_t pos;		/* stream position after the last byte */
+};
+
+static void
+script_add(struct script *sc, const struct frame_out *fo)
+{
+	cr_assert_lt(sc->len + fo->len, sizeof(sc->buf));
+	memcpy(sc->buf + sc->len, fo->buf, fo->len);
+	sc->len += fo->len;
+}
+
+static void
+script_attached(struct script *sc, uint64_t base)
+{
+	struct frame_out	fo;
+	struct msg_attached	m = { base };
+
+	frame_out_init(&fo);
+	cr_assert_eq(msg_encode(&fo, MSG_ATTACHED, &m), 0);
+	script_add(sc, &fo);
+	frame_out_free(&fo);
+	sc->pos = base;
+}
+
+static void
+script_output(struct script *sc, const void *data, size_t len)
+{
+	cr_assert_lt(sc->len + FRAME_OUTPUT_PREFIX + len, sizeof(sc->buf));
+	sc->pos += len;
+	frame_output_prefix(sc->buf + sc->len, sc->pos, len);
+	memcpy(sc->buf + sc->len + FRAME_OUTPUT_PREFIX, data, len);
+	sc->len += FRAME_OUTPUT_PREFIX + len;
+}
+
+static void
+script_exit(struct script *sc)
+{
+	struct frame_out	fo;
+	struct msg_exit		m;
+
+	memset(&m, 0, sizeof(m));
+	m.has_exit_code = 1;
+	m.exit_code = 7;
+	strcpy(m.reason, "exit");
+	m.pos = sc->pos + 1;
+	frame_out_init(&fo);
+	cr_assert_eq(msg_encode(&fo, MSG_EXIT, &m), 0);
+	script_add(sc, &fo);
+	frame_out_free(&fo);
+}
+
+/*
+ * Serve one connection on psock from a child: read the request frame,
+ * write the whole script at once, then hold the connection until the peer
+ * closes it (the viewer detaching).  The child exits 0 when it saw that
+ * close, 1 otherwise.
+ */
+static void
+start_scripted_ptyd(const struct script *sc)
+{
+	struct sockaddr_un	sun;
+	struct pollfd		pfd;
+	uint8_t			req[8192];
+	size_t			off;
+	ssize_t			n;
+	int			l, fd;
+	char			run[200];
+
+	snprintf(run, sizeof(run), "%s/run", dir);
+	cr_assert_eq(mkdir(run, 0700), 0);
+	memset(&sun, 0, sizeof(sun));
+	sun.sun_family = AF_UNIX;
+	cr_assert_lt(strlen(psock), sizeof(sun.sun_path));
+	memcpy(sun.sun_path, psock, strlen(psock) + 1);
+	cr_assert_neq(l = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0), -1);
+	cr_assert_eq(bind(l, (struct sockaddr *)&sun, sizeof(sun)), 0);
+	cr_assert_eq(listen(l, 8), 0);
+	ptyd = fork();
+	cr_assert_neq(ptyd, -1);
+	if (ptyd != 0) {
+		close(l);
+		return;
+	}
+	if ((fd = accept(l, NULL, NULL)) == -1)
+		_exit(1);
+	/* One request frame: its header says how long it is. */
+	for (off = 0; off < 8 || off < 8 + ((size_t)req[4] << 24 |
+	    (size_t)req[5] << 16 | (size_t)req[6] << 8 | req[7]); off += (size_t)n)
+		if ((n = read(fd, req + off, sizeof(req) - off)) <= 0)
+			_exit(1);
+	for (off = 0; off < sc->len; off += (size_t)n)
+		if ((n = write(fd, sc->buf + off, sc->len - off)) <= 0)
+			_exit(1);
+	pfd.fd = fd;
+	pfd.events = POLLIN;
+	while (poll(&pfd, 1, 30000) == 1)
+		if (read(fd, req, sizeof(req)) <= 0)
+			_exit(0);
+	_exit(1);
+}
+
+/* The scripted ptyd's verdict: did the viewer detach? */
+static int
+scripted_ptyd_saw_detach(void)
+{
+	int64_t	deadline = now_ms() + 5000;
+	pid_t	w;
+	int	st;
+
+	while ((w = waitpid(ptyd, &st, WNOHANG)) == 0 && now_ms() < deadline)
+		poll(NULL, 0, 10);
+	if (w != ptyd)
+		return (0);
+	ptyd = -1;
+	return (WIFEXITED(st) && WEXITSTATUS(st) == 0);
+}
+
+struct event {
+	uint64_t	 id;
+	char		 name[32];
+	const char	*data;		/* into the reply, up to '\n' */
+	size_t		 len;
+};
+
+/* The next SSE event after *p in the stream's body, skipping comments. */
+static int
+next_event(const char **p, struct event *ev)
+{
+	const char	*s = *p, *e;
+
+	for (;;) {
+		if (strncmp(s, ": ", 2) == 0) {
+			if ((e = strstr(s, "\n\n")) == NULL)
+				return (0);
+			s = e + 2;
+			continue;
+		}
+		if (sscanf(s, "id: %" SCNu64 "\nevent: %31[a-z_]\ndata: ",
+		    &ev->id, ev->name) != 2 ||
+		    (s = strstr(s, "\ndata: ")) == NULL)
+			return (0);
+		ev->data = s + 7;
+		if ((e = strstr(ev->data, "\n\n")) == NULL)
+			return (0);
+		ev->len = (size_t)(e - ev->data);
+		*p = e + 2;
+		return (1);
+	}
+}
+
+static int
+data_is(const struct event *ev, const char *want)
+{
+	return (ev->len == strlen(want) && memcmp(ev->data, want, ev->len) ==
+	    0);
+}
+
+static const char *const stream_params[] = { BASE, "REQUEST_METHOD=GET",
+    "DOCUMENT_URI=/api/terminal/output", "QUERY_STRING=session_id=fake",
+    NULL };
+
+/* Raw bytes carried by the JSON string text[0..len) of ASCII output. */
+static size_t
+ascii_text_bytes(const char *t, size_t len)
+{
+	size_t	i, n = 0;
+
+	for (i = 0; i < len; n++)
+		i += t[i] != '\\' ? 1 : t[i + 1] == 'u' ? 6 : 2;
+	return (n);
+}
+
+/*
+ * Check a stream of ASCII output: every output event's id is the position
+ * after its text, ids increase, the texts add up to want bytes, and it
+ * ends with terminal_closed.
+ */
+static void
+check_letters(const struct reply *r, uint64_t base, size_t want)
+{
+	struct event	 ev;
+	const char	*p;
+	uint64_t	 pos = base;
+	size_t		 total = 0, n;
+	int		 closed = 0;
+
+	cr_assert_not_null(p = strstr(r->out, "\r\n\r\n"), "headers");
+	p += 4;
+	while (next_event(&p, &ev)) {
+		cr_assert(!closed, "an event after terminal_closed");
+		if (strcmp(ev.name, "terminal_closed") == 0) {
+			cr_expect_eq(ev.id, pos + 1);
+			closed = 1;
+			continue;
+		}
+		cr_assert_str_eq(ev.name, "output");
+		cr_assert(strncmp(ev.data, "{\"text\": \"", 10) == 0);
+		n = ascii_text_bytes(ev.data + 10, ev.len - 12);
+		total += n;
+		pos += n;
+		cr_assert_eq(ev.id, pos, "id %" PRIu64 " after %zu bytes",
+		    ev.id, total);
+	}
+	cr_expect_eq(total, want, "%zu of %zu bytes", total, want);
+	cr_expect(closed, "terminal_closed");
+}
+
+/*
+ * Regression: frames read from ptyd but left over when the output buffer
+ * filled up were only turned into events at the next read or heartbeat
+ * timeout, so the tail of a burst and its terminal_closed waited for ptyd
+ * to send more, or for 60 s here.
+ */
+Test(server, stream_turns_every_frame_of_a_burst_into_events)
+{
+	static struct script	sc;
+	static struct reply	r;
+	static char		chunk[PROTO_OUTPUT_CHUNK];
+	int			fd, i;
+
+	memset(&sc, 0, sizeof(sc));
+	script_attached(&sc, 1000);
+	for (i = 0; i < 3; i++) {
+		memset(chunk, 'a' + i, sizeof(chunk));
+		script_output(&sc, chunk, sizeof(chunk));
+	}
+	script_exit(&sc);
+	start_scripted_ptyd(&sc);
+	start_server_hb("2", "1", "60");
+	fd = fcgi_request(stream_params, NULL);
+	memset(&r, 0, sizeof(r));
+	fcgi_read(fd, &r, "event: terminal_closed", now_ms() + 5000);
+	cr_assert_eq(status(&r), 200, "%.200s", r.out);
+	check_letters(&r, 1000, 3 * sizeof(chunk));
+	fcgi_read(fd, &r, NULL, now_ms() + 5000);
+	cr_expect(r.ended, "END_REQUEST after terminal_closed");
+	close(fd);
+	cr_expect(scripted_ptyd_saw_detach(), "the viewer detached");
+}
+
+Test(server, stream_records_stay_whole_when_the_web_server_reads_slowly)
+{
+	static struct script	sc;
+	static struct reply	r;
+	static char		chunk[PROTO_OUTPUT_CHUNK];
+	int			fd, i;
+
+	memset(&sc, 0, sizeof(sc));
+	script_attached(&sc, 5);
+	for (i = 0; i < 12; i++) {
+		/* Control bytes escape to six: events of 192 KiB, written
+		 * with several records per sendmsg, which the full socket
+		 * then takes only part of. */
+		memset(chunk, i % 2 ? 'a' + i % 26 : 1, sizeof(chunk));
+		/* Odd sizes, so records end at every offset. */
+		script_output(&sc, chunk, sizeof(chunk) - (size_t)i * 377);
+	}
+	script_exit(&sc);
+	start_scripted_ptyd(&sc);
+	start_server("2", "1");
+	fd = fcgi_request(stream_params, NULL);
+	memset(&r, 0, sizeof(r));
+	fcgi_read(fd, &r, "Status: 200", now_ms() + 5000);
+	/* Not reading: the server's writes fill the socket and stop midway. */
+	poll(NULL, 0, 300);
+	fcgi_read(fd, &r, NULL, now_ms() + 10000);
+	cr_assert(r.ended, "END_REQUEST");
+	check_letters(&r, 5, sc.pos - 5);
+	close(fd);
+	cr_expect(scripted_ptyd_saw_detach(), "the viewer detached");
+}
+
+Test(server, stream_joins_split_characters_and_replaces_bad_bytes)
+{
+	static struct script	sc;
+	static struct reply	r;
+	struct event		ev;
+	const char		*p;
+	int			fd;
+
+	memset(&sc, 0, sizeof(sc));
+	script_attached(&sc, 100);
+	script_output(&sc, "ab\xe2\x82", 4);		/* U+20AC, split */
+	script_output(&sc, "\xac" "c\xff", 3);	/* ..., a bad byte */
+	script_output(&sc, "\xf0\x9f", 2);		/* held, then cut */
+	script_exit(&sc);
+	start_scripted_ptyd(&sc);
+	start_server("2", "1");
+	fd = fcgi_request(stream_params, NULL);
+	memset(&r, 0, sizeof(r));
+	fcgi_read(fd, &r, NULL, now_ms() + 5000);
+	cr_assert(r.ended, "END_REQUEST");
+	cr_assert_not_null(p = strstr(r.out, "\r\n\r\n"));
+	p += 4;
+	/* "ab": the id stops before the held two bytes. */
+	cr_assert(next_event(&p, &ev));
+	cr_expect_eq(ev.id, 102);
+	cr_expect(data_is(&ev, "{\"text\": \"ab\"}"), "%.*s", (int)ev.len,
+	    ev.data);
+	/* The euro joined, c, and U+FFFD for 0xff. */
+	cr_assert(next_event(&p, &ev));
+	cr_expect_eq(ev.id, 107);
+	cr_expect(data_is(&ev, "{\"text\": \"\xe2\x82\xac" "c\xef\xbf\xbd\"}"),
+	    "%.*s", (int)ev.len, ev.data);
+	/* The lead bytes held to the end come out as one U+FFFD. */
+	cr_assert(next_event(&p, &ev));
+	cr_expect_eq(ev.id, 109);
+	cr_expect(data_is(&ev, "{\"text\": \"\xef\xbf\xbd\"}"), "%.*s",
+	    (int)ev.len, ev.data);
+	cr_assert(next_event(&p, &ev));
+	cr_expect_str_eq(ev.name, "terminal_closed");
+	cr_expect_eq(ev.id, 110);
+	cr_expect(data_is(&ev, "{\"exit_code\": 7, \"reason\": \"exit\"}"),
+	    "%.*s", (int)ev.len, ev.data);
+	close(fd);
+	cr_expect(scripted_ptyd_saw_detach(), "the viewer detached");
 }

@@ -1,11 +1,18 @@
 /*
  * test_http.c -- request-line parsing: the endpoint is the last path
  * segment under any mount point, query values are percent-decoded with
- * bounds, and only application/json counts as JSON.
+ * bounds, and only application/json counts as JSON; and the stream's
+ * FastCGI record writer, whose records must stay whole whatever a full
+ * socket takes of each write.
  */
 #include <criterion/criterion.h>
 
+#include <sys/socket.h>
+
+#include <errno.h>
+#include <stdint.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "http.h"
 
@@ -88,4 +95,104 @@ Test(http, reasons)
 	cr_expect_str_eq(http_reason(404), "Not Found");
 	cr_expect_str_eq(http_reason(429), "Too Many Requests");
 	cr_expect_str_eq(http_reason(503), "Service Unavailable");
+}
+
+/* The test stream: byte i of it. */
+static uint8_t
+pattern(size_t i)
+{
+	return ((uint8_t)(i * 7 + i / 251));
+}
+
+/*
+ * Parse FastCGI STDOUT records of request id 0x1234 out of raw, checking
+ * their content against the pattern from *got on.  Returns the bytes of
+ * raw consumed.
+ */
+static size_t
+parse_records(const uint8_t *raw, size_t len, size_t *got)
+{
+	size_t	off = 0, clen, i;
+
+	while (len - off >= 8) {
+		clen = (size_t)raw[off + 4] << 8 | raw[off + 5];
+		if (len - off < 8 + clen + raw[off + 6])
+			break;
+		cr_assert_eq(raw[off], 1, "version");
+		cr_assert_eq(raw[off + 1], 6, "FCGI_STDOUT");
+		cr_assert_eq(raw[off + 2] << 8 | raw[off + 3], 0x1234, "id");
+		cr_assert_gt(clen, 0, "an empty record would end the stream");
+		cr_assert_leq(clen, HTTP_RECORD_MAX);
+		for (i = 0; i < clen; i++)
+			cr_assert_eq(raw[off + 8 + i], pattern(*got + i),
+			    "byte %zu", *got + i);
+		*got += clen;
+		off += 8 + clen + raw[off + 6];
+	}
+	return (off);
+}
+
+/*
+ * A full socket takes part of a write, cut where its buffers end: in a
+ * record's content or in its header.  The caller offers every size from
+ * 1 to 9000 bytes in turn (and sometimes all that is left), so the records
+ * end at every offset of those buffers, whatever their size.
+ */
+Test(http, stream_records_stay_whole_across_partial_writes)
+{
+	static uint8_t	offer[HTTP_RECORD_MAX * 8], raw[1 << 20];
+	FCGX_Request	q;
+	struct req	r;
+	const size_t	total = 30 * 1000 * 1000;
+	size_t		off = 0, rawlen = 0, got = 0, used, m, i, step = 0;
+	ssize_t		n;
+	int		sv[2], sz = 4096, hdr_cut = 0, partial = 0;
+
+	cr_assert_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	/* A small send buffer: most writes are taken only in part. */
+	cr_assert_eq(setsockopt(sv[0], SOL_SOCKET, SO_SNDBUF, &sz,
+	    sizeof(sz)), 0);
+	memset(&q, 0, sizeof(q));
+	q.requestId = 0x1234;
+	q.ipcFd = sv[0];
+	memset(&r, 0, sizeof(r));
+	r.fcgx = &q;
+	r.in_fd = r.out_fd = r.stop_fd = -1;
+
+	while (off < total || r.rec_left > 0) {
+		/* The caller offers the same bytes again from the first one
+		 * not taken, as many as it has. */
+		m = step++ % 10 == 9 ? sizeof(offer) : 1 + step % 9000;
+		if (m > total - off)
+			m = total - off;
+		for (i = 0; i < m; i++)
+			offer[i] = pattern(off + i);
+		n = req_send(&r, offer, m);
+		cr_assert_geq(n, 0);
+		off += (size_t)n;
+		if (r.rec_left > 0)
+			partial++;
+		if (r.rec_left > 0 && r.rec_hdr_off < 8)
+			hdr_cut++;
+		/* The peer reads a little less than comes, mostly: the
+		 * socket stays nearly full, with room for a buffer or two. */
+		n = recv(sv[1], raw + rawlen, step % 50 == 0 ?
+		    sizeof(raw) - rawlen : 1 + step % 4000, MSG_DONTWAIT);
+		if (n > 0)
+			rawlen += (size_t)n;
+		else
+			cr_assert(n == -1 && errno == EAGAIN);
+		used = parse_records(raw, rawlen, &got);
+		memmove(raw, raw + used, rawlen - used);
+		rawlen -= used;
+	}
+	close(sv[0]);
+	while ((n = read(sv[1], raw + rawlen, sizeof(raw) - rawlen)) > 0)
+		rawlen += (size_t)n;
+	used = parse_records(raw, rawlen, &got);
+	cr_expect_eq(used, rawlen, "%zu bytes of a cut record", rawlen - used);
+	cr_expect_eq(got, total);
+	cr_expect_gt(partial, 0, "no write was taken in part");
+	cr_expect_gt(hdr_cut, 0, "no write ended inside a record header");
+	close(sv[1]);
 }

@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -283,6 +284,51 @@ Test(term, exited_terminal_lingers_then_retires)
 	viewer_init(&v);
 	cr_assert_eq(term_attach("", "a", &v, 0, 0, NULL, 71 * S, &resume,
 	    &lost), TERM_ENOTRUNNING);
+}
+
+Test(term, close_while_an_exited_shell_drains_keeps_it_exited)
+{
+	/* Prevents: a row (and a MSG_EXIT) saying "closed" for a shell that
+	 * had already exited by itself while its pty drained; the mirror
+	 * takes either state as final, so it must be the true one. */
+	struct term	*t = mk("", "a", 0);
+	int		 p[2];
+
+	cr_assert_eq(pipe2(p, O_NONBLOCK | O_CLOEXEC), 0);
+	t->master = p[0];	/* a pty someone else still holds open */
+	term_child_exited(t, 3 << 8, S);
+	cr_assert_eq(t->state, TERM_RUNNING, "still draining");
+	cr_assert_eq(term_close("", "a", "bob", 2 * S), 1);
+	cr_assert_null(term_find("", "a"), "unregistered at once");
+	cr_assert_eq(t->ending, 0, "nothing left to signal");
+	close(p[1]);
+	term_force_finish(3 * S);
+	cr_assert_eq(t->state, TERM_EXITED);
+	cr_assert_str_eq(t->reason, "exit");
+	cr_assert_str_eq(t->row_state, "exited");
+	cr_assert_eq(t->exit_code, 3);
+	cr_assert(!ev_timer_pending(&t->timer), "closed: no linger");
+}
+
+Test(term, detach_gives_back_the_actor_of_the_attach)
+{
+	/* Prevents: detach events without the viewer's user and address,
+	 * which the audit's "connected now" pairs with the attach. */
+	struct term	*t = mk("", "a", 0);
+	struct viewer	 v;
+	uint64_t	 resume, lost;
+
+	viewer_init(&v);
+	cr_assert_eq(term_attach("", "a", &v, 0, 0, "alice@10.0.0.7", S,
+	    &resume, &lost), TERM_OK);
+	cr_assert_str_eq(v.actor, "alice@10.0.0.7");
+	term_detach(&v, 2 * S);
+	cr_assert_null(v.actor, "freed with the detach");
+	cr_assert_eq(term_attach("", "a", &v, 0, 0, "", 3 * S, &resume,
+	    &lost), TERM_OK);
+	cr_assert_null(v.actor, "unknown stays NULL");
+	term_detach(&v, 4 * S);
+	(void)t;
 }
 
 Test(term, killed_shell_reports_minus_the_signal)

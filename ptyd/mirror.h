@@ -1,0 +1,39 @@
+/*
+ * mirror.h -- ptyd's side of the SQLite mirror: which terminal rows are
+ * dirty, the audit events, and the write-behind flush timer.
+ *
+ * Owns: the store handle, the dirty list (each changed terminal pushed
+ * once per flush, however often it changed), input byte counts batched
+ * into one event per flush, and the 1 s flush timer (always running while
+ * there is a store: an idle tick costs one stat).  Does not own: the database (store.c) or any
+ * decision (nothing is read back).
+ */
+#ifndef PTYD_MIRROR_H
+#define PTYD_MIRROR_H
+
+#include <stdint.h>
+
+struct store;
+struct term;
+
+/* st may be NULL (unit tests): then nothing is mirrored. */
+void		mirror_init(struct store *st);
+void		mirror_done(void);
+
+/* An incarnation id never used before (store_next_id, or a counter). */
+int64_t		mirror_next_id(void);
+
+/* t's row changed: push it at the next flush. */
+void		mirror_mark(struct term *t);
+/* t is being freed: queue its last row now. */
+void		mirror_forget(struct term *t, int64_t now);
+/* An audit event about t at now (monotonic). */
+void		mirror_event(struct term *t, int64_t now, const char *kind,
+		    const char *actor, const char *detail);
+
+/* Push every dirty row and write what is pending (the timer's work;
+ * shutdown calls it once more). */
+void		mirror_flush(int64_t now);
+uint64_t	mirror_db_errors(void);
+
+#endif /* PTYD_MIRROR_H */
