@@ -13,7 +13,10 @@
  * double-forked `setsid cmd &` keeps its stdio on the tty).  A process
  * that left the session and let go of the tty is a deliberate daemon: it
  * is not attributed to any terminal and is left alone (and still reaped
- * when it exits).
+ * when it exits).  Nothing in a live shell's session or process group is
+ * ever signalled.  The delayed SIGKILL pass re-matches nothing: it kills
+ * what the SIGHUP pass signalled, if still the same processes (pid and
+ * start time), and their descendants.
  */
 #ifndef PTYD_PROC_H
 #define PTYD_PROC_H
@@ -23,9 +26,11 @@
 /*
  * Signal what remains of the terminal whose shell was session (also its
  * process group) on tty: SIGHUP and SIGCONT now and SIGKILL after
- * PTYD_KILL_DELAY, or SIGKILL now when kill_now.  skip(pid) names the live
- * shells of other terminals, which are never candidates.  Returns how many
- * processes were signalled.
+ * PTYD_KILL_DELAY, or SIGKILL now when kill_now.  Call it as the shell is
+ * reaped, while the terminal still holds its pty master (so tty is not yet
+ * anyone else's).  skip(pid) names the live shells of other terminals:
+ * they, and everything in their sessions and process groups, are never
+ * candidates.  Returns how many processes were signalled.
  */
 int	proc_sweep(pid_t session, dev_t tty, int kill_now,
 	    int (*skip)(pid_t));

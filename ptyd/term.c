@@ -650,10 +650,12 @@ term_child_exited(struct term *t, int status, int64_t now)
 	mirror_event(t, now, "exit", NULL, detail);
 	/* What the shell leaves behind: its background jobs, a double-forked
 	 * child still on the tty.  They keep the slave open, so the pty
-	 * reaches EIO once they are gone. */
-	if (t->tty != 0)
-		(void)proc_sweep(t->pid, t->tty, t->killed,
-		    term_is_live_shell);
+	 * reaches EIO once they are gone.  The tty is matched only while our
+	 * master is open: once it is closed, the kernel may already have
+	 * given the same /dev/pts number to a new terminal, whose processes
+	 * a match by tty would hit (the session match still applies). */
+	(void)proc_sweep(t->pid, t->master != -1 ? t->tty : 0, t->killed,
+	    term_is_live_shell);
 	if (t->master == -1) {
 		term_finish(t, now);
 		return;
@@ -1102,6 +1104,12 @@ term_attach(const char *owner, const char *sid, struct viewer *v,
 		return (TERM_EVIEWERS);
 
 	first = ring_boundary(&t->ring, ring_start(&t->ring));
+	/* The id of terminal_closed is one past the last byte (MSG_EXIT.pos):
+	 * a client resuming from it has seen everything, so it must get no
+	 * byte again, only the close. */
+	if (has_pos && t->state == TERM_EXITED &&
+	    pos == ring_end(&t->ring) + 1)
+		pos = ring_end(&t->ring);
 	/* A position outside this incarnation (a stale id from an earlier
 	 * one, or garbage) counts as its base. */
 	if (has_pos && (pos < t->base || pos > ring_end(&t->ring)))

@@ -419,6 +419,25 @@ Test(term, resume_from_the_end_sends_nothing_old)
 	cr_assert_eq(lost, 0);
 }
 
+Test(term, resume_from_the_terminal_closed_id_replays_nothing)
+{
+	/* Prevents: a client that saw terminal_closed (id = end + 1) and
+	 * reconnected to the lingering terminal getting its whole backlog a
+	 * second time, as the id looked like one from another incarnation. */
+	struct term	*t = mk_with_output(1000);
+	struct viewer	 v;
+	uint64_t	 resume, lost;
+
+	t->state = TERM_EXITED;
+	viewer_init(&v);
+	cr_assert_eq(term_attach("", "a", &v, 1, ring_end(&t->ring) + 1, NULL,
+	    0, &resume, &lost), TERM_OK);
+	cr_assert_eq(resume, ring_end(&t->ring));
+	cr_assert_eq(lost, 0);
+	term_detach(&v, 0);
+	t->state = TERM_RUNNING;
+}
+
 Test(term, resume_from_a_position_that_fell_out_is_a_gap)
 {
 	struct term	*t = mk_with_output(10000);	/* ring 4096 */
