@@ -31,7 +31,3 @@ tests_daemon_test_daemon_CFLAGS = $(UNIT_CFLAGS) $(SQLITE_CFLAGS) \
 	-DPTYDCTL_BIN='"$(abs_top_builddir)/ptyd/ptydctl"'
 tests_daemon_test_daemon_LDADD = libwire.a $(SQLITE_LIBS) $(CRITERION_LIBS)
 EXTRA_DIST += tests/daemon/README
-
-# The daemon's benchmarks (bench/daemon/, owned with ptyd); the fragment
-# belongs in Makefile.am's include list beside bench/local.mk.
-include $(srcdir)/bench/daemon/local.mk
