@@ -54,6 +54,16 @@ req_init_fcgi(struct req *r, const struct front_conf *conf, FCGX_Request *q,
 }
 
 void
+req_will_last(struct req *r)
+{
+	void	(*cb)(void *) = r->last_cb;
+
+	r->last_cb = NULL;
+	if (cb != NULL)
+		cb(r->last_arg);
+}
+
+void
 req_init_cgi(struct req *r, const struct front_conf *conf)
 {
 	const char	*cl;
@@ -232,9 +242,9 @@ req_send(struct req *r, const void *data, size_t len)
 	msg.msg_iov = iov;
 	msg.msg_iovlen = (size_t)niov;
 	/* MSG_DONTWAIT: libfcgi needs the descriptor itself blocking. */
-	while ((w = sendmsg(r->fcgx->ipcFd, &msg,
-	    MSG_DONTWAIT | MSG_NOSIGNAL)) == -1 && errno == EINTR)
-		continue;
+	do
+		w = sendmsg(r->fcgx->ipcFd, &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
+	while (w == -1 && errno == EINTR);
 	if (w == -1 && (errno == EAGAIN || errno == EWOULDBLOCK))
 		return (0);
 	if (w == -1) {
@@ -287,6 +297,7 @@ req_finish_fcgi(struct req *r)
 {
 	FCGX_Request	*q = r->fcgx;
 	char		 scratch[512];
+	ssize_t		 n;
 	int		 fd, drained;
 
 	drained = req_drain(r, HTTP_DRAIN_MAX) == 0;
@@ -313,8 +324,9 @@ req_finish_fcgi(struct req *r)
 		 * without waiting for it.
 		 */
 		shutdown(fd, SHUT_WR);
-		while (recv(fd, scratch, sizeof(scratch), MSG_DONTWAIT) > 0)
-			continue;
+		do
+			n = recv(fd, scratch, sizeof(scratch), MSG_DONTWAIT);
+		while (n > 0);
 	}
 	close(fd);
 }

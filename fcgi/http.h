@@ -37,6 +37,9 @@ struct req {
 	int			 in_eof;	/* the body has been read to EOF */
 	int			 out_failed;	/* a write failed: client gone */
 	int			 responded;	/* a status line was written */
+	/* Called once by req_will_last (the server's thread pool). */
+	void			(*last_cb)(void *);
+	void			*last_arg;
 	/* FastCGI STDOUT records written by req_send, not by libfcgi. */
 	uint8_t			 rec_hdr[8];	/* the record in flight */
 	size_t			 rec_hdr_off;	/* bytes of rec_hdr sent */
@@ -46,6 +49,13 @@ struct req {
 /* A request over FastCGI (params already read by FCGX_Accept_r). */
 void	req_init_fcgi(struct req *, const struct front_conf *,
 	    FCGX_Request *, int stop_fd);
+
+/*
+ * Say that this request will last (an output stream): the server lets
+ * another thread accept connections now instead of after its hand-off
+ * delay.  A no-op for CGI and after the first call.
+ */
+void	req_will_last(struct req *);
 /* The one request of a CGI process: environment, fd 0 and fd 1. */
 void	req_init_cgi(struct req *, const struct front_conf *);
 

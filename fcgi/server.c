@@ -14,21 +14,33 @@
  *   when it sees nothing to read in that time or the poll is interrupted,
  *   which nginx reports as "upstream prematurely closed connection"; that
  *   path is never taken here.
- * - One thread at a time per process (the leader) waits for a connection;
- *   when it gets one it passes leadership to an idle follower, or starts a
- *   new thread if none is idle and the cap allows, so a long output stream
- *   never keeps a keystroke POST waiting for a thread.  The listen socket
- *   is in each process's epoll with EPOLLEXCLUSIVE, so one connection wakes
- *   one process.
+ * - One thread at a time per process (the leader) waits for a connection
+ *   and serves it.  Most requests (a keystroke, a resize) are over in a
+ *   fraction of a millisecond, and the leader then simply accepts the next:
+ *   no other thread is woken, which on a loaded machine is the difference
+ *   between one wakeup per request and three (hand leadership on, the
+ *   follower going back to epoll, the old leader going to sleep).  An
+ *   output stream says at once that it will last (req_will_last), and any
+ *   other request still running SERVER_HANDOFF_MS after it was accepted (a
+ *   slow ptyd, autostart, a slow client) has leadership taken from it by
+ *   the process's watchdog, a timerfd armed per request and read by the
+ *   main thread; either way an idle follower is woken, or a new thread
+ *   started if none is idle and the cap allows, so an output stream never
+ *   keeps a keystroke POST waiting for a thread.  The listen socket is
+ *   in each process's epoll with EPOLLEXCLUSIVE, so one connection wakes
+ *   one process, and only a process with a leader in epoll_wait.
  * - Shutdown: threads never block in accept(); the leader and every stream
- *   also poll an eventfd that the signal thread makes readable, so SIGTERM
- *   ends a process within its grace period whatever its threads are doing.
+ *   also poll an eventfd that the main thread makes readable when its
+ *   signalfd reports SIGTERM, so SIGTERM ends a process within its grace
+ *   period whatever its threads are doing.
  */
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/resource.h>
+#include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/time.h>
+#include <sys/timerfd.h>
 #include <sys/wait.h>
 
 #include <errno.h>
@@ -57,10 +69,17 @@
 #define SERVER_GRACE_MS		2000
 /* The master waits this long for workers before SIGKILL. */
 #define SERVER_KILL_MS		5000
+/* A request running this long hands leadership on (see above). */
+#define SERVER_HANDOFF_MS	10
 /* A connection that sends nothing, or takes nothing, for this long is
  * abandoned (libfcgi reads and writes block). */
 #define SERVER_RCV_TIMEOUT_S	30
 #define SERVER_SND_TIMEOUT_S	60
+
+/* A thread of the pool while it leads (its identity as pool.busy). */
+struct lead {
+	struct pool	*p;
+};
 
 struct pool {
 	const struct front_conf		*conf;
@@ -70,9 +89,11 @@ struct pool {
 	pthread_mutex_t			 mtx;
 	pthread_cond_t			 follow;	/* followers wait here */
 	pthread_cond_t			 done;		/* nthreads reached 0 */
+	int				 timer_fd;	/* hand-off watchdog */
 	int				 nthreads;
 	int				 nidle;
-	int				 leader;	/* someone is accepting */
+	int				 leader;	/* someone leads */
+	const struct lead		*busy;		/* the leader, serving */
 	int				 stopping;
 	pthread_attr_t			 attr;
 	int64_t				 emfile_logged;
@@ -81,7 +102,8 @@ struct pool {
 static void	*pool_thread(void *);
 
 void
-server_serve_conn(const struct front_conf *conf, int fd, int stop_fd)
+server_serve_conn(const struct front_conf *conf, int fd, int stop_fd,
+    void (*last_cb)(void *), void *last_arg)
 {
 	FCGX_Request	q;
 	struct req	r;
@@ -114,6 +136,8 @@ server_serve_conn(const struct front_conf *conf, int fd, int stop_fd)
 		return;
 	}
 	req_init_fcgi(&r, conf, &q, stop_fd);
+	r.last_cb = last_cb;
+	r.last_arg = last_arg;
 	handlers_serve(&r);
 	req_finish_fcgi(&r);
 }
@@ -193,12 +217,57 @@ pool_spawn(struct pool *p)
 	return (0);
 }
 
+/* Arm (ms > 0) or disarm the hand-off watchdog. */
+static void
+pool_timer(struct pool *p, int ms)
+{
+	struct itimerspec	its;
+
+	memset(&its, 0, sizeof(its));
+	its.it_value.tv_sec = ms / 1000;
+	its.it_value.tv_nsec = (long)(ms % 1000) * 1000000L;
+	if (timerfd_settime(p->timer_fd, 0, &its, NULL) == -1)
+		flog_warn("timerfd_settime");
+}
+
+/*
+ * Take leadership from the leader serving a request (who, or whichever it
+ * is when NULL: the watchdog fired) and give it to an idle follower, or
+ * to a new thread.  With the cap reached and nobody idle, the next thread
+ * to finish leads.
+ */
+static void
+pool_handoff(struct pool *p, const struct lead *who)
+{
+	pthread_mutex_lock(&p->mtx);
+	if (p->busy != NULL && (who == NULL || p->busy == who)) {
+		p->busy = NULL;
+		p->leader = 0;
+		if (p->nidle > 0)
+			pthread_cond_signal(&p->follow);
+		else if (p->nthreads < p->sc->max_threads)
+			pool_spawn(p);
+	}
+	pthread_mutex_unlock(&p->mtx);
+}
+
+/* req_will_last: the request of this leader lasts, hand on now. */
+static void
+pool_last_cb(void *arg)
+{
+	struct lead	*me = arg;
+
+	pool_handoff(me->p, me);
+}
+
 static void *
 pool_thread(void *arg)
 {
 	struct pool	*p = arg;
+	struct lead	 me;
 	int		 fd;
 
+	me.p = p;
 	pthread_mutex_lock(&p->mtx);
 	for (;;) {
 		while (!p->stopping && p->leader) {
@@ -208,30 +277,38 @@ pool_thread(void *arg)
 		}
 		if (p->stopping)
 			break;
+		/* Lead: accept and serve, until a request outlasts the
+		 * hand-off delay and the watchdog passes leadership on. */
 		p->leader = 1;
-		pthread_mutex_unlock(&p->mtx);
-		fd = pool_accept(p);
-		pthread_mutex_lock(&p->mtx);
-		p->leader = 0;
-		if (fd == -1) {
-			if (!p->stopping) {
-				/* accept failed for good: stop this process. */
-				p->stopping = 1;
-				pthread_cond_broadcast(&p->follow);
+		while (!p->stopping) {
+			pthread_mutex_unlock(&p->mtx);
+			fd = pool_accept(p);
+			pthread_mutex_lock(&p->mtx);
+			if (fd == -1) {
+				p->leader = 0;
+				if (!p->stopping) {
+					/* accept failed for good: stop this
+					 * process. */
+					p->stopping = 1;
+					pthread_cond_broadcast(&p->follow);
+				}
+				break;
 			}
-			break;
+			p->busy = &me;
+			pthread_mutex_unlock(&p->mtx);
+			pool_timer(p, SERVER_HANDOFF_MS);
+
+			server_serve_conn(p->conf, fd, p->stop_fd, pool_last_cb,
+			    &me);
+
+			pthread_mutex_lock(&p->mtx);
+			if (p->busy != &me)
+				break;		/* no longer the leader */
+			p->busy = NULL;
+			pool_timer(p, 0);
 		}
-		/* Someone else waits for the next connection while we serve. */
-		if (p->nidle > 0)
-			pthread_cond_signal(&p->follow);
-		else if (p->nthreads < p->sc->max_threads)
-			pool_spawn(p);
-		pthread_mutex_unlock(&p->mtx);
-
-		server_serve_conn(p->conf, fd, p->stop_fd);
-
-		pthread_mutex_lock(&p->mtx);
-		if (p->nidle >= SERVER_IDLE_MAX && p->leader)
+		if (p->stopping ||
+		    (p->nidle >= SERVER_IDLE_MAX && p->leader))
 			break;
 	}
 	if (--p->nthreads == 0)
@@ -240,7 +317,7 @@ pool_thread(void *arg)
 	return (NULL);
 }
 
-/* Block the signals the signal thread waits for, in every thread. */
+/* Block the signals the main thread reads, in every thread. */
 static void
 server_sigmask(sigset_t *set)
 {
@@ -263,10 +340,12 @@ server_worker(const struct front_conf *conf, const struct server_conf *sc)
 	struct rlimit		 rl;
 	struct epoll_event	 ev;
 	struct timespec		 ts;
+	struct signalfd_siginfo	 si;
+	struct pollfd		 pfd[2];
 	pthread_condattr_t	 ca;
 	sigset_t		 set;
-	int			 sig;
-	uint64_t		 one = 1;
+	int			 sig_fd;
+	uint64_t		 one = 1, ticks;
 
 	memset(&p, 0, sizeof(p));
 	p.conf = conf;
@@ -291,13 +370,17 @@ server_worker(const struct front_conf *conf, const struct server_conf *sc)
 	 * call fail with EINTR, and libfcgi then drops the connection
 	 * unanswered.  Put SIGPIPE back to ignored; SIGTERM, SIGINT and
 	 * SIGUSR1 stay blocked in every thread (server_sigmask) and only the
-	 * signal thread takes them, with sigwait.
+	 * main thread takes SIGTERM and SIGINT, from a signalfd.
 	 */
 	signal(SIGPIPE, SIG_IGN);
 	p.stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	p.epfd = epoll_create1(EPOLL_CLOEXEC);
-	if (p.stop_fd == -1 || p.epfd == -1) {
-		flog_warn("eventfd/epoll");
+	p.timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC |
+	    TFD_NONBLOCK);
+	sig_fd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (p.stop_fd == -1 || p.epfd == -1 || p.timer_fd == -1 ||
+	    sig_fd == -1) {
+		flog_warn("eventfd/epoll/timerfd/signalfd");
 		_exit(1);
 	}
 	memset(&ev, 0, sizeof(ev));
@@ -330,9 +413,23 @@ server_worker(const struct front_conf *conf, const struct server_conf *sc)
 	}
 	pthread_mutex_unlock(&p.mtx);
 
-	/* This thread only waits for the end. */
+	/* This thread hands leadership on when asked, and waits for the end. */
 	for (;;) {
-		if (sigwait(&set, &sig) == 0 && (sig == SIGTERM || sig == SIGINT))
+		pfd[0].fd = sig_fd;
+		pfd[1].fd = p.timer_fd;
+		pfd[0].events = pfd[1].events = POLLIN;
+		if (poll(pfd, 2, -1) == -1) {
+			if (errno == EINTR)
+				continue;
+			flog_warn("poll");
+			break;
+		}
+		if (pfd[1].revents != 0 &&
+		    read(p.timer_fd, &ticks, sizeof(ticks)) == sizeof(ticks))
+			pool_handoff(&p, NULL);
+		if (pfd[0].revents != 0 &&
+		    read(sig_fd, &si, sizeof(si)) == sizeof(si) &&
+		    (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT))
 			break;
 	}
 	pthread_mutex_lock(&p.mtx);

@@ -406,6 +406,9 @@ stream_serve(struct ctx *c)
 		goto out;
 	}
 
+	/* However it goes with ptyd, this thread is taken for a while. */
+	req_will_last(s.r);
+
 	memset(&m, 0, sizeof(m));
 	strcpy(m.owner, c->owner);
 	strcpy(m.sid, c->qsid);

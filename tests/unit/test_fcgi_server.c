@@ -381,6 +381,98 @@ Test(server, workers_keep_descriptors_below_1024)
 	cr_expect_eq(kids, 3, "three worker processes limited to 1024");
 }
 
+/* Threads of process pid (from /proc). */
+static int
+count_threads(pid_t pid)
+{
+	char		 path[64];
+	DIR		*d;
+	struct dirent	*e;
+	int		 n = 0;
+
+	snprintf(path, sizeof(path), "/proc/%ld/task", (long)pid);
+	cr_assert_not_null(d = opendir(path));
+	while ((e = readdir(d)) != NULL)
+		if (e->d_name[0] != '.')
+			n++;
+	closedir(d);
+	return (n);
+}
+
+/*
+ * A quick request is served by the thread that accepted it, which then
+ * accepts the next: handing leadership to another thread for each one cost
+ * three wakeups per request (the regression: one more thread woken per
+ * request, a second thread in the pool after the first).
+ */
+Test(server, quick_requests_wake_no_other_thread)
+{
+	static const char *const	p[] = { BASE, "REQUEST_METHOD=GET",
+	    "DOCUMENT_URI=/api/terminal/health", NULL };
+	static struct reply		r;
+	int				fd, i;
+
+	/* One process, no master: the server is the worker. */
+	start_server("8", "1");
+	for (i = 0; i < 50; i++) {
+		fd = fcgi_request(p, NULL);
+		memset(&r, 0, sizeof(r));
+		fcgi_read(fd, &r, NULL, now_ms() + 5000);
+		close(fd);
+		cr_assert_eq(status(&r), 503, "%s", r.out);
+	}
+	/* The main thread and the one leader. */
+	cr_expect_eq(count_threads(server), 2, "%d threads",
+	    count_threads(server));
+}
+
+/*
+ * A request that is not known to last but does (here its body is late)
+ * hands leadership on after the hand-off delay, so the next request is
+ * served meanwhile by another thread.
+ */
+Test(server, a_slow_request_does_not_hold_up_the_next)
+{
+	static const char *const	slow[] = { BASE, "REQUEST_METHOD=POST",
+	    "DOCUMENT_URI=/api/terminal/input",
+	    "CONTENT_TYPE=application/json", "CONTENT_LENGTH=2", NULL };
+	static const char *const	quick[] = { BASE, "REQUEST_METHOD=GET",
+	    "DOCUMENT_URI=/api/terminal/health", NULL };
+	static const uint8_t		begin[8] = { 0, 1, 0, 0, 0, 0, 0, 0 };
+	static struct reply		r;
+	uint8_t				buf[1024];
+	size_t				n = 0;
+	int64_t				t0;
+	int				sfd, fd, i;
+
+	start_server("2", "1");
+	/* Params, no body yet: the thread that took it waits in read. */
+	cr_assert_neq(sfd = dial(fsock), -1);
+	put_record(sfd, 1, begin, sizeof(begin));
+	for (i = 0; slow[i] != NULL; i++)
+		n += put_pair(buf + n, slow[i]);
+	put_record(sfd, 4, buf, n);
+	put_record(sfd, 4, NULL, 0);
+	poll(NULL, 0, 50);
+
+	t0 = now_ms();
+	fd = fcgi_request(quick, NULL);
+	memset(&r, 0, sizeof(r));
+	fcgi_read(fd, &r, NULL, now_ms() + 5000);
+	close(fd);
+	cr_expect_eq(status(&r), 503, "%s", r.out);
+	cr_expect_lt(now_ms() - t0, 1000, "answered after %lld ms",
+	    (long long)(now_ms() - t0));
+
+	/* The slow one still gets its answer. */
+	put_record(sfd, 5, "{}", 2);
+	put_record(sfd, 5, NULL, 0);
+	memset(&r, 0, sizeof(r));
+	fcgi_read(sfd, &r, NULL, now_ms() + 5000);
+	cr_expect_eq(status(&r), 400, "%s", r.out);
+	close(sfd);
+}
+
 Test(server, stream_never_blocks_a_post_and_detaches_on_close)
 {
 	static const char *const	start[] = { BASE,
@@ -679,7 +771,7 @@ ascii_text_bytes(const char *t, size_t len)
  * ends with terminal_closed.
  */
 static void
-check_letters(const struct reply *r, uint64_t base, size_t want)
+check_ascii(const struct reply *r, uint64_t base, size_t want)
 {
 	struct event	 ev;
 	const char	*p;
@@ -734,7 +826,7 @@ Test(server, stream_turns_every_frame_of_a_burst_into_events)
 	memset(&r, 0, sizeof(r));
 	fcgi_read(fd, &r, "event: terminal_closed", now_ms() + 5000);
 	cr_assert_eq(status(&r), 200, "%.200s", r.out);
-	check_letters(&r, 1000, 3 * sizeof(chunk));
+	check_ascii(&r, 1000, 3 * sizeof(chunk));
 	fcgi_read(fd, &r, NULL, now_ms() + 5000);
 	cr_expect(r.ended, "END_REQUEST after terminal_closed");
 	close(fd);
@@ -768,7 +860,7 @@ Test(server, stream_records_stay_whole_when_the_web_server_reads_slowly)
 	poll(NULL, 0, 300);
 	fcgi_read(fd, &r, NULL, now_ms() + 10000);
 	cr_assert(r.ended, "END_REQUEST");
-	check_letters(&r, 5, sc.pos - 5);
+	check_ascii(&r, 5, sc.pos - 5);
 	close(fd);
 	cr_expect(scripted_ptyd_saw_detach(), "the viewer detached");
 }
