@@ -61,6 +61,8 @@ sse_base64(struct buf *out, const uint8_t *d, size_t len)
 	/* Room for all of it once, then written in place. */
 	if (buf_reserve(out, (len + 2) / 3 * 4) == -1)
 		return (-1);
+	if (len == 0)
+		return (0);
 	q = out->p + out->len;
 	for (i = 0; i + 3 <= len; i += 3) {
 		v = (uint32_t)d[i] << 16 | (uint32_t)d[i + 1] << 8 | d[i + 2];

@@ -25,8 +25,8 @@ TESTS += tests/fuzz/fuzz_request.sh
 EXTRA_DIST += tests/fuzz/fuzz_request.sh
 
 FUZZ_CC = clang
-FUZZ_FLAGS = -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE \
-	-I$(srcdir)/lib
+FUZZ_FLAGS = -g -O1 -fsanitize=fuzzer,address,undefined \
+	-fno-sanitize-recover=undefined -D_GNU_SOURCE -I$(srcdir)/lib
 fuzz: tests/fuzz/fuzz_frame-libfuzzer tests/fuzz/fuzz_request-libfuzzer
 tests/fuzz/fuzz_frame-libfuzzer: $(srcdir)/tests/fuzz/fuzz_frame.c \
     $(srcdir)/lib/frame.c $(srcdir)/lib/frame.h $(srcdir)/lib/proto.h
