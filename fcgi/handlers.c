@@ -148,24 +148,56 @@ get_text(struct ctx *c, json_t *obj, const char *key, char *out, size_t size,
 	return (0);
 }
 
+/* session_id from the body and the query.  0, or -1 (answered 400). */
+static int
+get_sid(struct ctx *c, json_t *body, char *sid, size_t size)
+{
+	const char	*err;
+
+	if (json_get_sid(body, c->has_qsid ? c->qsid : NULL, sid, size,
+	    &err) == -1)
+		return (bad(c, err));
+	return (0);
+}
+
+/* session_id, rows and cols (start, resize).  0, or -1 (answered 400). */
+static int
+get_sid_size(struct ctx *c, json_t *body, char *sid, size_t size,
+    uint16_t *rows, uint16_t *cols)
+{
+	const char	*err;
+
+	if (get_sid(c, body, sid, size) == -1)
+		return (-1);
+	if (json_get_dim(body, "rows", JSON_ROWS_MIN, JSON_ROWS_MAX, rows,
+	    &err) == -1 ||
+	    json_get_dim(body, "cols", JSON_COLS_MIN, JSON_COLS_MAX, cols,
+	    &err) == -1)
+		return (bad(c, err));
+	return (0);
+}
+
+/* 200 {"ok": true} */
+static void
+answer_ok(struct ctx *c)
+{
+	json_t	*o = json_pack("{s:b}", "ok", 1);
+
+	http_json(c->r, 200, o, NULL);
+	json_decref(o);
+}
+
 static void
 ep_start(struct ctx *c, json_t *body)
 {
 	struct msg_start	 m;
 	struct msg_started	 st;
-	const char		*err;
 	json_t			*v, *o;
 
 	memset(&m, 0, sizeof(m));
-	if (json_get_sid(body, c->has_qsid ? c->qsid : NULL, m.sid,
-	    sizeof(m.sid), &err) == -1 ||
-	    json_get_dim(body, "rows", JSON_ROWS_MIN, JSON_ROWS_MAX, &m.rows,
-	    &err) == -1 ||
-	    json_get_dim(body, "cols", JSON_COLS_MIN, JSON_COLS_MAX, &m.cols,
-	    &err) == -1) {
-		bad(c, err);
+	if (get_sid_size(c, body, m.sid, sizeof(m.sid), &m.rows,
+	    &m.cols) == -1)
 		return;
-	}
 	v = json_object_get(body, "restart");
 	if (v != NULL && !json_is_null(v) && !json_is_boolean(v)) {
 		bad(c, "restart must be a boolean");
@@ -190,15 +222,11 @@ static void
 ep_input(struct ctx *c, json_t *body)
 {
 	struct msg_input	 m;
-	const char		*err;
-	json_t			*v, *o;
+	json_t			*v;
 
 	memset(&m, 0, sizeof(m));
-	if (json_get_sid(body, c->has_qsid ? c->qsid : NULL, m.sid,
-	    sizeof(m.sid), &err) == -1) {
-		bad(c, err);
+	if (get_sid(c, body, m.sid, sizeof(m.sid)) == -1)
 		return;
-	}
 	v = json_object_get(body, "data");
 	if (v == NULL || json_is_null(v)) {
 		bad(c, "missing data");
@@ -219,36 +247,22 @@ ep_input(struct ctx *c, json_t *body)
 	 * then says whether the terminal exists (404) like any input.
 	 */
 	strcpy(m.owner, c->owner);
-	if (call(c, MSG_INPUT, &m, MSG_OK, NULL) == -1)
-		return;
-	o = json_pack("{s:b}", "ok", 1);
-	http_json(c->r, 200, o, NULL);
-	json_decref(o);
+	if (call(c, MSG_INPUT, &m, MSG_OK, NULL) == 0)
+		answer_ok(c);
 }
 
 static void
 ep_resize(struct ctx *c, json_t *body)
 {
 	struct msg_resize	 m;
-	const char		*err;
-	json_t			*o;
 
 	memset(&m, 0, sizeof(m));
-	if (json_get_sid(body, c->has_qsid ? c->qsid : NULL, m.sid,
-	    sizeof(m.sid), &err) == -1 ||
-	    json_get_dim(body, "rows", JSON_ROWS_MIN, JSON_ROWS_MAX, &m.rows,
-	    &err) == -1 ||
-	    json_get_dim(body, "cols", JSON_COLS_MIN, JSON_COLS_MAX, &m.cols,
-	    &err) == -1) {
-		bad(c, err);
+	if (get_sid_size(c, body, m.sid, sizeof(m.sid), &m.rows,
+	    &m.cols) == -1)
 		return;
-	}
 	strcpy(m.owner, c->owner);
-	if (call(c, MSG_RESIZE, &m, MSG_OK, NULL) == -1)
-		return;
-	o = json_pack("{s:b}", "ok", 1);
-	http_json(c->r, 200, o, NULL);
-	json_decref(o);
+	if (call(c, MSG_RESIZE, &m, MSG_OK, NULL) == 0)
+		answer_ok(c);
 }
 
 static void
@@ -256,15 +270,11 @@ ep_close(struct ctx *c, json_t *body)
 {
 	struct msg_close	 m;
 	struct msg_close_reply	 cr;
-	const char		*err;
 	json_t			*o;
 
 	memset(&m, 0, sizeof(m));
-	if (json_get_sid(body, c->has_qsid ? c->qsid : NULL, m.sid,
-	    sizeof(m.sid), &err) == -1) {
-		bad(c, err);
+	if (get_sid(c, body, m.sid, sizeof(m.sid)) == -1)
 		return;
-	}
 	strcpy(m.owner, c->owner);
 	strcpy(m.actor, c->actor);
 	if (call(c, MSG_CLOSE, &m, MSG_CLOSE_REPLY, &cr) == -1)
