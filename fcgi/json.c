@@ -262,6 +262,11 @@ bad:
 char *
 json_dump(json_t *obj)
 {
-	/* Without JSON_COMPACT jansson writes ", " and ": " as DESIGN wants. */
-	return (json_dumps(obj, JSON_PRESERVE_ORDER));
+	/*
+	 * Without JSON_COMPACT jansson writes ", " and ": " as DESIGN wants.
+	 * Reals (health's uptime, in seconds to the microsecond) with 15
+	 * significant digits: 17, the default, prints 0.1 as
+	 * 0.10000000000000001.
+	 */
+	return (json_dumps(obj, JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15)));
 }

@@ -249,3 +249,24 @@ Test(body, rows_cols_types_and_clamping)
 	cr_expect_eq(json_clamp_dim(5, JSON_COLS_MIN, JSON_COLS_MAX), 10);
 	cr_expect_eq(json_clamp_dim(5000, JSON_COLS_MIN, JSON_COLS_MAX), 1000);
 }
+
+/*
+ * Answers: ", " and ": " between members, keys in the order given, and a
+ * real with no binary noise (the default 17 digits print health's uptime
+ * 0.1 s as 0.10000000000000001).
+ */
+Test(dump, spacing_order_and_reals)
+{
+	json_t	*o;
+	char	*s;
+
+	o = json_pack("{s:b, s:f, s:f, s:I}", "ok", 1, "uptime", 0.1,
+	    "long", 123456.789012, "n", (json_int_t)3);
+	cr_assert_not_null(o);
+	s = json_dump(o);
+	cr_assert_not_null(s);
+	cr_expect_str_eq(s, "{\"ok\": true, \"uptime\": 0.1, "
+	    "\"long\": 123456.789012, \"n\": 3}");
+	free(s);
+	json_decref(o);
+}
