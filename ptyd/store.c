@@ -527,18 +527,13 @@ store_db_maxid(struct store *st)
 	}
 }
 
-/* Forget everything pending (and the live copies). */
+/* Forget the pending events and the notes kept beside them (drop counts,
+ * a recreated file). */
 static void
-store_discard(struct store *st)
+store_queue_clear(struct store *st)
 {
 	struct store_ev	*ev;
-	size_t		 i;
 
-	for (i = 0; i < st->nrows; i++)
-		store_row_clear(&st->rows[i]);
-	free(st->rows);
-	st->rows = NULL;
-	st->nrows = st->rowscap = st->ndirty = 0;
 	while ((ev = STAILQ_FIRST(&st->events)) != NULL) {
 		STAILQ_REMOVE_HEAD(&st->events, entry);
 		free(ev);
@@ -546,6 +541,20 @@ store_discard(struct store *st)
 	st->nevents = 0;
 	st->dropped_events = st->dropped_rows = 0;
 	st->recreated = 0;
+}
+
+/* Forget everything pending (and the live copies). */
+static void
+store_discard(struct store *st)
+{
+	size_t	i;
+
+	for (i = 0; i < st->nrows; i++)
+		store_row_clear(&st->rows[i]);
+	free(st->rows);
+	st->rows = NULL;
+	st->nrows = st->rowscap = st->ndirty = 0;
+	store_queue_clear(st);
 }
 
 /* A database from a newer ptyd: leave it alone and run without mirror. */
@@ -1141,8 +1150,7 @@ fail:
 static void
 store_written(struct store *st)
 {
-	struct store_ev	*ev;
-	size_t		 i, j;
+	size_t	i, j;
 
 	for (i = j = 0; i < st->nrows; i++) {
 		if (st->rows[i].bad || !st->rows[i].live) {
@@ -1156,13 +1164,7 @@ store_written(struct store *st)
 	}
 	st->nrows = j;
 	st->ndirty = 0;
-	while ((ev = STAILQ_FIRST(&st->events)) != NULL) {
-		STAILQ_REMOVE_HEAD(&st->events, entry);
-		free(ev);
-	}
-	st->nevents = 0;
-	st->dropped_events = st->dropped_rows = 0;
-	st->recreated = 0;
+	store_queue_clear(st);
 }
 
 int
