@@ -2,15 +2,16 @@
  * test_daemon.c -- the real ptyd, real shells, real SQLite: lifecycle,
  * leaks, strays, stalls, throughput, reaping and shutdown end to end.
  *
- * Each test starts its own ptyd (PTYD_BIN, -f, as our child, with
- * PR_SET_PDEATHSIG so a crashed test leaves nothing) in a fresh temporary
- * directory, with /bin/sh as the shell and HOME inside the directory, and
- * stops it with SIGTERM, which must end it with status 0.  Every wait
- * polls a condition against a deadline; nothing sleeps to synchronise.
+ * Each test starts its own ptyd through the shared harness (harness.h:
+ * PTYD_BIN, -f, as our child, with PR_SET_PDEATHSIG so a crashed test
+ * leaves nothing) in a fresh temporary directory, with /bin/sh as the
+ * shell and HOME inside the directory, and stops it with SIGTERM, which
+ * must end it with status 0.  Every wait polls a condition against a
+ * deadline; nothing sleeps to synchronise.  Here: the options and limits
+ * a test starts ptyd with, and the stream, /proc and SQLite checks.
  */
 #include <criterion/criterion.h>
 
-#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -34,126 +35,20 @@
 #include "frame.h"
 #include "proto.h"
 
-#define CALL_MS		5000
+#include "harness.h"
 
-struct daemon {
-	char	dir[64];
-	char	sock[128];
-	char	db[128];
-	char	log[128];
-	char	home[128];
-	pid_t	pid;
-};
-
-static struct daemon	D;
 static rlim_t		nofile_limit;	/* 0: inherit */
 static rlim_t		fsize_limit;	/* 0: inherit */
-static uint8_t		fbuf[PROTO_HDR_LEN + PROTO_MAX_PAYLOAD];
-
-static int64_t
-now_ms(void)
-{
-	return (client_now_ms());
-}
-
-static void
-pause_ms(int ms)
-{
-	struct timespec	ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
-
-	nanosleep(&ts, NULL);
-}
-
-/* Poll cond every 20 ms until it holds or ms pass; returns it. */
-#define WAIT_UNTIL(cond, ms) __extension__ ({				\
-	int64_t	_dl = now_ms() + (ms);					\
-	int	_ok;							\
-	while (!(_ok = (cond)) && now_ms() < _dl)			\
-		pause_ms(20);						\
-	_ok;								\
-})
-
-static int
-daemon_answers(void)
-{
-	int	fd;
-
-	if ((fd = client_connect(D.sock, now_ms() + 200)) == -1)
-		return (0);
-	close(fd);
-	return (1);
-}
 
 /* Start ptyd with the common options plus extra (NULL-terminated). */
 static void
 daemon_start_with(const char *const *extra)
 {
-	const char	*argv[64];
-	char		*wrap = NULL, *w, *save = NULL;
-	int		 n = 0, i;
-	pid_t		 parent = getpid();
+	struct daemon_opts	o = { .dir = "/tmp/ptyd-dt-XXXXXX",
+				    .extra = extra, .nofile = nofile_limit,
+				    .fsize = fsize_limit, .wrapper = 1 };
 
-	/* A second start in the same test reuses the directory (and finds
-	 * whatever the first daemon left there). */
-	if (D.dir[0] == '\0') {
-		snprintf(D.dir, sizeof(D.dir), "/tmp/ptyd-dt-XXXXXX");
-		cr_assert_not_null(mkdtemp(D.dir));
-	}
-	snprintf(D.sock, sizeof(D.sock), "%s/run/ptyd.sock", D.dir);
-	snprintf(D.db, sizeof(D.db), "%s/ptyd.db", D.dir);
-	snprintf(D.log, sizeof(D.log), "%s/ptyd.log", D.dir);
-	snprintf(D.home, sizeof(D.home), "%s/home", D.dir);
-	snprintf((char *)fbuf, 256, "%s/run", D.dir);
-	cr_assert(mkdir((char *)fbuf, 0700) == 0 || errno == EEXIST);
-	cr_assert(mkdir(D.home, 0700) == 0 || errno == EEXIST);
-
-	if (getenv("PTYD_TEST_WRAPPER") != NULL) {
-		wrap = strdup(getenv("PTYD_TEST_WRAPPER"));
-		for (w = strtok_r(wrap, " ", &save); w != NULL && n < 16;
-		    w = strtok_r(NULL, " ", &save))
-			argv[n++] = w;
-	}
-	argv[n++] = PTYD_BIN;
-	argv[n++] = "-f";
-	argv[n++] = "--socket";
-	argv[n++] = D.sock;
-	argv[n++] = "--db";
-	argv[n++] = D.db;
-	argv[n++] = "--log";
-	argv[n++] = D.log;
-	argv[n++] = "--shell";
-	argv[n++] = "/bin/sh";
-	for (i = 0; extra != NULL && extra[i] != NULL && n < 62; i++)
-		argv[n++] = extra[i];
-	argv[n] = NULL;
-
-	D.pid = fork();
-	cr_assert_neq(D.pid, -1);
-	if (D.pid == 0) {
-		prctl(PR_SET_PDEATHSIG, SIGTERM);
-		if (getppid() != parent)
-			_exit(1);
-		if (nofile_limit != 0) {
-			struct rlimit rl = { nofile_limit, nofile_limit };
-
-			if (setrlimit(RLIMIT_NOFILE, &rl) == -1)
-				_exit(126);
-		}
-		if (fsize_limit != 0) {
-			struct rlimit rl = { fsize_limit, fsize_limit };
-
-			if (setrlimit(RLIMIT_FSIZE, &rl) == -1)
-				_exit(126);
-		}
-		setenv("HOME", D.home, 1);
-		unsetenv("PTYD_SOCKET");
-		unsetenv("ENV");
-		execvp(argv[0], (char *const *)argv);
-		_exit(127);
-	}
-	free(wrap);
-	cr_assert(WAIT_UNTIL(daemon_answers(), 10000),
-	    "ptyd did not come up (log %s)", D.log);
+	daemon_start_opts(&o);
 }
 
 static void
@@ -162,108 +57,7 @@ daemon_start(void)
 	daemon_start_with(NULL);
 }
 
-/* SIGTERM; ptyd must exit 0 within the deadline. */
-static int
-daemon_stop_status(int deadline_ms)
-{
-	int	status = -1;
-	pid_t	r = 0;
-
-	if (D.pid <= 0)
-		return (0);
-	kill(D.pid, SIGTERM);
-	if (!WAIT_UNTIL((r = waitpid(D.pid, &status, WNOHANG)) != 0,
-	    deadline_ms)) {
-		kill(D.pid, SIGKILL);
-		waitpid(D.pid, &status, 0);
-		D.pid = 0;
-		return (-1);
-	}
-	D.pid = 0;
-	return (status);
-}
-
-static void
-daemon_cleanup(void)
-{
-	char	cmd[256];
-
-	if (D.pid > 0)
-		(void)daemon_stop_status(10000);
-	if (D.dir[0] != '\0') {
-		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", D.dir);
-		if (system(cmd) != 0)
-			fprintf(stderr, "cleanup of %s failed\n", D.dir);
-	}
-	D.dir[0] = '\0';
-}
-
 /* Requests. */
-
-static void
-encode(struct frame_out *fo, uint16_t type, const void *msg)
-{
-	frame_out_init(fo);
-	cr_assert_eq(msg_encode(fo, type, msg), 0);
-}
-
-static uint16_t
-call(uint16_t type, const void *msg, void *reply)
-{
-	struct frame_out	fo;
-	struct frame_hdr	h;
-
-	encode(&fo, type, msg);
-	cr_assert_eq(client_call(D.sock, &fo, &h, fbuf, sizeof(fbuf),
-	    now_ms() + CALL_MS), 0, "%s: %s", msg_name(type), strerror(errno));
-	frame_out_free(&fo);
-	if (reply != NULL)
-		cr_assert_eq(msg_decode(h.type, fbuf + PROTO_HDR_LEN, h.len,
-		    reply), 0);
-	return (h.type);
-}
-
-static pid_t
-t_start_opts(const char *sid, int restart)
-{
-	struct msg_start	m;
-	union {
-		struct msg_started	ok;
-		struct msg_error	err;
-	}			r;
-	uint16_t		type;
-
-	memset(&m, 0, sizeof(m));
-	snprintf(m.sid, sizeof(m.sid), "%s", sid);
-	m.restart = (uint8_t)restart;
-	snprintf(m.actor, sizeof(m.actor), "test");
-	type = call(MSG_START, &m, &r);
-	cr_assert_eq(type, MSG_STARTED, "start %s: %s", sid,
-	    type == MSG_ERROR ? r.err.message : msg_name(type));
-	return (r.ok.pid);
-}
-
-static pid_t
-t_start(const char *sid)
-{
-	return (t_start_opts(sid, 0));
-}
-
-static void
-t_input(const char *sid, const char *s)
-{
-	struct msg_input	m;
-	struct msg_error	e;
-	uint16_t		type;
-
-	memset(&m, 0, sizeof(m));
-	snprintf(m.sid, sizeof(m.sid), "%s", sid);
-	m.data = (const uint8_t *)s;
-	m.len = strlen(s);
-	type = call(MSG_INPUT, &m, &e);
-	cr_assert_eq(type, MSG_OK, "input %s: %s", sid,
-	    type == MSG_ERROR ? e.message : msg_name(type));
-}
 
 static int
 t_close(const char *sid)
@@ -276,38 +70,6 @@ t_close(const char *sid)
 	snprintf(m.actor, sizeof(m.actor), "test");
 	cr_assert_eq(call(MSG_CLOSE, &m, &r), MSG_CLOSE_REPLY);
 	return (r.closed);
-}
-
-/* Visit every terminal of owner ""; returns how many. */
-static int
-t_list(int (*cb)(const struct msg_list_item *, void *), void *arg)
-{
-	struct msg_list		 m;
-	struct msg_list_item	 it;
-	struct frame_out	 fo;
-	struct frame_hdr	 h;
-	int			 fd, n = 0;
-	int64_t			 dl = now_ms() + CALL_MS;
-
-	memset(&m, 0, sizeof(m));
-	encode(&fo, MSG_LIST, &m);
-	fd = client_connect(D.sock, dl);
-	cr_assert_neq(fd, -1);
-	cr_assert_eq(client_send(fd, &fo, dl), 0);
-	frame_out_free(&fo);
-	for (;;) {
-		cr_assert_eq(client_recv(fd, &h, fbuf, sizeof(fbuf), dl), 0);
-		if (h.type == MSG_LIST_END)
-			break;
-		cr_assert_eq(h.type, MSG_LIST_ITEM);
-		cr_assert_eq(msg_decode(h.type, fbuf + PROTO_HDR_LEN, h.len,
-		    &it), 0);
-		n++;
-		if (cb != NULL && cb(&it, arg))
-			break;
-	}
-	close(fd);
-	return (n);
 }
 
 struct find {
@@ -374,7 +136,6 @@ t_attach_as(const char *sid, int has_pos, uint64_t pos, uint64_t *base,
 {
 	struct msg_attach	 m;
 	struct msg_attached	 a;
-	struct frame_out	 fo;
 	struct frame_hdr	 h;
 	int			 fd;
 	int64_t			 dl = now_ms() + CALL_MS;
@@ -385,11 +146,7 @@ t_attach_as(const char *sid, int has_pos, uint64_t pos, uint64_t *base,
 	m.pos = pos;
 	if (actor != NULL)
 		snprintf(m.actor, sizeof(m.actor), "%s", actor);
-	encode(&fo, MSG_ATTACH, &m);
-	fd = client_connect(D.sock, dl);
-	cr_assert_neq(fd, -1);
-	cr_assert_eq(client_send(fd, &fo, dl), 0);
-	frame_out_free(&fo);
+	fd = request(MSG_ATTACH, &m, dl);
 	cr_assert_eq(client_recv(fd, &h, fbuf, sizeof(fbuf), dl), 0);
 	cr_assert_eq(h.type, MSG_ATTACHED, "attach %s: %s", sid,
 	    msg_name(h.type));

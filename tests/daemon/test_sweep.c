@@ -4,251 +4,66 @@
  *
  * Owns: the sweep's end-to-end tests: the SIGHUP pass, the delayed SIGKILL
  * pass, and what neither may touch.  Does not own: the general lifecycle
- * tests (test_daemon.c, whose harness this repeats in small).
+ * tests (test_daemon.c), or the harness both use (harness.h).
  *
- * Each test starts its own ptyd (PTYD_BIN, -f, as our child, with
- * PR_SET_PDEATHSIG) in a fresh temporary directory with /bin/sh as the
- * shell, and stops it with SIGTERM.  Waits poll a condition against a
- * deadline.  The one timed wait is for something that must NOT happen
- * (a stale SIGKILL pass): it watches for the whole window the pass could
- * fire in, and fails the moment the victim dies.
+ * Each test starts its own ptyd through the harness (PTYD_BIN, -f, as our
+ * child, with PR_SET_PDEATHSIG) in a fresh temporary directory with
+ * /bin/sh as the shell, and stops it with SIGTERM.  Waits poll a condition
+ * against a deadline (WAIT_UNTIL, every 10 ms).  The one timed wait is for
+ * something that must NOT happen (a stale SIGKILL pass): it watches for
+ * the whole window the pass could fire in, and fails the moment the victim
+ * dies.
  */
 #include <criterion/criterion.h>
 
-#include <sys/prctl.h>
-#include <sys/stat.h>
 #include <sys/types.h>
-#include <sys/wait.h>
 
-#include <errno.h>
 #include <fcntl.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
-#include "client.h"
 #include "frame.h"
 #include "proto.h"
 
-#define CALL_MS		5000
+#include "harness.h"
+
 /* ptyd's SIGHUP -> SIGKILL delay (PTYD_KILL_DELAY) and a margin. */
 #define KILL_WINDOW_MS	(1500 + 1000)
-
-struct daemon {
-	char	dir[64];
-	char	sock[128];
-	char	db[128];
-	char	log[128];
-	char	home[128];
-	pid_t	pid;
-};
-
-static struct daemon	D;
-static uint8_t		fbuf[PROTO_HDR_LEN + PROTO_MAX_PAYLOAD];
-
-static int64_t
-now_ms(void)
-{
-	return (client_now_ms());
-}
-
-static void
-pause_ms(int ms)
-{
-	struct timespec	ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
-
-	nanosleep(&ts, NULL);
-}
-
-/* Poll cond every 10 ms until it holds or ms pass; returns it. */
-#define WAIT_UNTIL(cond, ms) __extension__ ({				\
-	int64_t	_dl = now_ms() + (ms);					\
-	int	_ok;							\
-	while (!(_ok = (cond)) && now_ms() < _dl)			\
-		pause_ms(10);						\
-	_ok;								\
-})
-
-static int
-daemon_answers(void)
-{
-	int	fd;
-
-	if ((fd = client_connect(D.sock, now_ms() + 200)) == -1)
-		return (0);
-	close(fd);
-	return (1);
-}
 
 static void
 daemon_start(void)
 {
-	const char	*argv[16];
-	char		 run[96];
-	int		 n = 0;
-	pid_t		 parent = getpid();
+	static const struct daemon_opts	o = { .dir = "/tmp/ptyd-sw-XXXXXX" };
 
-	snprintf(D.dir, sizeof(D.dir), "/tmp/ptyd-sw-XXXXXX");
-	cr_assert_not_null(mkdtemp(D.dir));
-	snprintf(D.sock, sizeof(D.sock), "%s/run/ptyd.sock", D.dir);
-	snprintf(D.db, sizeof(D.db), "%s/ptyd.db", D.dir);
-	snprintf(D.log, sizeof(D.log), "%s/ptyd.log", D.dir);
-	snprintf(D.home, sizeof(D.home), "%s/home", D.dir);
-	snprintf(run, sizeof(run), "%s/run", D.dir);
-	cr_assert_eq(mkdir(run, 0700), 0);
-	cr_assert_eq(mkdir(D.home, 0700), 0);
-
-	argv[n++] = PTYD_BIN;
-	argv[n++] = "-f";
-	argv[n++] = "--socket";
-	argv[n++] = D.sock;
-	argv[n++] = "--db";
-	argv[n++] = D.db;
-	argv[n++] = "--log";
-	argv[n++] = D.log;
-	argv[n++] = "--shell";
-	argv[n++] = "/bin/sh";
-	argv[n] = NULL;
-
-	D.pid = fork();
-	cr_assert_neq(D.pid, -1);
-	if (D.pid == 0) {
-		prctl(PR_SET_PDEATHSIG, SIGTERM);
-		if (getppid() != parent)
-			_exit(1);
-		setenv("HOME", D.home, 1);
-		unsetenv("PTYD_SOCKET");
-		unsetenv("ENV");
-		execv(argv[0], (char *const *)argv);
-		_exit(127);
-	}
-	cr_assert(WAIT_UNTIL(daemon_answers(), 10000),
-	    "ptyd did not come up (log %s)", D.log);
+	daemon_start_opts(&o);
 }
 
-/* SIGTERM; returns ptyd's wait status, -1 if it had to be killed. */
+struct exited {
+	const char	*sid;
+	int		 exited;
+};
+
 static int
-daemon_stop_status(int deadline_ms)
+exited_cb(const struct msg_list_item *it, void *arg)
 {
-	int	status = -1;
-	pid_t	r = 0;
+	struct exited	*e = arg;
 
-	if (D.pid <= 0)
-		return (0);
-	kill(D.pid, SIGTERM);
-	if (!WAIT_UNTIL((r = waitpid(D.pid, &status, WNOHANG)) != 0,
-	    deadline_ms)) {
-		kill(D.pid, SIGKILL);
-		waitpid(D.pid, &status, 0);
-		D.pid = 0;
-		return (-1);
-	}
-	D.pid = 0;
-	return (status);
-}
-
-static void
-daemon_cleanup(void)
-{
-	char	cmd[256];
-
-	/* ptyd's shutdown ends every process its terminals left. */
-	if (D.pid > 0)
-		(void)daemon_stop_status(10000);
-	if (D.dir[0] != '\0') {
-		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", D.dir);
-		if (system(cmd) != 0)
-			fprintf(stderr, "cleanup of %s failed\n", D.dir);
-	}
-	D.dir[0] = '\0';
-}
-
-static uint16_t
-call(uint16_t type, const void *msg, void *reply)
-{
-	struct frame_out	fo;
-	struct frame_hdr	h;
-
-	frame_out_init(&fo);
-	cr_assert_eq(msg_encode(&fo, type, msg), 0);
-	cr_assert_eq(client_call(D.sock, &fo, &h, fbuf, sizeof(fbuf),
-	    now_ms() + CALL_MS), 0, "%s: %s", msg_name(type), strerror(errno));
-	frame_out_free(&fo);
-	if (reply != NULL)
-		cr_assert_eq(msg_decode(h.type, fbuf + PROTO_HDR_LEN, h.len,
-		    reply), 0);
-	return (h.type);
-}
-
-static pid_t
-t_start(const char *sid)
-{
-	struct msg_start	m;
-	union {
-		struct msg_started	ok;
-		struct msg_error	err;
-	}			r;
-	uint16_t		type;
-
-	memset(&m, 0, sizeof(m));
-	snprintf(m.sid, sizeof(m.sid), "%s", sid);
-	snprintf(m.actor, sizeof(m.actor), "test");
-	type = call(MSG_START, &m, &r);
-	cr_assert_eq(type, MSG_STARTED, "start %s: %s", sid,
-	    type == MSG_ERROR ? r.err.message : msg_name(type));
-	return (r.ok.pid);
-}
-
-static void
-t_input(const char *sid, const char *s)
-{
-	struct msg_input	m;
-	struct msg_error	e;
-	uint16_t		type;
-
-	memset(&m, 0, sizeof(m));
-	snprintf(m.sid, sizeof(m.sid), "%s", sid);
-	m.data = (const uint8_t *)s;
-	m.len = strlen(s);
-	type = call(MSG_INPUT, &m, &e);
-	cr_assert_eq(type, MSG_OK, "input %s: %s", sid,
-	    type == MSG_ERROR ? e.message : msg_name(type));
+	if (strcmp(it->sid, e->sid) == 0 && !it->running &&
+	    it->has_exit_code)
+		e->exited = 1;
+	return (0);
 }
 
 /* Whether sid is listed and has exited (shell reaped, pty drained). */
 static int
 t_exited(const char *sid)
 {
-	struct msg_list		 m;
-	struct msg_list_item	 it;
-	struct frame_out	 fo;
-	struct frame_hdr	 h;
-	int			 fd, exited = 0;
-	int64_t			 dl = now_ms() + CALL_MS;
+	struct exited	e = { sid, 0 };
 
-	memset(&m, 0, sizeof(m));
-	frame_out_init(&fo);
-	cr_assert_eq(msg_encode(&fo, MSG_LIST, &m), 0);
-	fd = client_connect(D.sock, dl);
-	cr_assert_neq(fd, -1);
-	cr_assert_eq(client_send(fd, &fo, dl), 0);
-	frame_out_free(&fo);
-	for (;;) {
-		cr_assert_eq(client_recv(fd, &h, fbuf, sizeof(fbuf), dl), 0);
-		if (h.type == MSG_LIST_END)
-			break;
-		cr_assert_eq(h.type, MSG_LIST_ITEM);
-		cr_assert_eq(msg_decode(h.type, fbuf + PROTO_HDR_LEN, h.len,
-		    &it), 0);
-		if (strcmp(it.sid, sid) == 0 && !it.running &&
-		    it.has_exit_code)
-			exited = 1;
-	}
-	close(fd);
-	return (exited);
+	(void)t_list(exited_cb, &e);
+	return (e.exited);
 }
 
 /* The first line of file name in the test directory; "" until written. */

@@ -25,7 +25,8 @@ tests_unit_test_ptyd_ev_LDADD = $(PTYD_UNIT_LDADD)
 
 # The daemon itself: built binaries, found through these paths.
 check_PROGRAMS += tests/daemon/test_daemon
-tests_daemon_test_daemon_SOURCES = tests/daemon/test_daemon.c
+tests_daemon_test_daemon_SOURCES = tests/daemon/test_daemon.c \
+	tests/daemon/harness.c tests/daemon/harness.h
 tests_daemon_test_daemon_CFLAGS = $(UNIT_CFLAGS) $(SQLITE_CFLAGS) \
 	-DPTYD_BIN='"$(abs_top_builddir)/ptyd/ptyd"' \
 	-DPTYDCTL_BIN='"$(abs_top_builddir)/ptyd/ptydctl"'
