@@ -95,6 +95,7 @@ struct pool {
 	int				 leader;	/* someone leads */
 	const struct lead		*busy;		/* the leader, serving */
 	int				 stopping;
+	int				 failed;	/* accept failed */
 	pthread_attr_t			 attr;
 	int64_t				 emfile_logged;
 };
@@ -182,10 +183,12 @@ pool_accept(struct pool *p)
 			 * (another process may take it) and back off instead
 			 * of spinning on a listen socket that stays readable.
 			 */
+			pthread_mutex_lock(&p->mtx);
 			if (client_now_ms() - p->emfile_logged > 10000) {
 				flog_warn("accept (backing off)");
 				p->emfile_logged = client_now_ms();
 			}
+			pthread_mutex_unlock(&p->mtx);
 			pfd.fd = p->stop_fd;
 			pfd.events = POLLIN;
 			pfd.revents = 0;
@@ -217,7 +220,11 @@ pool_spawn(struct pool *p)
 	return (0);
 }
 
-/* Arm (ms > 0) or disarm the hand-off watchdog. */
+/*
+ * Arm (ms > 0) or disarm the hand-off watchdog; called with the mutex
+ * held, like the watchdog's read (pool_watchdog), so that an expiry read
+ * is always the current request's: re-arming discards a pending one.
+ */
 static void
 pool_timer(struct pool *p, int ms)
 {
@@ -231,24 +238,20 @@ pool_timer(struct pool *p, int ms)
 }
 
 /*
- * Take leadership from the leader serving a request (who, or whichever it
- * is when NULL: the watchdog fired) and give it to an idle follower, or
- * to a new thread.  With the cap reached and nobody idle, the next thread
- * to finish leads.
+ * Take leadership from the leader serving a request and give it to an
+ * idle follower, or to a new thread.  With the cap reached and nobody
+ * idle, the next thread to finish leads.  Called with the mutex held.
  */
 static void
-pool_handoff(struct pool *p, const struct lead *who)
+pool_handoff(struct pool *p)
 {
-	pthread_mutex_lock(&p->mtx);
-	if (p->busy != NULL && (who == NULL || p->busy == who)) {
-		p->busy = NULL;
-		p->leader = 0;
-		if (p->nidle > 0)
-			pthread_cond_signal(&p->follow);
-		else if (p->nthreads < p->sc->max_threads)
-			pool_spawn(p);
-	}
-	pthread_mutex_unlock(&p->mtx);
+	pool_timer(p, 0);
+	p->busy = NULL;
+	p->leader = 0;
+	if (p->nidle > 0)
+		pthread_cond_signal(&p->follow);
+	else if (p->nthreads < p->sc->max_threads)
+		pool_spawn(p);
 }
 
 /* req_will_last: the request of this leader lasts, hand on now. */
@@ -256,8 +259,26 @@ static void
 pool_last_cb(void *arg)
 {
 	struct lead	*me = arg;
+	struct pool	*p = me->p;
 
-	pool_handoff(me->p, me);
+	pthread_mutex_lock(&p->mtx);
+	if (p->busy == me)
+		pool_handoff(p);
+	pthread_mutex_unlock(&p->mtx);
+}
+
+/* The watchdog's descriptor is readable: the request being served has
+ * run SERVER_HANDOFF_MS, unless it ended (or another began) meanwhile. */
+static void
+pool_watchdog(struct pool *p)
+{
+	uint64_t	ticks;
+
+	pthread_mutex_lock(&p->mtx);
+	if (read(p->timer_fd, &ticks, sizeof(ticks)) == sizeof(ticks) &&
+	    p->busy != NULL)
+		pool_handoff(p);
+	pthread_mutex_unlock(&p->mtx);
 }
 
 static void *
@@ -287,16 +308,22 @@ pool_thread(void *arg)
 			if (fd == -1) {
 				p->leader = 0;
 				if (!p->stopping) {
-					/* accept failed for good: stop this
-					 * process. */
+					/*
+					 * accept failed for good: end this
+					 * process, in failure, so that the
+					 * master starts another.  The main
+					 * thread waits on its signalfd.
+					 */
 					p->stopping = 1;
+					p->failed = 1;
 					pthread_cond_broadcast(&p->follow);
+					kill(getpid(), SIGTERM);
 				}
 				break;
 			}
 			p->busy = &me;
-			pthread_mutex_unlock(&p->mtx);
 			pool_timer(p, SERVER_HANDOFF_MS);
+			pthread_mutex_unlock(&p->mtx);
 
 			server_serve_conn(p->conf, fd, p->stop_fd, pool_last_cb,
 			    &me);
@@ -345,7 +372,7 @@ server_worker(const struct front_conf *conf, const struct server_conf *sc)
 	pthread_condattr_t	 ca;
 	sigset_t		 set;
 	int			 sig_fd;
-	uint64_t		 one = 1, ticks;
+	uint64_t		 one = 1;
 
 	memset(&p, 0, sizeof(p));
 	p.conf = conf;
@@ -424,9 +451,8 @@ server_worker(const struct front_conf *conf, const struct server_conf *sc)
 			flog_warn("poll");
 			break;
 		}
-		if (pfd[1].revents != 0 &&
-		    read(p.timer_fd, &ticks, sizeof(ticks)) == sizeof(ticks))
-			pool_handoff(&p, NULL);
+		if (pfd[1].revents != 0)
+			pool_watchdog(&p);
 		if (pfd[0].revents != 0 &&
 		    read(sig_fd, &si, sizeof(si)) == sizeof(si) &&
 		    (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT))
@@ -456,7 +482,7 @@ server_worker(const struct front_conf *conf, const struct server_conf *sc)
 	/* Alone (no master), the worker owns the socket path. */
 	if (sc->processes <= 1 && sc->unlink_path[0] != '\0')
 		unlink(sc->unlink_path);
-	_exit(0);
+	_exit(p.failed ? 1 : 0);
 }
 
 static pid_t
