@@ -87,6 +87,8 @@ static unsigned int		 conn_n;
 static int64_t			 conn_started_at;
 static int			 conn_shutting_down;
 
+static void	conn_read(struct conn *);
+static void	conn_destroy(struct conn *);
 static void	conn_io_cb(int, uint32_t, void *);
 static void	conn_timer_cb(void *);
 static void	conn_free_cb(void *);
@@ -113,18 +115,37 @@ conn_create(int fd)
 
 	c = xcalloc(1, sizeof(*c));
 	c->fd = fd;
+	c->io.fd = -1;
 	c->state = CONN_READ_HDR;
 	ev_timer_init(&c->timer, conn_timer_cb, c);
 	ev_defer_init(&c->defer, conn_free_cb, c);
-	if (ev_io_add(&c->io, fd, EPOLLIN, conn_io_cb, c) == -1) {
-		log_warn("conn: epoll add");
-		close(fd);
-		free(c);
-		return;
-	}
 	ev_timer_at(&c->timer, ev_now() + PTYD_REQUEST_TIMEOUT);
 	LIST_INSERT_HEAD(&conns, c, entry);
 	conn_n++;
+	/*
+	 * The request usually arrived with the connect: serve it now.  The
+	 * fd joins epoll only when it has to wait, so a keystroke costs no
+	 * epoll_ctl and no extra loop turn.
+	 */
+	conn_read(c);
+}
+
+/* Wait for events: registered with epoll on the first wait.  On failure
+ * the connection is torn down and -1 returned. */
+static int
+conn_want(struct conn *c, uint32_t events)
+{
+	int	r;
+
+	if (c->io.fd == -1)
+		r = ev_io_add(&c->io, c->fd, events, conn_io_cb, c);
+	else
+		r = ev_io_set(&c->io, events);
+	if (r == -1) {
+		log_warn("conn: epoll");
+		conn_destroy(c);
+	}
+	return (r);
 }
 
 static void
@@ -313,8 +334,8 @@ conn_attach(struct conn *c, const struct msg_attach *m, int64_t now)
 		conn_queue_ctl(c, MSG_GAP, &mg);
 	}
 	/* Closing the connection detaches: watch for it. */
-	if (ev_io_set(&c->io, EPOLLIN | EPOLLRDHUP) == -1)
-		log_warn("conn: epoll mod");
+	if (conn_want(c, EPOLLIN | EPOLLRDHUP) == -1)
+		return;
 	c->last_progress = now;
 	conn_stream_flush(c);
 }
@@ -481,8 +502,10 @@ conn_read(struct conn *c)
 			    c->got);
 		if (n == -1 && errno == EINTR)
 			continue;
-		if (n == -1 && errno == EAGAIN)
+		if (n == -1 && errno == EAGAIN) {
+			(void)conn_want(c, EPOLLIN);
 			return;
+		}
 		if (n <= 0) {
 			conn_destroy(c);
 			return;
@@ -537,8 +560,7 @@ conn_reply_flush(struct conn *c)
 		if (n == -1 && errno == EINTR)
 			continue;
 		if (n == -1 && errno == EAGAIN) {
-			if (ev_io_set(&c->io, EPOLLOUT) == -1)
-				conn_destroy(c);
+			(void)conn_want(c, EPOLLOUT);
 			return;
 		}
 		conn_destroy(c);
@@ -556,10 +578,7 @@ conn_stream_events(struct conn *c)
 
 	if (c->blocked)
 		ev |= EPOLLOUT;
-	if (ev_io_set(&c->io, ev) == -1) {
-		log_warn("conn: epoll mod");
-		conn_destroy(c);
-	}
+	(void)conn_want(c, ev);
 }
 
 static void

@@ -40,6 +40,7 @@ static char		 listen_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 static struct ev_io	 listen_io;
 static struct ev_timer	 listen_backoff;
 static int64_t		 listen_emfile_logged = -LISTEN_EMFILE_LOG;
+static uid_t		 listen_uid;	/* ours: peers must match, or be root */
 
 int
 listen_check_dir(const char *dir, int create)
@@ -252,7 +253,7 @@ listen_accept_cb(int fd, uint32_t events, void *arg)
 		}
 		len = sizeof(cred);
 		if (getsockopt(cfd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == -1
-		    || (cred.uid != getuid() && cred.uid != 0)) {
+		    || (cred.uid != listen_uid && cred.uid != 0)) {
 			log_warnx("refused a connection from uid %ld",
 			    len == sizeof(cred) ? (long)cred.uid : -1L);
 			close(cfd);
@@ -265,6 +266,7 @@ listen_accept_cb(int fd, uint32_t events, void *arg)
 int
 listen_start(void)
 {
+	listen_uid = getuid();
 	if (listen_reserve_open() == -1) {
 		log_warn("open /dev/null");
 		return (-1);

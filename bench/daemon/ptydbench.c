@@ -2,12 +2,13 @@
  * ptydbench.c -- issue 3's targets for the daemon, each measured beside a
  * baseline from the same run: spawn latency, the reaper's idle tick,
  * memory per terminal and per viewer, idle CPU with 1,000 terminals and
- * 5,000 viewers, and output throughput to one and to eight viewers.
+ * 5,000 viewers, output throughput to one and to eight viewers, and
+ * ptyd's share of the keystroke echo latency.
  *
  * Owns: starting a private ptyd (temporary directory, its own socket and
  * database) for each measurement, the baselines (a shell spawned on a pty
- * without ptyd, an empty event-loop turn, a raw read of a pty), and the
- * figures it prints.  Talks to ptyd only through lib/client.h, as any
+ * without ptyd, an empty event-loop turn, a raw read of a pty, the same
+ * cat echoing on a bare pty), and the figures it prints.  Talks to ptyd only through lib/client.h, as any
  * client does; the reaper tick is timed in-process on libptyd's own
  * registry and reaper (the code ptyd runs), since no request exposes it.
  * Does not own: the through-nginx figures (bench/run).
@@ -869,17 +870,113 @@ bench_throughput(int rounds)
 	free(r8);
 }
 
+/*
+ * Keystroke echo inside ptyd: one byte sent as MSG_INPUT on a connection
+ * of its own (as ptyd.fcgi does per request) until it comes back on an
+ * attached viewer, with `stty raw -echo; exec cat` as the shell; against
+ * the same byte written to a pty running the same cat without ptyd and
+ * read back from the master.  Interleaved, n of each.
+ */
+/* Wait until want (a string) turns up in what fd delivers: frames from
+ * ptyd when framed, else raw bytes; a match split over two reads is not
+ * seen, so callers wait for one byte or for a line printed at once. */
+static int
+echo_wait(int fd, const char *want, int framed)
+{
+	struct frame_hdr	h;
+	struct pollfd		pfd = { fd, POLLIN, 0 };
+	const uint8_t		*p;
+	ssize_t			 n;
+	size_t			 len;
+
+	for (;;) {
+		if (poll(&pfd, 1, 10000) != 1)
+			return (-1);
+		if (framed) {
+			if (client_recv(fd, &h, fbuf, sizeof(fbuf),
+			    client_now_ms() + 10000) == -1)
+				return (-1);
+			if (h.type != MSG_OUTPUT || h.len <= 8)
+				continue;
+			p = fbuf + PROTO_HDR_LEN + 8;
+			len = h.len - 8;
+		} else {
+			if ((n = read(fd, fbuf, sizeof(fbuf))) <= 0)
+				return (-1);
+			p = fbuf;
+			len = (size_t)n;
+		}
+		if (memmem(p, len, want, strlen(want)) != NULL)
+			return (0);
+	}
+}
+
+static void
+bench_echo(int n)
+{
+	static const char *const opts[] = { "--shell", "/bin/sh", NULL };
+	char		*cat_argv[] = { (char *)"sh", (char *)"-c",
+			    (char *)"stty raw -echo; echo ready; exec cat", NULL };
+	char		 key[2] = { 0, 0 };
+	struct daemon	 d;
+	double		*tp, *tb, t0, p50, b50;
+	pid_t		 pid;
+	int		 i, m, vfd;
+
+	tp = calloc((size_t)n, sizeof(*tp));
+	tb = calloc((size_t)n, sizeof(*tb));
+	daemon_start(&d, opts);
+	t_start(&d, "echo");
+	vfd = t_attach(&d, "echo");
+	/* The quotes keep the typed line's echo from matching. */
+	t_input(&d, "echo", "stty raw -echo; echo rea''dy; exec cat\n");
+	if (echo_wait(vfd, "ready", 1) == -1)
+		diex("echo: the shell did not come up");
+	pid = raw_spawn("/bin/sh", cat_argv, &m);
+	if (echo_wait(m, "ready", 0) == -1)
+		diex("echo: raw cat did not come up");
+	sleep_s(0.2);
+	(void)drain_viewer(vfd);
+	for (i = 0; i < n; i++) {
+		key[0] = (char)('A' + i % 26);
+		t0 = now_s();
+		t_input(&d, "echo", key);
+		if (echo_wait(vfd, key, 1) == -1)
+			diex("echo: no echo within 10 s");
+		tp[i] = now_s() - t0;
+		t0 = now_s();
+		if (write(m, key, 1) != 1 || echo_wait(m, key, 0) == -1)
+			diex("echo: raw cat did not echo");
+		tb[i] = now_s() - t0;
+	}
+	close(vfd);
+	close(m);
+	kill(pid, SIGHUP);
+	waitpid(pid, NULL, 0);
+	daemon_stop(&d);
+	p50 = median(tp, (size_t)n);
+	b50 = median(tb, (size_t)n);
+	printf("echo\t%d keystrokes via ptyd (connect, input, echo to a"
+	    " viewer) p50 %.1f us p99 %.1f us\tbaseline raw pty echo p50"
+	    " %.1f us p99 %.1f us\tover baseline p50 %.1f us\n", n,
+	    p50 * 1e6, tp[n * 99 / 100] * 1e6, b50 * 1e6,
+	    tb[n * 99 / 100] * 1e6, (p50 - b50) * 1e6);
+	free(tp);
+	free(tb);
+}
+
 #define B_SPAWN		0x01
 #define B_REAPER	0x02
 #define B_SCALE		0x04
 #define B_OUTPUT	0x08
-#define B_ALL		0x0f
+#define B_ECHO		0x10
+#define B_ALL		0x1f
 
 static void
 usage(void)
 {
 	fprintf(stderr, "usage: ptydbench [--ptyd PATH] [--repeat N]"
-	    " [--mb N] [all|spawn|reaper|scale|output]...\n"
+	    " [--mb N] [all|spawn|reaper|scale|output|echo]...\n"
 	    "       ptydbench gen BYTES\n");
 	exit(1);
 }
@@ -927,6 +1024,8 @@ main(int argc, char **argv)
 			sel |= B_SCALE;
 		else if (strcmp(argv[i], "output") == 0)
 			sel |= B_OUTPUT;
+		else if (strcmp(argv[i], "echo") == 0)
+			sel |= B_ECHO;
 		else
 			usage();
 	}
@@ -945,6 +1044,9 @@ main(int argc, char **argv)
 		if (sel & B_SCALE)
 			bench_scale(1000, 5, 10);
 	}
+	if (sel & B_ECHO)
+		for (r = 0; r < repeat; r++)
+			bench_echo(1000);
 	if (sel & B_OUTPUT)
 		bench_throughput(5 * repeat);
 	/* Last: its registry stays in this process. */
