@@ -3,12 +3,15 @@
  *
  * Owns: formatting a line and writing it whole.  Lines are built in a
  * bounded stack buffer and written with one write(2), so threads never
- * interleave inside a line and no stdio lock is involved.
+ * interleave inside a line and no stdio lock is involved.  Each starts
+ * with the local time, as ptyd's log lines do, so the two logs of a stack
+ * read side by side.
  */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "flog.h"
@@ -16,12 +19,19 @@
 static void
 flog_vline(const char *fmt, va_list ap, int with_errno)
 {
-	char	line[1024];
-	int	err = errno, n, m;
+	char		line[1024];
+	struct timespec	ts;
+	struct tm	tm;
+	int		err = errno, n, m;
 
-	n = snprintf(line, sizeof(line), "ptyd.fcgi[%ld]: ", (long)getpid());
-	if (n < 0 || (size_t)n >= sizeof(line))
+	clock_gettime(CLOCK_REALTIME, &ts);
+	localtime_r(&ts.tv_sec, &tm);
+	n = (int)strftime(line, sizeof(line), "%Y-%m-%d %H:%M:%S", &tm);
+	m = snprintf(line + n, sizeof(line) - (size_t)n,
+	    ".%03ld ptyd.fcgi[%ld]: ", ts.tv_nsec / 1000000, (long)getpid());
+	if (m < 0 || (size_t)(n + m) >= sizeof(line))
 		return;
+	n += m;
 	m = vsnprintf(line + n, sizeof(line) - (size_t)n, fmt, ap);
 	if (m < 0)
 		return;
