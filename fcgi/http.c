@@ -306,9 +306,10 @@ req_finish_fcgi(struct req *r)
 	 * one write with whatever response libfcgi still holds.  Not after
 	 * a record of req_send's cut short (the client went, or shutdown):
 	 * the end records would be read as its content; closing ends the
-	 * response instead.
+	 * response instead.  Nor for a response abandoned because the web
+	 * server takes nothing: the write could wait for its send timeout.
 	 */
-	if (r->rec_left == 0) {
+	if (r->rec_left == 0 && !r->abandon) {
 		FCGX_FClose(q->err);
 		FCGX_FClose(q->out);
 	}

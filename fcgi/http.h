@@ -36,6 +36,7 @@ struct req {
 	size_t			 cgi_left;	/* CGI: CONTENT_LENGTH left */
 	int			 in_eof;	/* the body has been read to EOF */
 	int			 out_failed;	/* a write failed: client gone */
+	int			 abandon;	/* close without ending it */
 	int			 responded;	/* a status line was written */
 	/* Called once by req_will_last (the server's thread pool). */
 	void			(*last_cb)(void *);
@@ -93,8 +94,9 @@ int	req_conn_fd(struct req *);
 
 /*
  * Finish a FastCGI request: drain the body, end the streams (libfcgi writes
- * FCGI_END_REQUEST), free libfcgi's state without letting it close the
- * connection, and close it ourselves at once (see http.c for why).
+ * FCGI_END_REQUEST; not when abandon is set), free libfcgi's state without
+ * letting it close the connection, and close it ourselves at once (see
+ * http.c for why).
  */
 void	req_finish_fcgi(struct req *);
 

@@ -17,6 +17,17 @@
  * and are reused.  While the web server has not taken all of the output,
  * ptyd is not read, so a slow viewer's backlog stays in ptyd's ring, where
  * its stall timeout can see it, and our buffers stay bounded.
+ *
+ * A viewer that stops reading is ptyd's to judge: after its stall timeout
+ * ptyd hangs up on us.  ptyd also hangs up after the stream's last frame,
+ * and from outside the two look the same, so the rule is one: once ptyd
+ * has hung up, a viewer that takes nothing for STREAM_STUCK_MS (counted
+ * from the hangup or from its last progress, whichever is later; ptyd's
+ * default stall timeout, so the end of a stream is as patient as its
+ * middle) is stuck.  Its FastCGI connection is then dropped without
+ * finishing the response, and this thread goes back to the pool rather
+ * than wait for the web server's send timeout (a minute in nginx).  The
+ * viewer resumes from its last whole event.
  */
 #include <errno.h>
 #include <poll.h>
@@ -46,6 +57,8 @@
 /* Frames are turned into events while the output holds less than this. */
 #define STREAM_OUT_HIGH		(64 * 1024)
 #define STREAM_OUT_MAX		(STREAM_OUT_HIGH + STREAM_EVENT_MAX)
+/* Silence on the viewer's side, after ptyd hung up, that means stuck. */
+#define STREAM_STUCK_MS		10000
 
 static const char stream_headers[] =
     "Status: 200 OK\r\n"
@@ -60,6 +73,7 @@ enum stream_end {
 	END_GONE,	/* the viewer went away or a write failed */
 	END_STOP,	/* this process is shutting down */
 	END_ERROR,	/* internal failure: terminal_error */
+	END_STUCK,	/* ptyd hung up and the viewer takes nothing */
 };
 
 struct stream {
@@ -76,6 +90,8 @@ struct stream {
 	struct buf		 out;		/* events for the viewer */
 	size_t			 outoff;	/* bytes of out already sent */
 	int64_t			 quiet_since;	/* last bytes to the viewer */
+	int			 ptyd_gone;	/* ptyd hung up on us */
+	int64_t			 gone_at;	/* when that was seen */
 };
 
 static int
@@ -269,9 +285,9 @@ stream_conn_gone(short revents)
 	    POLLRDHUP)) != 0);
 }
 
-/* Wait on the viewer's connection and the stop descriptor, and on ptyd
- * when want_ptyd.  Returns END_GONE, END_STOP, or END_NONE with
- * *ptyd_ready set. */
+/* Wait on the viewer's connection and the stop descriptor, and on ptyd:
+ * for frames when want_ptyd, else only for its hangup (ptyd_gone).
+ * Returns END_GONE, END_STOP, or END_NONE with *ptyd_ready set. */
 static enum stream_end
 stream_wait(struct stream *s, int want_ptyd, int timeout, int *ptyd_ready)
 {
@@ -279,8 +295,8 @@ stream_wait(struct stream *s, int want_ptyd, int timeout, int *ptyd_ready)
 	int		n;
 
 	*ptyd_ready = 0;
-	pfd[0].fd = want_ptyd ? s->fd : -1;
-	pfd[0].events = POLLIN;
+	pfd[0].fd = want_ptyd || !s->ptyd_gone ? s->fd : -1;
+	pfd[0].events = want_ptyd ? POLLIN : POLLRDHUP;
 	pfd[1].fd = req_conn_fd(s->r);
 	/* A CGI stdout is only written, blocking: its errors still show. */
 	pfd[1].events = s->r->fcgx == NULL ? 0 : POLLIN | POLLRDHUP |
@@ -295,8 +311,31 @@ stream_wait(struct stream *s, int want_ptyd, int timeout, int *ptyd_ready)
 		return (END_GONE);
 	if (pfd[2].revents != 0)
 		return (END_STOP);
-	*ptyd_ready = pfd[0].revents != 0;
+	if (want_ptyd)
+		*ptyd_ready = pfd[0].revents != 0;
+	else if (pfd[0].revents != 0) {
+		s->ptyd_gone = 1;
+		s->gone_at = client_now_ms();
+	}
 	return (END_NONE);
+}
+
+/* Wait for the web server to take more output.  END_STUCK once ptyd has
+ * hung up and the viewer has taken nothing for STREAM_STUCK_MS since. */
+static enum stream_end
+stream_wait_room(struct stream *s)
+{
+	int64_t	since, left = -1;
+	int	ready;
+
+	if (s->ptyd_gone) {
+		since = s->quiet_since > s->gone_at ? s->quiet_since :
+		    s->gone_at;
+		left = since + STREAM_STUCK_MS - client_now_ms();
+		if (left <= 0)
+			return (END_STUCK);
+	}
+	return (stream_wait(s, 0, (int)left, &ready));
 }
 
 static enum stream_end
@@ -313,7 +352,7 @@ stream_loop(struct stream *s)
 			return (e);
 		if (stream_pending(s)) {
 			/* Wait for room; ptyd keeps the rest meanwhile. */
-			if ((e = stream_wait(s, 0, -1, &ready)) != END_NONE)
+			if ((e = stream_wait_room(s)) != END_NONE)
 				return (e);
 			continue;
 		}
@@ -336,15 +375,16 @@ stream_loop(struct stream *s)
 }
 
 /* Send the rest of the output (terminal_closed, terminal_error) unless the
- * viewer goes or the process stops first. */
-static void
+ * viewer goes, is stuck, or the process stops first. */
+static enum stream_end
 stream_drain(struct stream *s)
 {
-	int	ready;
+	enum stream_end	e;
 
-	while (stream_push(s) == END_NONE && stream_pending(s))
-		if (stream_wait(s, 0, -1, &ready) != END_NONE)
-			return;
+	while ((e = stream_push(s)) == END_NONE && stream_pending(s))
+		if ((e = stream_wait_room(s)) != END_NONE)
+			break;
+	return (e);
 }
 
 /* Resume position: Last-Event-ID header, else last_event_id in the query;
@@ -452,7 +492,13 @@ stream_serve(struct ctx *c)
 	if (e == END_ERROR && sse_error(&s.out, s.pos, "internal error") == 0)
 		e = END_DONE;
 	if (e == END_DONE)
-		stream_drain(&s);
+		e = stream_drain(&s);
+	if (e == END_STUCK) {
+		flog_info("stream of %s: ptyd hung up and the viewer took"
+		    " nothing for %d s more; dropped", c->qsid,
+		    STREAM_STUCK_MS / 1000);
+		s.r->abandon = 1;
+	}
 out:
 	/* Every way out detaches the viewer: ptyd sees the close. */
 	if (s.fd != -1)

@@ -268,6 +268,53 @@ def test_stuck_viewer_is_cut_off_and_does_not_stall_others(stalling,
         c.close_term(other)
 
 
+def fcgi_connections(st):
+    """FastCGI connections open at ptyd.fcgi (its requests in flight): the
+    connected sockets that /proc/net/unix names by its socket's path."""
+    path = os.path.join(st.state, "run", "fcgi.sock")
+    n = 0
+    with open("/proc/net/unix") as f:
+        for line in f:
+            cols = line.split()
+            if len(cols) >= 8 and cols[7] == path and cols[5] == "03":
+                n += 1
+    return n
+
+
+@pytest.mark.deadline(60)
+def test_stuck_viewer_gives_back_its_fcgi_thread_long_before_nginx_would(
+        stalling, new_sid):
+    # Prevents: a browser that stops reading holding a ptyd.fcgi thread
+    # (and its FastCGI connection) until nginx's send_timeout, a minute,
+    # long after ptyd cut the viewer off; enough of them exhaust the pool.
+    st = stalling
+    c = st.client()
+    sid = new_sid("hold")
+    assert c.start(sid).status == 200
+    wait_for(lambda: fcgi_connections(st) == 0, 10,
+             what="the requests of earlier tests to end")
+    stuck = c.stream(sid, rcvbuf=4096)
+    try:
+        assert stuck.status == 200
+        assert fcgi_connections(st) == 1
+        assert c.input(sid, "yes\r").status == 200
+        # ptyd cuts the viewer off STALL s after it stops taking output;
+        # ptyd.fcgi lets go once it has taken nothing for 10 s more, where
+        # nginx alone would keep it for its send_timeout, 60 s.
+        wait_for(lambda: fcgi_connections(st) == 0, STALL + 25,
+                 what="the stuck viewer's FastCGI connection to close")
+        # The terminal is intact and a new viewer gets its output.
+        assert c.input(sid, "\x03").status == 200
+        cmd, want = marker()
+        with c.stream(sid) as again:
+            assert c.input(sid, cmd).status == 200
+            read_output_until(again, want, timeout=10)
+        assert c.terminals()[sid]["running"] is True
+    finally:
+        stuck.close()
+        c.close_term(sid)
+
+
 # -- no leaks ----------------------------------------------------------------
 
 @pytest.fixture(scope="module")
