@@ -9,6 +9,7 @@ about the contract (the tests).
 """
 
 import os
+import re
 import shutil
 import signal
 import socket
@@ -26,6 +27,11 @@ BUILDDIR = os.environ.get("PTYD_BUILDDIR") or REPO
 # Shells run with no rc file: a machine's own ~/.bashrc can be slow or noisy.
 SHELL_ARGS = ["--shell", "/bin/bash", "--shell-arg", "--norc",
               "--shell-arg", "--noprofile", "--shell-arg", "-i"]
+
+# What ASan, LSan and UBSan print when they find something (a sanitizer
+# build writes these to the daemons' stderr, which is their log).
+SANITIZER_REPORT = re.compile(r"ERROR: (Address|Leak)Sanitizer|"
+                              r":\d+:\d+: runtime error: ")
 
 PORT_FIRST = int(os.environ.get("PTYD_TEST_PORT_BASE", "18300"))
 PORT_LAST = int(os.environ.get("PTYD_TEST_PORT_LAST", str(PORT_FIRST + 99)))
@@ -278,9 +284,23 @@ class Stack:
         return left
 
     def cleanup(self):
+        """Stop the stack and remove its directory.  Raises if a sanitizer
+        reported in a daemon's log: a worker that ASan ended would
+        otherwise be replaced quietly and every test still pass."""
         self.stop()
+        reports = self.sanitizer_reports()
         if not os.environ.get("PTYD_TEST_KEEP"):
             shutil.rmtree(self.root, ignore_errors=True)
+        if reports:
+            raise AssertionError("sanitizer reports in stack %s:\n%s"
+                                 % (self.name, "\n".join(reports[:20])))
+
+    def sanitizer_reports(self):
+        """The log lines (ptyd, ptyd.fcgi) where a sanitizer reported."""
+        return ["%s.log: %s" % (name, line)
+                for name in ("ptyd", "fcgi")
+                for line in self.log(name).splitlines()
+                if SANITIZER_REPORT.search(line)]
 
     def client(self, user=None, **kw):
         pw = self.users.get(user) if user is not None else None
