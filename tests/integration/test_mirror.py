@@ -342,7 +342,8 @@ def test_auditor_holding_write_lock_never_stalls_terminals(lockable,
             assert r.status == 200, r
             late_pid = r.json()["pid"]
             during = []
-            while time.monotonic() - t_lock < 4:
+            # As the issue puts it: the lock kept open for 10 s.
+            while time.monotonic() - t_lock < 10:
                 during.append(echo_latency(v, tr))
             assert max(during) < max(0.5, 5 * before[-1]), (before, during)
             # The refused flushes are counted, not hidden.
