@@ -11,24 +11,20 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "flog.h"
+#include "logtime.h"
 
 static void
 flog_vline(const char *fmt, va_list ap, int with_errno)
 {
-	char		line[1024];
-	struct timespec	ts;
-	struct tm	tm;
-	int		err = errno, n, m;
+	char	line[1024];
+	int	err = errno, n, m;
 
-	clock_gettime(CLOCK_REALTIME, &ts);
-	localtime_r(&ts.tv_sec, &tm);
-	n = (int)strftime(line, sizeof(line), "%Y-%m-%d %H:%M:%S", &tm);
-	m = snprintf(line + n, sizeof(line) - (size_t)n,
-	    ".%03ld ptyd.fcgi[%ld]: ", ts.tv_nsec / 1000000, (long)getpid());
+	n = (int)logtime_format(line, sizeof(line));
+	m = snprintf(line + n, sizeof(line) - (size_t)n, "ptyd.fcgi[%ld]: ",
+	    (long)getpid());
 	if (m < 0 || (size_t)(n + m) >= sizeof(line))
 		return;
 	n += m;

@@ -90,8 +90,7 @@ struct stream {
 	struct buf		 out;		/* events for the viewer */
 	size_t			 outoff;	/* bytes of out already sent */
 	int64_t			 quiet_since;	/* last bytes to the viewer */
-	int			 ptyd_gone;	/* ptyd hung up on us */
-	int64_t			 gone_at;	/* when that was seen */
+	int64_t			 gone_at;	/* ptyd hung up then; 0: not */
 };
 
 static int
@@ -286,7 +285,7 @@ stream_conn_gone(short revents)
 }
 
 /* Wait on the viewer's connection and the stop descriptor, and on ptyd:
- * for frames when want_ptyd, else only for its hangup (ptyd_gone).
+ * for frames when want_ptyd, else only for its hangup (gone_at).
  * Returns END_GONE, END_STOP, or END_NONE with *ptyd_ready set. */
 static enum stream_end
 stream_wait(struct stream *s, int want_ptyd, int timeout, int *ptyd_ready)
@@ -295,7 +294,7 @@ stream_wait(struct stream *s, int want_ptyd, int timeout, int *ptyd_ready)
 	int		n;
 
 	*ptyd_ready = 0;
-	pfd[0].fd = want_ptyd || !s->ptyd_gone ? s->fd : -1;
+	pfd[0].fd = want_ptyd || s->gone_at == 0 ? s->fd : -1;
 	pfd[0].events = want_ptyd ? POLLIN : POLLRDHUP;
 	pfd[1].fd = req_conn_fd(s->r);
 	/* A CGI stdout is only written, blocking: its errors still show. */
@@ -313,10 +312,8 @@ stream_wait(struct stream *s, int want_ptyd, int timeout, int *ptyd_ready)
 		return (END_STOP);
 	if (want_ptyd)
 		*ptyd_ready = pfd[0].revents != 0;
-	else if (pfd[0].revents != 0) {
-		s->ptyd_gone = 1;
+	else if (pfd[0].revents != 0)
 		s->gone_at = client_now_ms();
-	}
 	return (END_NONE);
 }
 
@@ -328,7 +325,7 @@ stream_wait_room(struct stream *s)
 	int64_t	since, left = -1;
 	int	ready;
 
-	if (s->ptyd_gone) {
+	if (s->gone_at != 0) {
 		since = s->quiet_since > s->gone_at ? s->quiet_since :
 		    s->gone_at;
 		left = since + STREAM_STUCK_MS - client_now_ms();

@@ -13,10 +13,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <syslog.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "log.h"
+#include "logtime.h"
 
 static const char	*log_path;
 static int		 log_fd = -1;	/* -1: stderr (or syslog) */
@@ -67,17 +67,13 @@ log_vemit(int pri, const char *prefix, const char *fmt, va_list ap,
     int with_errno)
 {
 	char		 line[2048];
-	struct timespec	 ts;
-	struct tm	 tm;
 	size_t		 n = 0;
 	int		 r, saved = errno;
 
 	if (!log_syslog) {
-		clock_gettime(CLOCK_REALTIME, &ts);
-		localtime_r(&ts.tv_sec, &tm);
-		n = strftime(line, sizeof(line), "%Y-%m-%d %H:%M:%S", &tm);
-		r = snprintf(line + n, sizeof(line) - n, ".%03ld ptyd[%ld]: ",
-		    ts.tv_nsec / 1000000, (long)getpid());
+		n = logtime_format(line, sizeof(line));
+		r = snprintf(line + n, sizeof(line) - n, "ptyd[%ld]: ",
+		    (long)getpid());
 		if (r > 0)
 			n += (size_t)r;
 	}

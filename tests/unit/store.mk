@@ -13,5 +13,5 @@ noinst_PROGRAMS += bench/store/bench_store
 bench_store_bench_store_SOURCES = bench/store/bench_store.c
 bench_store_bench_store_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS) \
 	-iquote $(srcdir)/ptyd
-bench_store_bench_store_LDADD = ptyd/libptyd.a $(SQLITE_LIBS)
+bench_store_bench_store_LDADD = ptyd/libptyd.a libwire.a $(SQLITE_LIBS)
 EXTRA_DIST += bench/store/README.md
