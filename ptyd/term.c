@@ -79,6 +79,7 @@ static void	term_finish(struct term *, int64_t);
 static void	term_maybe_free(struct term *);
 static void	term_update_events(struct term *);
 static void	term_wake_viewers(struct term *);
+static void	term_size_reassert(struct term *);
 
 /* Registry hashing. */
 
@@ -796,6 +797,10 @@ term_read(struct term *t, int64_t now)
 		break;
 	}
 	if (total > 0) {
+		if (!t->spoke) {
+			t->spoke = 1;
+			term_size_reassert(t);
+		}
 		t->bytes_out += total;
 		t->last_activity = now;
 		mirror_mark(t);
@@ -951,6 +956,23 @@ term_set_size(struct term *t, unsigned int rows, unsigned int cols)
 	 * gets it too, as the contract says. */
 	if (t->pid > 0 && !t->reaped)
 		(void)kill(-t->pid, SIGWINCH);
+}
+
+/*
+ * bash, starting, reads the window size and writes it back (job control
+ * set-up) before its first prompt, so a resize that lands in between (the
+ * page fits the terminal right after start) is undone.  At the shell's
+ * first output, put ours back if the pty's differs.
+ */
+static void
+term_size_reassert(struct term *t)
+{
+	struct winsize	ws;
+
+	if (t->master == -1 || ioctl(t->master, TIOCGWINSZ, &ws) == -1)
+		return;
+	if (ws.ws_row != t->rows || ws.ws_col != t->cols)
+		term_set_size(t, 0, 0);
 }
 
 enum term_err

@@ -88,6 +88,7 @@ struct term {
 	struct ev_io		 io;
 	int			 paused;	/* a viewer is a full ring behind */
 	int			 hup;		/* slave side gone */
+	int			 spoke;		/* the shell has written */
 	dev_t			 tty;		/* slave device, to find strays */
 
 	uint16_t		 rows;

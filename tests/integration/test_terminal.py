@@ -79,6 +79,36 @@ def test_resize_sets_pty_size_and_zero_or_missing_leaves_it(stack, term):
     assert (t["rows"], t["cols"]) == (2, 1000)
 
 
+RMW_SHELL = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                         "rmw_winsize_shell.py")
+
+
+@pytest.fixture(scope="module")
+def rmw_stack(make_stack):
+    return make_stack("rmw", ptyd_args=["--shell", RMW_SHELL])
+
+
+def test_resize_while_the_shell_starts_is_not_undone_by_it(rmw_stack,
+                                                           new_sid):
+    # Prevents: a resize sent right after start (the page fits the
+    # terminal at once) lost because bash, starting, reads the size and
+    # writes it back after ours: the shell then runs at the start size.
+    c = rmw_stack.client()
+    sid = new_sid("rmw")
+    r = c.start(sid, rows=30, cols=90)
+    assert r.status == 200
+    read_flag = os.path.join(rmw_stack.home, "rmw-%d" % r.json()["pid"])
+    try:
+        with Shell(c, sid) as sh:
+            wait_for(lambda: os.path.exists(read_flag), 10,
+                     what="the shell to read its size")
+            assert c.resize(sid, 40, 100).status == 200
+            read_output_until(sh.s, b"ready", sh.tr, timeout=10)
+            assert stty_size(sh) == (40, 100)
+    finally:
+        c.close_term(sid)
+
+
 def test_resize_sends_sigwinch_to_the_shell_foreground(stack, term):
     sid, _ = term()
     c = stack.client()
