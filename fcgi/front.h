@@ -9,6 +9,8 @@
 #ifndef FRONT_FRONT_H
 #define FRONT_FRONT_H
 
+#include <sys/types.h>
+
 #include <stdint.h>
 
 #include "gate.h"
@@ -21,6 +23,7 @@
 
 struct front_conf {
 	struct gate_conf	gate;
+	uid_t			account_uid;	/* ours: "local" means this */
 	struct ptyd_conf	ptyd;
 	int64_t			heartbeat_ms;	/* --heartbeat, PTYD_HEARTBEAT */
 };

@@ -228,7 +228,13 @@ gate_check(const struct gate_conf *conf, const struct gate_req *r,
 		have_peer = 1;
 	}
 
-	if (r->remote_user != NULL && r->remote_user[0] != '\0')
+	/*
+	 * REMOTE_USER counts only where the operator declared that the front
+	 * server authenticates: nginx fills $remote_user from any client's
+	 * Authorization header, checked or not.
+	 */
+	if (conf->auth_front && r->remote_user != NULL &&
+	    r->remote_user[0] != '\0')
 		return (GATE_ALLOW_USER);
 	if (conf->allow_remote)
 		return (GATE_ALLOW_REMOTE);
@@ -246,15 +252,27 @@ gate_check(const struct gate_conf *conf, const struct gate_req *r,
 		} else
 			ip = peer;
 		gate_ip_format(&ip, client, size);
-		return (gate_ip_private(&ip) ? GATE_ALLOW_LOCAL :
-		    GATE_DENY_PUBLIC);
+		if (!gate_ip_private(&ip))
+			return (GATE_DENY_PUBLIC);
+		if (!conf->local_account)
+			return (GATE_ALLOW_LOCAL);
+		/* Whose socket a forwarded client used, no one here can
+		 * tell; the proxy's own socket (no header) can be checked. */
+		if (r->forwarded_for != NULL || r->real_ip != NULL)
+			return (GATE_DENY_UNVERIFIABLE);
+		return (GATE_LOCAL_UNVERIFIED);
 	}
-	if (gate_ip_loopback(&peer))
-		return (GATE_ALLOW_LOCAL);
-	/* A proxy we do not trust may be hiding a remote client. */
-	if (r->forwarded_for != NULL || r->real_ip != NULL)
-		return (GATE_DENY_FORWARDED);
-	return (gate_ip_private(&peer) ? GATE_ALLOW_LOCAL : GATE_DENY_PUBLIC);
+	if (!gate_ip_loopback(&peer)) {
+		/* A proxy we do not trust may be hiding a remote client. */
+		if (r->forwarded_for != NULL || r->real_ip != NULL)
+			return (GATE_DENY_FORWARDED);
+		if (!gate_ip_private(&peer))
+			return (GATE_DENY_PUBLIC);
+	}
+	/* Local by address; untrusted forwarded headers on a loopback peer
+	 * are ignored (DESIGN 6), and the socket checked is the peer's. */
+	return (conf->local_account ? GATE_LOCAL_UNVERIFIED :
+	    GATE_ALLOW_LOCAL);
 }
 
 int
@@ -493,6 +511,30 @@ gate_conf_load(struct gate_conf *conf, const char *allow_remote,
 fail:
 	gate_conf_free(conf);
 	return (-1);
+}
+
+int
+gate_conf_mode(struct gate_conf *conf, const char *auth, const char *local,
+    const char **cause)
+{
+	if (auth == NULL || auth[0] == '\0' || strcmp(auth, "none") == 0)
+		conf->auth_front = 0;
+	else if (strcmp(auth, "front") == 0)
+		conf->auth_front = 1;
+	else {
+		*cause = "PTYD_AUTH: \"none\" or \"front\"";
+		return (-1);
+	}
+	if (local == NULL || local[0] == '\0' ||
+	    strcmp(local, "account") == 0)
+		conf->local_account = 1;
+	else if (strcmp(local, "address") == 0)
+		conf->local_account = 0;
+	else {
+		*cause = "PTYD_LOCAL: \"account\" or \"address\"";
+		return (-1);
+	}
+	return (0);
 }
 
 void

@@ -32,6 +32,8 @@ struct gate_host {
 
 /* Configuration, read once from the process environment. */
 struct gate_conf {
+	int			 auth_front;	/* PTYD_AUTH=front */
+	int			 local_account;	/* PTYD_LOCAL=account */
 	int			 allow_remote;	/* PTYD_ALLOW_REMOTE=1 */
 	int			 trust_xff;	/* PTYD_TRUST_FORWARDED_FOR=1 */
 	struct gate_cidr	*proxies;	/* PTYD_TRUSTED_PROXY_CIDRS */
@@ -44,10 +46,11 @@ struct gate_conf {
 
 /* The one message a denied request gets. */
 #define GATE_DENY_MESSAGE \
-	"forbidden: this request is neither authenticated nor local. " \
-	"Put authentication in front of ptyd.fcgi (nginx auth_basic, " \
-	"auth_request or client certificates, which set REMOTE_USER), or " \
-	"set PTYD_ALLOW_REMOTE=1 for a deliberately exposed server; behind " \
+	"forbidden: this request is neither authenticated nor from this " \
+	"account on this host. Put authentication in front of ptyd.fcgi " \
+	"(nginx auth_basic, auth_request or client certificates, passing " \
+	"the user as REMOTE_USER) and set PTYD_AUTH=front, or set " \
+	"PTYD_ALLOW_REMOTE=1 for a deliberately exposed server; behind " \
 	"a reverse proxy set PTYD_TRUST_FORWARDED_FOR=1 and " \
 	"PTYD_TRUSTED_PROXY_CIDRS"
 
@@ -59,6 +62,15 @@ int	gate_conf_load(struct gate_conf *, const char *allow_remote,
 	    const char *trust_xff, const char *proxy_cidrs,
 	    const char *allowed_hosts, const char **cause);
 void	gate_conf_free(struct gate_conf *);
+
+/*
+ * Set who vouches for identity and what "local" means from PTYD_AUTH
+ * ("none", the default, or "front") and PTYD_LOCAL ("account", the
+ * default, or "address"); NULL or "" is the default.  0, or -1 with *cause
+ * on any other value: a typo must not silently fall back to a mode.
+ */
+int	gate_conf_mode(struct gate_conf *, const char *auth, const char *local,
+	    const char **cause);
 
 /* Parse an IPv4 or IPv6 literal (IPv6 optionally in brackets). 0 or -1. */
 int	gate_ip_parse(const char *, struct gate_ip *);
@@ -79,18 +91,28 @@ struct gate_req {
 };
 
 enum gate_verdict {
-	GATE_ALLOW_USER = 1,	/* REMOTE_USER set */
+	GATE_ALLOW_USER = 1,	/* REMOTE_USER set, PTYD_AUTH=front */
 	GATE_ALLOW_REMOTE,	/* PTYD_ALLOW_REMOTE=1 */
-	GATE_ALLOW_LOCAL,	/* the client is loopback or private */
+	GATE_ALLOW_LOCAL,	/* local by address (PTYD_LOCAL=address), or
+				 * the peer's socket is this account's */
+	GATE_LOCAL_UNVERIFIED,	/* local by address, the client is the raw
+				 * peer: the caller must find the uid owning
+				 * its socket (peer.c) before it may allow */
 	GATE_DENY_NO_PEER,	/* REMOTE_ADDR missing or not an address */
 	GATE_DENY_FORWARDED,	/* forwarded headers from an untrusted peer */
 	GATE_DENY_BAD_HOP,	/* blank, malformed or non-IP forwarded hop */
 	GATE_DENY_PUBLIC,	/* the client is neither loopback nor private */
+	GATE_DENY_UNVERIFIABLE,	/* local by address, but only a forwarded
+				 * header says so: no socket to check */
+	GATE_DENY_OTHER_ACCOUNT,/* the peer's socket belongs to another uid,
+				 * or was not found */
 };
 
 /*
  * Decide.  client (size bytes) receives the address the decision was made
- * on, for the audit log ("" if none).  GATE_ALLOW_* values allow.
+ * on, for the audit log ("" if none).  GATE_ALLOW_* values allow;
+ * GATE_LOCAL_UNVERIFIED allows only once the caller has checked the peer's
+ * uid (gate_allowed says no to it, so a caller that forgets fails closed).
  */
 enum gate_verdict gate_check(const struct gate_conf *,
 	    const struct gate_req *, char *client, size_t size);

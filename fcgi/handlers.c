@@ -20,6 +20,7 @@
 #include "handlers.h"
 #include "http.h"
 #include "json.h"
+#include "peer.h"
 #include "stream.h"
 #include "utf8.h"
 
@@ -71,6 +72,16 @@ handlers_ptyd_failed(struct req *r, int err)
 	}
 }
 
+void
+handlers_ptyd_error(struct req *r, const struct msg_error *me)
+{
+	int	status = ptyd_err_status(me->code);
+
+	/* Every 429 and 503 says when to come back (DESIGN 2). */
+	http_error(r, status, ptyd_err_message(me->code, me->message),
+	    status == 429 || status == 503 ? FRONT_RETRY_AFTER : 0);
+}
+
 /*
  * Send msg and read one reply.  Returns 0 with the reply of type want
  * decoded into out; otherwise the error has been answered and -1 returned.
@@ -100,10 +111,7 @@ call(struct ctx *c, uint16_t type, const void *msg, uint16_t want, void *out)
 	}
 	if (hdr.type == MSG_ERROR &&
 	    msg_decode(MSG_ERROR, buf + PROTO_HDR_LEN, hdr.len, &me) == 0) {
-		http_error(c->r, ptyd_err_status(me.code),
-		    ptyd_err_message(me.code, me.message),
-		    me.code == PROTO_ERR_INPUT_FULL ||
-		    me.code == PROTO_ERR_SHUTDOWN ? FRONT_RETRY_AFTER : 0);
+		handlers_ptyd_error(c->r, &me);
 		goto out;
 	}
 	if (hdr.type != want ||
@@ -329,8 +337,7 @@ ep_list(struct ctx *c)
 			break;
 		if (hdr.type == MSG_ERROR && msg_decode(MSG_ERROR,
 		    buf + PROTO_HDR_LEN, hdr.len, &me) == 0) {
-			http_error(c->r, ptyd_err_status(me.code),
-			    ptyd_err_message(me.code, me.message), 0);
+			handlers_ptyd_error(c->r, &me);
 			goto out;
 		}
 		if (hdr.type != MSG_LIST_ITEM || msg_decode(MSG_LIST_ITEM,
@@ -440,6 +447,27 @@ content_length_over(struct req *r)
 	return (v > FRONT_BODY_MAX);
 }
 
+/*
+ * Local by address (PTYD_LOCAL=account): allowed only if the client's socket
+ * on this host belongs to the account that runs us, or to root.  Another
+ * user of this host, or another customer's script on a shared one, reaches
+ * nginx on loopback too.
+ */
+static enum gate_verdict
+check_account(struct req *r)
+{
+	struct peer_key	k;
+	uid_t		uid;
+
+	if (peer_key_parse(&k, req_param(r, "REMOTE_ADDR"),
+	    req_param(r, "REMOTE_PORT"), req_param(r, "SERVER_ADDR"),
+	    req_param(r, "SERVER_PORT")) == -1 || peer_uid(&k, &uid) == -1)
+		return (GATE_DENY_OTHER_ACCOUNT);
+	if (uid != r->conf->account_uid && uid != 0)
+		return (GATE_DENY_OTHER_ACCOUNT);
+	return (GATE_ALLOW_LOCAL);
+}
+
 void
 handlers_serve(struct req *r)
 {
@@ -452,6 +480,7 @@ handlers_serve(struct req *r)
 	char			*body = NULL;
 	size_t			 i, blen = 0;
 	json_t			*obj = NULL;
+	enum gate_verdict	 v;
 	int			 q;
 
 	memset(&c, 0, sizeof(c));
@@ -462,12 +491,15 @@ handlers_serve(struct req *r)
 	g.remote_addr = req_param(r, "REMOTE_ADDR");
 	g.forwarded_for = req_param(r, "HTTP_X_FORWARDED_FOR");
 	g.real_ip = req_param(r, "HTTP_X_REAL_IP");
-	if (!gate_allowed(gate_check(&r->conf->gate, &g, client,
-	    sizeof(client)))) {
+	v = gate_check(&r->conf->gate, &g, client, sizeof(client));
+	if (v == GATE_LOCAL_UNVERIFIED)
+		v = check_account(r);
+	if (!gate_allowed(v)) {
 		http_error(r, 403, GATE_DENY_MESSAGE, 0);
 		return;
 	}
-	user = g.remote_user != NULL ? g.remote_user : "";
+	/* Only a user the front server vouched for owns terminals. */
+	user = v == GATE_ALLOW_USER ? g.remote_user : "";
 
 	/* Routing, then 405. */
 	http_endpoint(r, c.endpoint, sizeof(c.endpoint));

@@ -35,4 +35,9 @@ void	handlers_serve(struct req *);
  */
 void	handlers_ptyd_failed(struct req *, int err);
 
+/* Answer ptyd's MSG_ERROR: its status, message, and Retry-After on every
+ * 429 and 503. */
+struct msg_error;
+void	handlers_ptyd_error(struct req *, const struct msg_error *);
+
 #endif /* FRONT_HANDLERS_H */

@@ -16,6 +16,7 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <grp.h>
 #include <libgen.h>
 #include <limits.h>
 #include <math.h>
@@ -45,6 +46,7 @@ usage(void)
 	    "                 [--no-autostart] [--ptyd PATH] "
 	    "[--heartbeat SEC]\n"
 	    "                 [--max-threads N] [--processes N]\n"
+	    "                 [--socket-group GROUP] [--socket-mode 0600|0660]\n"
 	    "Without --listen: FastCGI on fd 0 if it is a listening socket "
 	    "(spawn-fcgi),\nelse one CGI request from the environment.\n");
 	exit(2);
@@ -96,8 +98,15 @@ default_ptyd(char *out, size_t size)
 		snprintf(out, size, "%s", cand);
 }
 
+/* Who may connect to the FastCGI socket besides us (--socket-group,
+ * --socket-mode): the web server's group, where it runs as another user. */
+struct sock_perm {
+	gid_t	gid;		/* (gid_t)-1: our own group, untouched */
+	mode_t	mode;
+};
+
 static int
-listen_unix(const char *path)
+listen_unix(const char *path, const struct sock_perm *perm)
 {
 	struct sockaddr_un	sun;
 	struct stat		sb;
@@ -124,8 +133,12 @@ listen_unix(const char *path)
 		flog_warn("socket");
 		return (-1);
 	}
-	/* 0660: nginx workers run as this user or in its group. */
-	old = umask(0117);
+	/*
+	 * Bound 0600 (umask 0177), so no other account can connect in the
+	 * moment before the mode and group below are set: whoever connects
+	 * can send any FastCGI parameter, REMOTE_USER included.
+	 */
+	old = umask(0177);
 	if (bind(fd, (struct sockaddr *)&sun, sizeof(sun)) == -1) {
 		umask(old);
 		flog_warn("bind %s", path);
@@ -133,12 +146,55 @@ listen_unix(const char *path)
 		return (-1);
 	}
 	umask(old);
+	if ((perm->gid != (gid_t)-1 && chown(path, (uid_t)-1, perm->gid) == -1)
+	    || chmod(path, perm->mode) == -1) {
+		flog_warn("--socket-group/--socket-mode on %s", path);
+		close(fd);
+		unlink(path);
+		return (-1);
+	}
 	if (listen(fd, SOMAXCONN) == -1) {
 		flog_warn("listen");
 		close(fd);
 		return (-1);
 	}
 	return (fd);
+}
+
+/* --socket-group: a name or a number. */
+static int
+parse_group(const char *s, gid_t *gid)
+{
+	struct group	*gr;
+	char		*end;
+	unsigned long	 v;
+
+	if ((gr = getgrnam(s)) != NULL) {
+		*gid = gr->gr_gid;
+		return (0);
+	}
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno != 0 || end == s || *end != '\0' || v >= (gid_t)-1)
+		return (-1);
+	*gid = (gid_t)v;
+	return (0);
+}
+
+/* --socket-mode: octal, read and write bits for owner and group only. */
+static int
+parse_mode(const char *s, mode_t *mode)
+{
+	char		*end;
+	unsigned long	 v;
+
+	errno = 0;
+	v = strtoul(s, &end, 8);
+	if (errno != 0 || end == s || *end != '\0' || (v & ~0660UL) != 0 ||
+	    (v & 0600) != 0600)
+		return (-1);
+	*mode = (mode_t)v;
+	return (0);
 }
 
 static int
@@ -201,16 +257,21 @@ main(int argc, char *argv[])
 		{ "heartbeat", required_argument, NULL, 'b' },
 		{ "max-threads", required_argument, NULL, 't' },
 		{ "processes", required_argument, NULL, 'P' },
+		{ "socket-group", required_argument, NULL, 'g' },
+		{ "socket-mode", required_argument, NULL, 'm' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	static struct front_conf	 conf;
 	struct server_conf		 sc;
 	struct req			 r;
+	struct sock_perm		 perm = { (gid_t)-1, 0 };
 	const char			*listen_spec = NULL, *sock = NULL;
 	const char			*prog = NULL, *cause, *env;
 	int				 ch;
 
+	/* Every file we create is ours alone unless we say otherwise. */
+	umask(077);
 	memset(&sc, 0, sizeof(sc));
 	sc.listen_fd = -1;
 	sc.processes = DEFAULT_PROCESSES;
@@ -254,12 +315,27 @@ main(int argc, char *argv[])
 			if ((sc.processes = parse_int(optarg, 1, 256)) == -1)
 				usage();
 			break;
+		case 'g':
+			if (parse_group(optarg, &perm.gid) == -1) {
+				flog_warnx("--socket-group: no group %s",
+				    optarg);
+				return (2);
+			}
+			break;
+		case 'm':
+			if (parse_mode(optarg, &perm.mode) == -1) {
+				flog_warnx("--socket-mode: 0600 or 0660");
+				return (2);
+			}
+			break;
 		default:
 			usage();
 		}
 	}
 	if (optind != argc)
 		usage();
+	if (perm.mode == 0)
+		perm.mode = perm.gid != (gid_t)-1 ? 0660 : 0600;
 
 	if (sock != NULL) {
 		if (strlen(sock) >= sizeof(conf.ptyd.socket)) {
@@ -285,14 +361,28 @@ main(int argc, char *argv[])
 		flog_warnx("%s", cause);
 		return (2);
 	}
+	if (gate_conf_mode(&conf.gate, getenv("PTYD_AUTH"),
+	    getenv("PTYD_LOCAL"), &cause) == -1) {
+		flog_warnx("%s", cause);
+		return (2);
+	}
+	conf.account_uid = geteuid();
 
 	if (listen_spec != NULL) {
 		if (listen_spec[0] == '/' || strchr(listen_spec, ':') == NULL) {
-			sc.listen_fd = listen_unix(listen_spec);
+			sc.listen_fd = listen_unix(listen_spec, &perm);
 			snprintf(sc.unlink_path, sizeof(sc.unlink_path), "%s",
 			    listen_spec);
-		} else
+		} else {
+			/* Whoever reaches a TCP port can send any FastCGI
+			 * parameter: with PTYD_AUTH=front, any REMOTE_USER. */
+			if (conf.gate.auth_front)
+				flog_warnx("--listen %s: every host and user "
+				    "that can connect to this port can claim "
+				    "any REMOTE_USER; prefer a Unix socket",
+				    listen_spec);
 			sc.listen_fd = listen_inet(listen_spec);
+		}
 		if (sc.listen_fd == -1)
 			return (1);
 	} else if (stdin_is_listener())

@@ -90,6 +90,11 @@ env_base(struct env *e, const char *method, const char *endpoint)
 	env_set(e, "PATH=/usr/bin:/bin");
 	snprintf(tmp, sizeof(tmp), "HOME=%s", tmpdir);
 	env_set(e, tmp);
+	/* The seed's gate: front authentication, locality by address.  The
+	 * defaults (PTYD_AUTH=none, PTYD_LOCAL=account) have their own test;
+	 * a CGI run has no socket whose owner could be checked. */
+	env_set(e, "PTYD_AUTH=front");
+	env_set(e, "PTYD_LOCAL=address");
 	env_set(e, "REMOTE_ADDR=127.0.0.1");
 	env_set(e, "HTTP_HOST=127.0.0.1:8080");
 	env_set(e, "SERVER_PORT=8080");
@@ -342,6 +347,38 @@ Test(cgi, gate_rows_end_to_end)
 		{ "untrusted proxy", { "REMOTE_ADDR=203.0.113.5",
 		    "PTYD_TRUST_FORWARDED_FOR=1",
 		    "HTTP_X_FORWARDED_FOR=192.168.3.3", NULL }, 403 },
+	};
+	size_t	i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		cr_expect_eq(status_of("GET", "health", NULL, cases[i].env),
+		    cases[i].want, "%s", cases[i].name);
+}
+
+/*
+ * The defaults.  Regression: REMOTE_USER from nginx's $remote_user (parsed
+ * from any Authorization header) was believed without PTYD_AUTH=front, and
+ * a loopback address was local whoever's socket it was.  Here no socket
+ * exists for the four-tuple, so nothing local gets in; 403 is the gate, 503
+ * is past it (ptyd is down).
+ */
+Test(cgi, default_gate_believes_no_user_and_verifies_the_account)
+{
+	static const struct gate_case	cases[] = {
+		{ "forged user, public", { "PTYD_AUTH=", "PTYD_LOCAL=",
+		    "REMOTE_ADDR=8.8.8.8", "REMOTE_USER=mallory", NULL }, 403 },
+		{ "forged user, loopback, no socket", { "PTYD_AUTH=",
+		    "PTYD_LOCAL=", "REMOTE_USER=mallory", "REMOTE_PORT=1",
+		    "SERVER_ADDR=127.0.0.1", NULL }, 403 },
+		{ "loopback without a port", { "PTYD_AUTH=", "PTYD_LOCAL=",
+		    NULL }, 403 },
+		{ "loopback, no such socket", { "PTYD_AUTH=", "PTYD_LOCAL=",
+		    "REMOTE_PORT=1", "SERVER_ADDR=127.0.0.1", NULL }, 403 },
+		{ "front auth believes the user", { "PTYD_AUTH=front",
+		    "PTYD_LOCAL=", "REMOTE_ADDR=8.8.8.8", "REMOTE_USER=alice",
+		    NULL }, 503 },
+		{ "address mode", { "PTYD_AUTH=", "PTYD_LOCAL=address", NULL },
+		    503 },
 	};
 	size_t	i;
 

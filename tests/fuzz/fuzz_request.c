@@ -78,6 +78,9 @@ setup(void)
 		fprintf(stderr, "fuzz_request: %s\n", cause);
 		abort();
 	}
+	/* REMOTE_USER believed, locality by address: the deepest paths. */
+	if (gate_conf_mode(&conf.gate, "front", "address", &cause) == -1)
+		abort();
 	/* A socket that does not exist: every exchange is a fast ENOENT. */
 	snprintf(conf.ptyd.socket, sizeof(conf.ptyd.socket),
 	    "/nonexistent/ptyd-fuzz/ptyd.sock");

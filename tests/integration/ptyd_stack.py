@@ -168,7 +168,7 @@ class Stack:
     """
 
     def __init__(self, root, name="stack", ptyd_args=(), users=(), env=(),
-                 fcgi_args=(), shell_args=True):
+                 fcgi_args=(), shell_args=True, auth=None):
         self.root = os.path.join(root, name)
         self.state = os.path.join(self.root, "state")
         self.home = os.path.join(self.root, "home")
@@ -178,6 +178,7 @@ class Stack:
         self.user_args = list(users)
         self.env_pairs = list(env)
         self.fcgi_args = list(fcgi_args)
+        self.auth = auth        # --auth of ptyd-stack; None: its default
         self.port = None
         self.started = False
         self.extra_pids = []    # processes a test started for this stack
@@ -209,6 +210,8 @@ class Stack:
             self.port = free_port()
             cmd = self._cmd("start", "--port", str(self.port),
                             "--state", self.state)
+            if self.auth is not None:
+                cmd += ["--auth", self.auth]
             for u in self.user_args:
                 cmd += ["--user", u]
             for a in self.fcgi_args:

@@ -40,3 +40,8 @@ tests_unit_test_fcgi_server_CFLAGS = $(UNIT_CFLAGS) \
 	-DPTYD_BIN='"$(abs_top_builddir)/ptyd/ptyd"'
 tests_unit_test_fcgi_server_LDADD = libwire.a $(CRITERION_LIBS)
 EXTRA_tests_unit_test_fcgi_server_DEPENDENCIES = fcgi/ptyd.fcgi
+
+check_PROGRAMS += tests/unit/test_peer
+tests_unit_test_peer_SOURCES = tests/unit/test_peer.c
+tests_unit_test_peer_CFLAGS = $(FCGI_TEST_CFLAGS)
+tests_unit_test_peer_LDADD = $(FCGI_TEST_LDADD)

@@ -195,6 +195,9 @@ Test(gate, truth_table)
 
 		cr_assert_eq(gate_conf_load(&conf, w->allow_remote, w->trust,
 		    w->cidrs, NULL, &cause), 0, "%s: conf", w->name);
+		/* The seed's table: front authentication, address rule. */
+		cr_assert_eq(gate_conf_mode(&conf, "front", "address",
+		    &cause), 0);
 		r.remote_user = w->user;
 		r.remote_addr = w->addr;
 		r.forwarded_for = w->xff;
@@ -209,6 +212,114 @@ Test(gate, truth_table)
 			    w->name, client);
 		gate_conf_free(&conf);
 	}
+}
+
+/*
+ * The defaults: PTYD_AUTH=none, PTYD_LOCAL=account.  Regression: a client
+ * that sent "Authorization: Basic bWFsbG9yeTp4" to a location without
+ * auth_basic got a shell as "mallory", because nginx's $remote_user parses
+ * that header whether or not anything checked it; and every local Unix
+ * account counted as local.
+ */
+struct mode_row {
+	const char		*name;
+	const char		*auth, *local, *allow_remote, *trust;
+	const char		*user, *addr, *xff, *real_ip;
+	enum gate_verdict	 want;
+};
+
+#define U	GATE_LOCAL_UNVERIFIED
+#define UV	GATE_DENY_UNVERIFIABLE
+
+static const struct mode_row mode_rows[] = {
+	{ "forged user from public peer", NULL, NULL, NULL, NULL, "mallory",
+	    "8.8.8.8", NULL, NULL, D },
+	{ "forged user from loopback is still only local", NULL, NULL, NULL,
+	    NULL, "mallory", "127.0.0.1", NULL, NULL, U },
+	{ "forged user behind trusted proxy, public client", NULL, NULL, NULL,
+	    "1", "mallory", "127.0.0.1", "203.0.113.5", NULL, D },
+	{ "auth=none spelled out", "none", NULL, NULL, NULL, "mallory",
+	    "8.8.8.8", NULL, NULL, D },
+	{ "front auth believes the user", "front", NULL, NULL, NULL, "alice",
+	    "8.8.8.8", NULL, NULL, GATE_ALLOW_USER },
+	{ "front auth, empty user falls to the local rule", "front", NULL,
+	    NULL, NULL, "", "127.0.0.1", NULL, NULL, U },
+	{ "front auth, empty user, public", "front", NULL, NULL, NULL, "",
+	    "8.8.8.8", NULL, NULL, D },
+	{ "loopback must be verified", NULL, NULL, NULL, NULL, NULL,
+	    "127.0.0.1", NULL, NULL, U },
+	{ "v6 loopback must be verified", NULL, "account", NULL, NULL, NULL,
+	    "::1", NULL, NULL, U },
+	{ "private peer must be verified", NULL, NULL, NULL, NULL, NULL,
+	    "10.1.2.3", NULL, NULL, U },
+	{ "public peer denied", NULL, NULL, NULL, NULL, NULL, "8.8.8.8",
+	    NULL, NULL, D },
+	{ "untrusted xff on loopback ignored, peer verified", NULL, NULL,
+	    NULL, NULL, NULL, "127.0.0.1", "10.0.0.5", NULL, U },
+	{ "untrusted x-real-ip on loopback ignored, peer verified", NULL,
+	    NULL, NULL, NULL, NULL, "127.0.0.1", NULL, "8.8.8.8", U },
+	{ "trusted proxy, private client: unverifiable", NULL, NULL, NULL,
+	    "1", NULL, "127.0.0.1", "10.0.0.5", NULL, UV },
+	{ "trusted proxy, loopback client: unverifiable", NULL, NULL, NULL,
+	    "1", NULL, "127.0.0.1", "127.0.0.1", NULL, UV },
+	{ "trusted proxy, public client", NULL, NULL, NULL, "1", NULL,
+	    "127.0.0.1", "203.0.113.5", NULL, D },
+	{ "trusted proxy without header: its own socket", NULL, NULL, NULL,
+	    "1", NULL, "127.0.0.1", NULL, NULL, U },
+	{ "untrusted private proxy with xff", NULL, NULL, NULL, NULL, NULL,
+	    "10.0.0.2", "10.0.0.3", NULL, GATE_DENY_FORWARDED },
+	{ "allow_remote still allows", NULL, NULL, "1", NULL, NULL,
+	    "8.8.8.8", NULL, NULL, GATE_ALLOW_REMOTE },
+	{ "address mode: loopback local", NULL, "address", NULL, NULL, NULL,
+	    "127.0.0.1", NULL, NULL, A },
+	{ "address mode: forged user still ignored", NULL, "address", NULL,
+	    NULL, "mallory", "8.8.8.8", NULL, NULL, D },
+};
+
+Test(gate, modes_truth_table)
+{
+	struct gate_conf	 conf;
+	struct gate_req		 r;
+	const char		*cause;
+	char			 client[64];
+	enum gate_verdict	 v;
+	size_t			 i;
+
+	for (i = 0; i < sizeof(mode_rows) / sizeof(mode_rows[0]); i++) {
+		const struct mode_row *w = &mode_rows[i];
+
+		cr_assert_eq(gate_conf_load(&conf, w->allow_remote, w->trust,
+		    NULL, NULL, &cause), 0, "%s: conf", w->name);
+		cr_assert_eq(gate_conf_mode(&conf, w->auth, w->local, &cause),
+		    0, "%s: mode", w->name);
+		r.remote_user = w->user;
+		r.remote_addr = w->addr;
+		r.forwarded_for = w->xff;
+		r.real_ip = w->real_ip;
+		v = gate_check(&conf, &r, client, sizeof(client));
+		cr_expect_eq(v, w->want, "%s: got %d, want %d", w->name, v,
+		    w->want);
+		gate_conf_free(&conf);
+	}
+	/* A caller that forgets the uid check fails closed. */
+	cr_expect_not(gate_allowed(GATE_LOCAL_UNVERIFIED));
+	cr_expect_not(gate_allowed(GATE_DENY_UNVERIFIABLE));
+	cr_expect_not(gate_allowed(GATE_DENY_OTHER_ACCOUNT));
+}
+
+Test(gate, unknown_modes_are_refused_at_start)
+{
+	struct gate_conf	 conf;
+	const char		*cause = NULL;
+
+	memset(&conf, 0, sizeof(conf));
+	cr_expect_eq(gate_conf_mode(&conf, "frontend", NULL, &cause), -1);
+	cr_expect_not_null(cause);
+	cr_expect_eq(gate_conf_mode(&conf, NULL, "any", &cause), -1);
+	cr_expect_eq(gate_conf_mode(&conf, "FRONT", NULL, &cause), -1);
+	cr_assert_eq(gate_conf_mode(&conf, "", "", &cause), 0);
+	cr_expect_eq(conf.auth_front, 0);
+	cr_expect_eq(conf.local_account, 1);
 }
 
 Test(gate, bad_cidr_list_is_refused_at_start)

@@ -1,0 +1,204 @@
+"""test_identity.py -- a client can never choose its own identity (DESIGN 6,
+issue 12), tried through real nginx with every shipped location block.
+
+Regression: the seed's location block passed nginx's $remote_user as
+REMOTE_USER, and nginx fills $remote_user from any client's
+"Authorization: Basic" header whether or not anything checked a password;
+ptyd.fcgi believed it, so `Authorization: Basic bWFsbG9yeTp4` (mallory:x)
+from the public internet got a shell.  Each stack here trusts a proxy on
+loopback (PTYD_TRUST_FORWARDED_FOR=1), so a request carrying
+"X-Forwarded-For: 203.0.113.9" is a public client as ptyd.fcgi sees it.
+"""
+
+import os
+import socket
+import stat
+import struct
+
+import pytest
+
+from ptyd_stack import wait_for
+
+PUBLIC = {"X-Forwarded-For": "203.0.113.9"}
+FORGED = [
+    {"Authorization": "Basic bWFsbG9yeTp4"},            # mallory:x
+    {"Remote-User": "mallory"},
+    {"X-Remote-User": "mallory"},
+    {"X-Forwarded-User": "mallory"},
+    {"Authorization": "Basic bWFsbG9yeTp4", "Remote-User": "mallory",
+     "X-Remote-User": "mallory", "X-Forwarded-User": "mallory"},
+]
+USERS = ["alice:pw-alice", "bob:pw-bob"]
+TRUST = ["PTYD_TRUST_FORWARDED_FOR=1"]
+
+
+@pytest.fixture(scope="module")
+def noauth(make_stack):
+    return make_stack("id-none", env=TRUST)
+
+
+@pytest.fixture(scope="module")
+def basic(make_stack):
+    return make_stack("id-basic", auth="basic", users=USERS, env=TRUST)
+
+
+@pytest.fixture(scope="module")
+def authreq(make_stack):
+    return make_stack("id-request", auth="request", users=USERS, env=TRUST)
+
+
+def owners(st, sid):
+    return sorted(r["owner"] for r in st.db(
+        "SELECT owner FROM terminals WHERE session_id = ?", (sid,)))
+
+
+def test_forged_identity_from_a_public_client_gets_nothing_without_auth(
+        noauth, new_sid):
+    c = noauth.client()
+    sid = new_sid()
+    for forged in FORGED:
+        h = dict(PUBLIC, **forged)
+        for r in (c.get("list", headers=h),
+                  c.post("start", {"session_id": sid}, headers=h),
+                  c.get("output", query={"session_id": sid}, headers=h),
+                  c.get("health", headers=h)):
+            assert r.status == 403, (forged, r)
+            assert r.json()["error"].startswith("forbidden: ")
+    # Nothing was started for anyone.
+    assert sid not in c.terminals()
+    assert owners(noauth, sid) == []
+
+
+def test_forged_identity_from_this_account_stays_the_local_owner(
+        noauth, new_sid):
+    c = noauth.client()
+    sid = new_sid()
+    r = c.post("start", {"session_id": sid}, headers=FORGED[-1])
+    assert r.status == 200, r
+    try:
+        # The terminal belongs to the local owner (""), not to "mallory":
+        # a plain local client sees it and the mirror says so.
+        assert sid in c.terminals()
+        wait_for(lambda: owners(noauth, sid) == [""], 3,
+                 what=lambda: "owner %r" % owners(noauth, sid))
+    finally:
+        c.close_term(sid)
+
+
+@pytest.mark.parametrize("mode", ["basic", "authreq"])
+def test_front_auth_refuses_forged_headers_and_wrong_passwords(
+        mode, request, new_sid):
+    st = request.getfixturevalue(mode)
+    c = st.client()
+    sid = new_sid()
+    for forged in FORGED:
+        for h in (forged, dict(PUBLIC, **forged)):
+            r = c.post("start", {"session_id": sid}, headers=h)
+            assert r.status == 401, (mode, h, r)
+            assert c.get("list", headers=h).status == 401
+    wrong = st.client("alice")
+    wrong.password = "pw-bob"
+    assert wrong.get("list", headers=PUBLIC).status == 401
+    assert owners(st, sid) == []
+
+
+@pytest.mark.parametrize("mode", ["basic", "authreq"])
+def test_front_auth_user_is_who_authenticated_not_who_a_header_says(
+        mode, request, new_sid):
+    st = request.getfixturevalue(mode)
+    alice, bob = st.client("alice"), st.client("bob")
+    sid = new_sid()
+    h = dict(PUBLIC, **{"X-Remote-User": "bob", "Remote-User": "bob",
+                        "X-Forwarded-User": "bob"})
+    r = alice.post("start", {"session_id": sid}, headers=h)
+    assert r.status == 200, r
+    try:
+        # A public client authenticated as alice owns it; bob never sees
+        # it.
+        assert sid in alice.terminals()
+        assert sid not in bob.terminals()
+        wait_for(lambda: owners(st, sid) == ["alice"], 3,
+                 what=lambda: "owners %r" % owners(st, sid))
+    finally:
+        alice.close_term(sid)
+
+
+# ---- raw FastCGI: the socket and the parameter ---------------------------
+
+def fcgi_record(rtype, content, rid=1):
+    return struct.pack(">BBHHBB", 1, rtype, rid, len(content), 0, 0) + content
+
+
+def fcgi_pairs(params):
+    out = b""
+    for k, v in params.items():
+        k, v = k.encode(), v.encode()
+        for n in (len(k), len(v)):
+            out += bytes([n]) if n < 128 else struct.pack(">I", n | 1 << 31)
+        out += k + v
+    return out
+
+
+def fcgi_request(path, params, timeout=10):
+    """One FastCGI request over the Unix socket; returns the status code
+    ptyd.fcgi wrote (from its Status: header)."""
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.settimeout(timeout)
+    s.connect(path)
+    body = fcgi_pairs(params)
+    s.sendall(fcgi_record(1, struct.pack(">HB5x", 1, 0)) +
+              fcgi_record(4, body) + fcgi_record(4, b"") +
+              fcgi_record(5, b""))
+    data = b""
+    while True:
+        b = s.recv(65536)
+        if not b:
+            break
+        data += b
+    s.close()
+    out, i = b"", 0
+    while i + 8 <= len(data):
+        _, t, _, clen, plen, _ = struct.unpack(">BBHHBB", data[i:i + 8])
+        if t == 6:
+            out += data[i + 8:i + 8 + clen]
+        i += 8 + clen + plen
+    head = out.split(b"\r\n\r\n", 1)[0].decode()
+    for line in head.split("\r\n"):
+        if line.lower().startswith("status:"):
+            return int(line.split()[1])
+    return 200
+
+
+def test_raw_fastcgi_remote_user_is_not_believed_without_front_auth(noauth):
+    """Whoever reaches ptyd.fcgi's socket sets every parameter; with the
+    default PTYD_AUTH=none a REMOTE_USER parameter still grants nothing."""
+    sock = os.path.join(noauth.state, "run", "fcgi.sock")
+    base = {"REQUEST_METHOD": "GET", "DOCUMENT_URI": "/api/terminal/list",
+            "HTTP_HOST": "127.0.0.1", "REQUEST_SCHEME": "http"}
+    assert fcgi_request(sock, dict(base, REMOTE_ADDR="203.0.113.5",
+                                   REMOTE_USER="mallory")) == 403
+    # A loopback address whose socket does not exist is no one's.
+    assert fcgi_request(sock, dict(base, REMOTE_ADDR="127.0.0.1",
+                                   REMOTE_PORT="1", SERVER_ADDR="127.0.0.1",
+                                   SERVER_PORT="2",
+                                   REMOTE_USER="mallory")) == 403
+
+
+def test_sockets_are_the_accounts_alone(noauth):
+    """Regression: ptyd.fcgi's socket was 0660 in the account's primary
+    group, which on a shared host is often everybody's."""
+    for name in ("fcgi.sock", "ptyd.sock"):
+        st = os.stat(os.path.join(noauth.state, "run", name))
+        assert stat.S_ISSOCK(st.st_mode)
+        assert stat.S_IMODE(st.st_mode) == 0o600, (name, oct(st.st_mode))
+    assert stat.S_IMODE(os.stat(os.path.join(
+        noauth.state, "run")).st_mode) == 0o700
+
+
+def test_socket_group_and_mode_are_settable(make_stack):
+    st = make_stack("id-group", fcgi_args=["--socket-group=nogroup"])
+    s = os.stat(os.path.join(st.state, "run", "fcgi.sock"))
+    assert stat.S_IMODE(s.st_mode) == 0o660
+    import grp
+    assert grp.getgrgid(s.st_gid).gr_name == "nogroup"
+    assert st.client().health().status == 200
