@@ -21,6 +21,7 @@ const RESIZE_DEBOUNCE_MS = 120;
 const RETRY_MIN_MS = 250;
 const RETRY_MAX_MS = 5000;
 const NOTICE_MS = 8000;
+const INPUT_TIMEOUT_MS = 10000;  // an input request that hangs is retried
 
 const THEME = {
 	background: '#0e1116',
@@ -75,14 +76,22 @@ const sid = sessionFromUrl();
 
 // POST a JSON body; resolves to {status, data, retryAfterMs}.  Rejects
 // (TypeError) only when no answer came at all.
-async function post(endpoint, body) {
-	const res = await fetch(API + endpoint, {
-		method: 'POST',
-		headers: { 'Content-Type': 'application/json' },
-		body: JSON.stringify(body),
-		cache: 'no-store',
-		credentials: 'same-origin',
-	});
+async function post(endpoint, body, timeoutMs) {
+	const ctl = new AbortController();
+	const timer = timeoutMs ? setTimeout(() => ctl.abort(), timeoutMs) : 0;
+	let res;
+	try {
+		res = await fetch(API + endpoint, {
+			method: 'POST',
+			headers: { 'Content-Type': 'application/json' },
+			body: JSON.stringify(body),
+			cache: 'no-store',
+			credentials: 'same-origin',
+			signal: ctl.signal,
+		});
+	} finally {
+		clearTimeout(timer);
+	}
 	let data = null;
 	try {
 		data = await res.json();
@@ -344,6 +353,7 @@ function ended(text) {
 	closeStream();
 	clearTimeout(inputTimer);
 	pending = '';
+	sending = null;
 	term.options.disableStdin = true;
 	term.options.cursorBlink = false;
 	term.write('\x1b[?25l');      // hide the cursor: nothing reads keys now
@@ -374,6 +384,16 @@ $('restart').addEventListener('click', newShell);
 // during the previous one: order is kept and a fast typist is never held
 // to one key per round trip.  A paste goes the same way, in pieces of at
 // most INPUT_MAX code points.
+//
+// Exactly once (DESIGN 2): every piece gets an input_id, this page's own id
+// and a sequence number, and a piece that got no clear answer (a network
+// error, a timeout, 503, 429) goes again with the same id and the same
+// text, never merged with what was typed since.  ptyd drops a repeated id
+// and answers it as done, so a piece that did reach the shell before its
+// answer was lost is not typed twice.
+const viewerId = randomId();
+let inputSeq = 0;
+let sending = null;         // {id, data}: the piece in flight or to retry
 let pending = '';
 let inflight = false;
 let inputAttempt = 0;
@@ -406,41 +426,49 @@ function queueInput(data) {
 }
 
 async function pumpInput() {
-	if (inflight || pending === '' || phase !== 'live')
+	if (inflight || phase !== 'live')
 		return;
-	const chunk = takeCodePoints(pending, INPUT_MAX);
+	if (sending === null) {
+		if (pending === '')
+			return;
+		const data = takeCodePoints(pending, INPUT_MAX);
+		pending = pending.slice(data.length);
+		sending = { id: viewerId + ':' + ++inputSeq, data };
+	}
 	inflight = true;
 	let r;
 	try {
-		r = await post('input', { session_id: sid, data: chunk });
+		r = await post('input', { session_id: sid, data: sending.data,
+		    input_id: sending.id }, INPUT_TIMEOUT_MS);
 	} catch (e) {
-		// No answer: nginx or ptyd.fcgi was restarting and the request most
-		// likely never reached ptyd.  Keep it and send it again.
+		// No answer (a dropped link, nginx or ptyd.fcgi restarting, a
+		// timeout): the piece may or may not have reached ptyd.  Its
+		// id makes sending it again safe.
 		r = null;
 	}
 	inflight = false;
 	if (phase !== 'live')
 		return;
 	if (r !== null && r.status === 200) {
-		pending = pending.slice(chunk.length);
+		sending = null;
 		inputAttempt = 0;
 		pumpInput();
 		return;
 	}
 	if (r === null || transient(r.status)) {
-		// 429: the shell is not reading; 503: ptyd is away.  Nothing was
-		// written, so the same piece goes again, later.
+		// 429: the shell is not reading; 503: ptyd is away.  The same
+		// piece with the same id goes again, later.
 		const wait = Math.max(r ? r.retryAfterMs : 0, backoffMs(inputAttempt++));
 		clearTimeout(inputTimer);
 		inputTimer = setTimeout(pumpInput, wait);
 		return;
 	}
+	sending = null;
 	if (r.status === 404) {
 		// The shell is gone; the stream says how.
 		pending = '';
 		return;
 	}
-	pending = pending.slice(chunk.length);
 	notice('input not delivered: ' + errorText(r));
 	pumpInput();
 }

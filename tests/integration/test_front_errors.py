@@ -1,0 +1,90 @@
+"""test_front_errors.py -- errors keep the API's shape through nginx (DESIGN
+2, issue 12): what nginx answers itself is JSON like what ptyd.fcgi
+answers, the 413 comes in the contract's status order, the stream's
+X-Accel-Buffering reaches the client, and every 503 says Retry-After.
+
+Regression: nginx answered a body over its limit with its own HTML 413,
+before the gate (a public client got 413, not 403); it kept
+X-Accel-Buffering to itself; a stopped ptyd.fcgi gave nginx's HTML 502;
+and list's 503 carried no Retry-After.
+"""
+
+import json
+import os
+import signal
+import pytest
+
+from ptyd_stack import wait_for
+
+JSON = {"Content-Type": "application/json"}
+PUBLIC = {"X-Forwarded-For": "203.0.113.9"}
+
+
+def assert_api_error(r, status, message=None):
+    assert r.status == status, r
+    assert r.header("content-type", "").startswith("application/json"), r
+    assert r.header("cache-control") == "no-store", r
+    body = r.json()
+    assert set(body) == {"error"}, body
+    if message is not None:
+        assert body["error"] == message, body
+    if status in (429, 503):
+        assert r.header("retry-after", "").isdigit(), r
+
+
+@pytest.fixture(scope="module")
+def st(make_stack):
+    return make_stack("front-errors", env=["PTYD_TRUST_FORWARDED_FOR=1"])
+
+
+@pytest.mark.parametrize("size", [70 * 1024, 900 * 1024, 3 * 1024 * 1024])
+def test_body_too_large_is_the_apis_json_413(st, size):
+    body = json.dumps({"session_id": "x", "data": "a" * size})
+    r = st.client().request("POST", "input", body, headers=JSON)
+    assert_api_error(r, 413, "request body too large")
+
+
+def test_gate_comes_before_413_through_nginx(st):
+    # A public client's large body is refused by the gate first.
+    body = json.dumps({"session_id": "x", "data": "a" * (200 * 1024)})
+    r = st.client().request("POST", "input", body,
+                            headers=dict(JSON, **PUBLIC))
+    assert_api_error(r, 403)
+    # And a wrong method before the body's size.
+    r = st.client().request("GET", "input?x=" + "a" * 10, None)
+    assert r.status == 405, r
+
+
+def test_stream_passes_x_accel_buffering_to_the_client(st, new_sid):
+    c = st.client()
+    sid = new_sid()
+    assert c.start(sid).status == 200
+    try:
+        with c.stream(sid) as s:
+            assert s.status == 200
+            assert s.headers.get("x-accel-buffering") == "no", s.headers
+    finally:
+        c.close_term(sid)
+
+
+def test_every_503_carries_retry_after(make_stack):
+    st = make_stack("front-503", fcgi_args=["--no-autostart"])
+    c = st.client()
+    pid = st.ptyd_pid()
+    # ptyd gone (and not autostarted again): ptyd.fcgi answers 503.
+    os.kill(pid, signal.SIGTERM)
+    wait_for(lambda: c.get("health").status == 503, 10,
+             what="health 503 once ptyd is gone")
+    for r in (c.get("list"), c.get("health"),
+              c.post("input", {"session_id": "x", "data": "y"}),
+              c.post("start", {"session_id": "x"})):
+        assert_api_error(r, 503)
+    # ptyd.fcgi gone: nginx answers, in the API's shape.
+    fpid = int(open(os.path.join(st.state, "run", "fcgi.pid")).read())
+    os.kill(fpid, signal.SIGTERM)
+    wait_for(lambda: c.get("health").status != 503 or
+             c.get("health").json()["error"] == "ptyd.fcgi is not running",
+             10, what="nginx's own 503")
+    for r in (c.get("list"), c.get("health"),
+              c.post("input", {"session_id": "x", "data": "y"})):
+        assert_api_error(r, 503, "ptyd.fcgi is not running")
