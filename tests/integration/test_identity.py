@@ -11,12 +11,11 @@ loopback (PTYD_TRUST_FORWARDED_FOR=1), so a request carrying
 """
 
 import os
-import socket
 import stat
-import struct
 
 import pytest
 
+from fcgi_raw import fcgi_request
 from ptyd_stack import wait_for
 
 PUBLIC = {"X-Forwarded-For": "203.0.113.9"}
@@ -124,50 +123,6 @@ def test_front_auth_user_is_who_authenticated_not_who_a_header_says(
 
 
 # ---- raw FastCGI: the socket and the parameter ---------------------------
-
-def fcgi_record(rtype, content, rid=1):
-    return struct.pack(">BBHHBB", 1, rtype, rid, len(content), 0, 0) + content
-
-
-def fcgi_pairs(params):
-    out = b""
-    for k, v in params.items():
-        k, v = k.encode(), v.encode()
-        for n in (len(k), len(v)):
-            out += bytes([n]) if n < 128 else struct.pack(">I", n | 1 << 31)
-        out += k + v
-    return out
-
-
-def fcgi_request(path, params, timeout=10):
-    """One FastCGI request over the Unix socket; returns the status code
-    ptyd.fcgi wrote (from its Status: header)."""
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    s.settimeout(timeout)
-    s.connect(path)
-    body = fcgi_pairs(params)
-    s.sendall(fcgi_record(1, struct.pack(">HB5x", 1, 0)) +
-              fcgi_record(4, body) + fcgi_record(4, b"") +
-              fcgi_record(5, b""))
-    data = b""
-    while True:
-        b = s.recv(65536)
-        if not b:
-            break
-        data += b
-    s.close()
-    out, i = b"", 0
-    while i + 8 <= len(data):
-        _, t, _, clen, plen, _ = struct.unpack(">BBHHBB", data[i:i + 8])
-        if t == 6:
-            out += data[i + 8:i + 8 + clen]
-        i += 8 + clen + plen
-    head = out.split(b"\r\n\r\n", 1)[0].decode()
-    for line in head.split("\r\n"):
-        if line.lower().startswith("status:"):
-            return int(line.split()[1])
-    return 200
-
 
 def test_raw_fastcgi_remote_user_is_not_believed_without_front_auth(noauth):
     """Whoever reaches ptyd.fcgi's socket sets every parameter; with the

@@ -1,0 +1,363 @@
+#!/usr/bin/env python3
+"""attack.py -- the adversarial run (DESIGN 9, issue 12): try, in one run,
+what an attacker would against a real stack, and print what held.
+
+    tests/attack/attack.py [--viewers N] [--keep]
+
+Tries: forged identity headers from a public client (through a trusted
+proxy's X-Forwarded-For), with no authentication and behind auth_basic;
+another local Unix account (created with useradd, when run as root); a
+shell reading the daemons' environment through /proc; a keystroke retried
+after ptyd stood still and after a connection cut mid-request; malformed
+FastCGI records straight at ptyd.fcgi's socket; and a storm of viewers
+that read nothing attached to a full backlog while someone types.
+
+Each line says HELD or BROKEN with what was seen; the exit status is 0
+only if everything held.  Real nginx, ptyd.fcgi, ptyd and shells, started
+with scripts/ptyd-stack in a temporary directory that is removed at the
+end (--keep leaves it), on loopback only; every wait is bounded.
+"""
+
+import argparse
+import os
+import pwd
+import secrets
+import shutil
+import signal
+import socket
+import statistics
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "integration"))
+
+from fcgi_raw import fcgi_record, fcgi_request    # noqa: E402
+from ptyd_http import Shell, marker  # noqa: E402
+from ptyd_stack import Stack, children_of  # noqa: E402
+
+SECRET = "atk-" + secrets.token_hex(8)
+PUBLIC = {"X-Forwarded-For": "203.0.113.9"}
+FORGED = [{"Authorization": "Basic bWFsbG9yeTp4"},
+          {"Remote-User": "mallory"}, {"X-Remote-User": "mallory"},
+          {"X-Forwarded-User": "mallory"}]
+OTHER = "ptyd-attack-oth"
+
+results = []
+
+
+def report(name, held, detail):
+    results.append((name, held))
+    print("%-8s %-22s %s" % ("HELD" if held else "BROKEN", name, detail),
+          flush=True)
+
+
+def attempt(name, fn, *args):
+    try:
+        held, detail = fn(*args)
+    except Exception as e:          # an attack that crashes the run broke it
+        held, detail = False, "error: %r" % (e,)
+    report(name, held, detail)
+
+
+# ---- identity -----------------------------------------------------------------
+
+def forged_identity(st, st_basic):
+    seen = []
+    for forged in FORGED:
+        h = dict(PUBLIC, **forged)
+        seen.append(st.client().get("list", headers=h).status)
+        seen.append(st.client().post("start", {"session_id": "atk"},
+                                     headers=h).status)
+        seen.append(st_basic.client().get("list", headers=h).status)
+    ok = all(s in (401, 403) for s in seen)
+    return ok, "statuses %s" % sorted(set(seen))
+
+
+def other_account(st):
+    if os.geteuid() != 0:
+        return True, "not tried: needs root to create an account"
+    made = False
+    try:
+        pwd.getpwnam(OTHER)
+    except KeyError:
+        subprocess.run(["useradd", "--system", "--no-create-home",
+                        "--home-dir", "/nonexistent", OTHER], check=True,
+                       capture_output=True, timeout=30)
+        made = True
+    try:
+        code = ("import http.client,json,sys\n"
+                "out=[]\n"
+                "for m,e,b in (('GET','health',None),('GET','list',None),"
+                "('POST','start','{\"session_id\": \"atk-oth\"}')):\n"
+                "  c=http.client.HTTPConnection('127.0.0.1',%d,timeout=10)\n"
+                "  c.request(m,'/api/terminal/'+e,b,{'Host':'127.0.0.1:%d',"
+                "'Content-Type':'application/json'})\n"
+                "  out.append(c.getresponse().status)\n"
+                "print(json.dumps(out))\n" % (st.port, st.port))
+        r = subprocess.run(["runuser", "-u", OTHER, "--", "/usr/bin/python3",
+                            "-c", code], capture_output=True, timeout=60)
+        seen = r.stdout.decode().strip()
+        return seen == "[403, 403, 403]", "as %s: %s%s" % (
+            OTHER, seen, r.stderr.decode(errors="replace")[-300:])
+    finally:
+        if made:
+            subprocess.run(["userdel", OTHER], capture_output=True,
+                           timeout=30)
+
+
+# ---- isolation ----------------------------------------------------------------
+
+def proc_read(st):
+    c = st.client()
+    sid = "atk-proc-" + secrets.token_hex(3)
+    assert c.start(sid).status == 200
+    fcgi = int(open(os.path.join(st.state, "run", "fcgi.pid")).read())
+    targets = [fcgi] + children_of(fcgi) + [st.ptyd_pid()]
+    try:
+        with Shell(c, sid) as sh:
+            # Every ancestor of the shell, and both daemons.
+            out = sh.run("p=$$; while [ \"$p\" -gt 1 ]; do "
+                         "cat /proc/$p/environ /proc/$p/cmdline; "
+                         "p=$(cut -d' ' -f4 /proc/$p/stat); done "
+                         "2>/dev/null | tr '\\0' '\\n' | grep -c %s; "
+                         "for p in %s; do cat /proc/$p/environ; done "
+                         "2>/dev/null | tr '\\0' '\\n' | grep -c %s"
+                         % (SECRET, " ".join(map(str, targets)), SECRET),
+                         timeout=20)
+    finally:
+        c.close_term(sid)
+    counts = [int(x) for x in out.split() if x.strip().isdigit()]
+    return counts == [0, 0], "lines with the secret (ancestors, " \
+        "daemons): %s" % counts
+
+
+# ---- exactly once -------------------------------------------------------------
+
+def count_runs(tr, expected):
+    return bytes(tr.data).count(expected.encode())
+
+
+def retry_after_stop(st):
+    c = st.client()
+    sid = "atk-once-" + secrets.token_hex(3)
+    assert c.start(sid).status == 200
+    pid = st.ptyd_pid()
+    try:
+        with Shell(c, sid) as sh:
+            sh.run("true")
+            cmd, want = marker()
+            iid = "atk:" + secrets.token_hex(4)
+            os.kill(pid, signal.SIGSTOP)
+            try:
+                r1 = c.post("input", {"session_id": sid, "data": cmd,
+                                      "input_id": iid}, timeout=30)
+            finally:
+                os.kill(pid, signal.SIGCONT)
+            r2 = c.post("input", {"session_id": sid, "data": cmd,
+                                  "input_id": iid})
+            sh.run("true")
+            time.sleep(0.5)
+            sh.run("true")
+            n = count_runs(sh.tr, want)
+    finally:
+        c.close_term(sid)
+    return n == 1 and r2.status == 200, \
+        "first answer %d, retry %d %s, ran %d time(s)" % (
+            r1.status, r2.status, r2.body[:60], n)
+
+
+def retry_after_cut(st):
+    c = st.client()
+    sid = "atk-cut-" + secrets.token_hex(3)
+    assert c.start(sid).status == 200
+    try:
+        with Shell(c, sid) as sh:
+            sh.run("true")
+            cmd, want = marker()
+            iid = "atk:" + secrets.token_hex(4)
+            body = ('{"session_id": "%s", "data": "%s", "input_id": "%s"}'
+                    % (sid, cmd.replace("\r", "\\r"), iid)).encode()
+            s = socket.create_connection(("127.0.0.1", st.port))
+            s.sendall(b"POST /api/terminal/input HTTP/1.1\r\nHost: "
+                      b"127.0.0.1:%d\r\nContent-Type: application/json\r\n"
+                      b"Content-Length: %d\r\n\r\n" % (st.port, len(body))
+                      + body)
+            s.close()                   # cut before any answer
+            time.sleep(0.2)
+            r = c.post("input", {"session_id": sid, "data": cmd,
+                                 "input_id": iid})
+            sh.run("true")
+            time.sleep(0.5)
+            sh.run("true")
+            n = count_runs(sh.tr, want)
+    finally:
+        c.close_term(sid)
+    return n == 1 and r.status == 200, "retry %d %s, ran %d time(s)" % (
+        r.status, r.body[:60], n)
+
+
+# ---- malformed FastCGI ------------------------------------------------------
+
+def malformed_records(st, n=50):
+    sock = os.path.join(st.state, "run", "fcgi.sock")
+    fcgi = int(open(os.path.join(st.state, "run", "fcgi.pid")).read())
+    before = sorted(children_of(fcgi))
+    c = st.client()
+    sid = "atk-fcgi-" + secrets.token_hex(3)
+    assert c.start(sid).status == 200
+    begin = fcgi_record(1, struct.pack(">HB5x", 1, 0))
+    shapes = [
+        # PARAMS content claims more than the record holds
+        begin + struct.pack(">BBHHBB", 1, 4, 1, 200, 0, 0) + b"\x05\x05ab",
+        # name and value lengths whose sum passes 2^31
+        begin + fcgi_record(4, struct.pack(">II", 0xC0000000, 0xC0000000)
+                            + b"x" * 16) + fcgi_record(4, b""),
+        # a 4-byte length far beyond the stream
+        begin + fcgi_record(4, struct.pack(">BI", 3, 0xFFFFFFFF) + b"abc")
+        + fcgi_record(4, b""),
+        # garbage
+        os.urandom(64),
+        # a truncated header
+        b"\x01\x04\x00",
+    ]
+    sent = 0
+    for i in range(n):
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.settimeout(5)
+        try:
+            s.connect(sock)
+            s.sendall(shapes[i % len(shapes)])
+            s.shutdown(socket.SHUT_WR)
+            try:
+                s.recv(4096)
+            except OSError:
+                pass
+            sent += 1
+        except OSError:
+            pass
+        finally:
+            s.close()
+    try:
+        with Shell(c, sid) as sh:
+            out = sh.run("echo still-$((40+2))", timeout=20)
+        alive = out.endswith(b"still-42")
+    except Exception:
+        alive = False
+    finally:
+        c.close_term(sid)
+    after = sorted(children_of(fcgi))
+    ok = alive and after == before
+    return ok, "%d bad connections; workers %s; stream alive %s" % (
+        sent, "unchanged" if after == before else
+        "%s -> %s" % (before, after), alive)
+
+
+# ---- the backlog storm ----------------------------------------------------------
+
+def pctl(xs, p):
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(len(xs) * p))]
+
+
+def measure(c, sid, n):
+    keys, health = [], []
+    for i in range(n):
+        t = time.monotonic()
+        r = c.input(sid, "x")
+        keys.append(time.monotonic() - t)
+        assert r.status == 200, r
+        if i % 4 == 0:
+            t = time.monotonic()
+            assert c.health().status == 200
+            health.append(time.monotonic() - t)
+    return keys, health
+
+
+def storm(st, viewers):
+    c = st.client(keepalive=False)
+    big, typ = "atk-big-" + secrets.token_hex(3), "atk-typ-" + \
+        secrets.token_hex(3)
+    assert c.start(big).status == 200 and c.start(typ).status == 200
+    held = []
+    try:
+        # A full 1 MiB backlog.
+        with Shell(c, big) as sh:
+            sh.run("head -c 1200000 /dev/zero | tr '\\0' y | fold -w 100",
+                   timeout=60)
+        c.input(typ, "stty -echo; cat >/dev/null\r")
+        k0, h0 = measure(c, typ, 200)
+        for _ in range(viewers):
+            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            s.connect(("127.0.0.1", st.port))
+            s.sendall(b"GET /api/terminal/output?session_id=%s HTTP/1.1\r\n"
+                      b"Host: 127.0.0.1:%d\r\n\r\n"
+                      % (big.encode(), st.port))
+            held.append(s)
+        time.sleep(1)
+        k1, h1 = measure(c, typ, 200)
+    finally:
+        for s in held:
+            s.close()
+        c.close_term(big)
+        c.close_term(typ)
+    kp99, hp99 = pctl(k1, 0.99) * 1e3, pctl(h1, 0.99) * 1e3
+    ok = kp99 < 50 and hp99 < 100
+    return ok, ("keystroke p50/p99 %.1f/%.1f ms (0 viewers %.1f/%.1f), "
+                "health p50/p99 %.1f/%.1f ms (0 viewers %.1f/%.1f), "
+                "%d stalled viewers" % (
+                    statistics.median(k1) * 1e3, kp99,
+                    statistics.median(k0) * 1e3, pctl(k0, 0.99) * 1e3,
+                    statistics.median(h1) * 1e3, hp99,
+                    statistics.median(h0) * 1e3, pctl(h0, 0.99) * 1e3,
+                    viewers))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--viewers", type=int, default=1000)
+    ap.add_argument("--keep", action="store_true")
+    a = ap.parse_args()
+
+    root = tempfile.mkdtemp(prefix="ptyd-attack-", dir="/tmp")
+    stacks = []
+
+    def stop(signum, frame):
+        raise KeyboardInterrupt
+    signal.signal(signal.SIGTERM, stop)
+    try:
+        st = Stack(root, "attack", env=[
+            "PTYD_TRUST_FORWARDED_FOR=1", "PTYD_TEST_SECRET=" + SECRET,
+            "AWS_SECRET_ACCESS_KEY=" + SECRET]).start()
+        stacks.append(st)
+        stb = Stack(root, "attack-basic", users=["alice:pw-alice"],
+                    env=["PTYD_TRUST_FORWARDED_FOR=1"]).start()
+        stacks.append(stb)
+        attempt("forged identity", forged_identity, st, stb)
+        attempt("another account", other_account, st)
+        attempt("/proc of the daemons", proc_read, st)
+        attempt("retry after a stop", retry_after_stop, st)
+        attempt("retry after a cut", retry_after_cut, st)
+        attempt("malformed FastCGI", malformed_records, st)
+        attempt("backlog storm", storm, st, a.viewers)
+    finally:
+        for s in reversed(stacks):
+            try:
+                s.stop()
+            except Exception as e:
+                print("stopping %s: %r" % (s.name, e), file=sys.stderr)
+        if a.keep:
+            print("kept %s" % root)
+        else:
+            shutil.rmtree(root, ignore_errors=True)
+    broken = [n for n, ok in results if not ok]
+    print("%d held, %d broken" % (len(results) - len(broken), len(broken)))
+    return 1 if broken else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
