@@ -21,6 +21,7 @@ end (--keep leaves it), on loopback only; every wait is bounded.
 import argparse
 import os
 import pwd
+import resource
 import secrets
 import shutil
 import signal
@@ -322,6 +323,12 @@ def main():
     ap.add_argument("--viewers", type=int, default=1000)
     ap.add_argument("--keep", action="store_true")
     a = ap.parse_args()
+
+    # Every stalled viewer is a socket of ours.
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    want = min(hard, max(soft, a.viewers + 512))
+    if want > soft:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))
 
     root = tempfile.mkdtemp(prefix="ptyd-attack-", dir="/tmp")
     stacks = []
