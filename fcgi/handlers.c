@@ -230,7 +230,8 @@ static void
 ep_input(struct ctx *c, json_t *body)
 {
 	struct msg_input	 m;
-	json_t			*v;
+	struct msg_input_done	 d;
+	json_t			*v, *o;
 
 	memset(&m, 0, sizeof(m));
 	if (get_sid(c, body, m.sid, sizeof(m.sid)) == -1)
@@ -246,6 +247,16 @@ ep_input(struct ctx *c, json_t *body)
 	}
 	m.data = (const uint8_t *)json_string_value(v);
 	m.len = json_string_length(v);
+	/* Absent or null: no id (a retry of it could run twice). */
+	if (get_text(c, body, "input_id", m.input_id, sizeof(m.input_id),
+	    "invalid input_id") == -1)
+		return;
+	v = json_object_get(body, "input_id");
+	if (v != NULL && !json_is_null(v) &&
+	    !json_token_valid(m.input_id, PROTO_INPUT_ID_MAX)) {
+		bad(c, "invalid input_id");
+		return;
+	}
 	if (utf8_count((const char *)m.data, m.len) > FRONT_INPUT_CHARS) {
 		http_error(c->r, 413, "input too large", 0);
 		return;
@@ -255,8 +266,15 @@ ep_input(struct ctx *c, json_t *body)
 	 * then says whether the terminal exists (404) like any input.
 	 */
 	strcpy(m.owner, c->owner);
-	if (call(c, MSG_INPUT, &m, MSG_OK, NULL) == 0)
+	if (call(c, MSG_INPUT, &m, MSG_INPUT_DONE, &d) == -1)
+		return;
+	if (!d.duplicate) {
 		answer_ok(c);
+		return;
+	}
+	o = json_pack("{s:b, s:b}", "ok", 1, "duplicate", 1);
+	http_json(c->r, 200, o, NULL);
+	json_decref(o);
 }
 
 static void

@@ -140,10 +140,16 @@ json_escape(struct buf *out, const char *s, size_t len)
 int
 json_sid_valid(const char *s)
 {
+	return (json_token_valid(s, PROTO_SID_MAX));
+}
+
+int
+json_token_valid(const char *s, size_t max)
+{
 	size_t	n;
 
 	for (n = 0; s[n] != '\0'; n++) {
-		if (n >= PROTO_SID_MAX)
+		if (n >= max)
 			return (0);
 		if (!((s[n] >= 'a' && s[n] <= 'z') ||
 		    (s[n] >= 'A' && s[n] <= 'Z') ||

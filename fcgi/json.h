@@ -32,6 +32,8 @@ int	json_escape(struct buf *out, const char *s, size_t len);
 
 /* 1 if s is a valid session_id: 1..128 of [A-Za-z0-9._:-]. */
 int	json_sid_valid(const char *s);
+/* 1..max of [A-Za-z0-9._:-]: a session_id or an input_id. */
+int	json_token_valid(const char *s, size_t max);
 
 /*
  * Parse a request body: an object, duplicate keys rejected.  Returns the

@@ -56,7 +56,11 @@ static const struct field start_fields[] = {
 static const struct field input_fields[] = {
 	TEXT(msg_input, owner, PROTO_OWNER_MAX),
 	TEXT(msg_input, sid, PROTO_SID_MAX),
+	TEXT(msg_input, input_id, PROTO_INPUT_ID_MAX),
 	BYTES(F_BYTES, msg_input, data, len, PROTO_INPUT_MAX),
+};
+static const struct field input_done_fields[] = {
+	NUM(F_U8, msg_input_done, duplicate),
 };
 static const struct field resize_fields[] = {
 	TEXT(msg_resize, owner, PROTO_OWNER_MAX),
@@ -154,6 +158,7 @@ static const struct msg_desc msgs[] = {
 	DESC(MSG_LIST_ITEM, list_item_fields),
 	DESC(MSG_LIST_END, list_end_fields),
 	DESC(MSG_STATS_REPLY, stats_reply_fields),
+	DESC(MSG_INPUT_DONE, input_done_fields),
 	DESC(MSG_ATTACHED, attached_fields),
 	DESC(MSG_OUTPUT, output_fields),
 	DESC(MSG_GAP, gap_fields),

@@ -81,8 +81,13 @@ struct msg_start {
 struct msg_input {
 	char		 owner[PROTO_OWNER_MAX + 1];
 	char		 sid[PROTO_SID_MAX + 1];
+	char		 input_id[PROTO_INPUT_ID_MAX + 1];
 	const uint8_t	*data;
 	size_t		 len;
+};
+
+struct msg_input_done {
+	uint8_t		duplicate;
 };
 
 struct msg_resize {

@@ -39,7 +39,7 @@
 
 #include <stdint.h>
 
-#define PROTO_VERSION		1
+#define PROTO_VERSION		2	/* 2: MSG_INPUT carries an input_id */
 #define PROTO_HDR_LEN		8
 #define PROTO_MAX_PAYLOAD	(256 * 1024)
 
@@ -51,6 +51,7 @@
 #define PROTO_REASON_MAX	32
 #define PROTO_ERRMSG_MAX	256
 #define PROTO_INPUT_MAX		(8192 * 4)	/* 8192 code points of UTF-8 */
+#define PROTO_INPUT_ID_MAX	64	/* input_id: 1..64 of [A-Za-z0-9._:-] */
 #define PROTO_OUTPUT_CHUNK	(32 * 1024)	/* max data bytes in one MSG_OUTPUT */
 
 /* Requests, client -> ptyd: 0x0100 - 0x01ff. */
@@ -58,7 +59,9 @@ enum {
 	/* str owner, str session_id, str workspace ("" = default),
 	 * u16 rows, u16 cols (0 = default), u8 restart, str actor */
 	MSG_START = 0x0101,
-	/* str owner, str session_id, str data (raw bytes, may be empty) */
+	/* str owner, str session_id, str input_id ("" = none; a repeated
+	 * one is answered without writing), str data (raw bytes, may be
+	 * empty); answered MSG_INPUT_DONE */
 	MSG_INPUT = 0x0102,
 	/* str owner, str session_id, u16 rows, u16 cols (0 = unchanged) */
 	MSG_RESIZE = 0x0103,
@@ -74,7 +77,7 @@ enum {
 
 /* Replies, ptyd -> client: 0x0200 - 0x02ff. */
 enum {
-	/* (no fields): input accepted, resize done */
+	/* (no fields): resize done */
 	MSG_OK = 0x0201,
 	/* u16 code (PROTO_ERR_*), str message (no paths, no internals) */
 	MSG_ERROR = 0x0202,
@@ -92,6 +95,9 @@ enum {
 	/* i32 pid, i64 uptime_us, u32 terminals, u32 exited, u32 viewers,
 	 * u64 db_errors */
 	MSG_STATS_REPLY = 0x0207,
+	/* u8 duplicate: the input_id had been accepted before, nothing
+	 * was written this time */
+	MSG_INPUT_DONE = 0x0208,
 };
 
 /* Stream, ptyd -> client after MSG_ATTACH: 0x0300 - 0x03ff. */

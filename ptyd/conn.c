@@ -356,9 +356,10 @@ conn_dispatch(struct conn *c)
 	struct msg_close_reply	 mc;
 	struct msg_list_end	 me;
 	struct msg_stats_reply	 mst;
+	struct msg_input_done	 mi;
 	struct term		*t;
 	int64_t			 now = ev_now();
-	int			 reused;
+	int			 reused, dup;
 	enum term_err		 e;
 	unsigned int		 terms, exited, viewers;
 
@@ -409,12 +410,14 @@ conn_dispatch(struct conn *c)
 			    "invalid session_id");
 			break;
 		}
-		e = term_input(m.input.owner, m.input.sid, m.input.data,
-		    m.input.len, now);
+		e = term_input_once(m.input.owner, m.input.sid,
+		    m.input.input_id, m.input.data, m.input.len, now, &dup);
 		if (e != TERM_OK)
 			conn_term_error(c, e);
-		else
-			conn_reply(c, MSG_OK, NULL);
+		else {
+			mi.duplicate = (uint8_t)dup;
+			conn_reply(c, MSG_INPUT_DONE, &mi);
+		}
 		break;
 	case MSG_RESIZE:
 		if (!term_sid_valid(m.resize.sid)) {

@@ -304,6 +304,7 @@ ctl_input(const char *sid, const char *data)
 {
 	static uint8_t		 bytes[PROTO_INPUT_MAX];
 	struct msg_input	 m;
+	struct msg_input_done	 d;
 	struct frame_out	 fo;
 	struct frame_hdr	 h;
 
@@ -313,7 +314,7 @@ ctl_input(const char *sid, const char *data)
 	m.len = ctl_unescape(data, bytes, sizeof(bytes));
 	m.data = bytes;
 	ctl_encode(&fo, MSG_INPUT, &m);
-	ctl_call(&fo, &h, MSG_OK, NULL);
+	ctl_call(&fo, &h, MSG_INPUT_DONE, &d);
 	frame_out_free(&fo);
 	return (0);
 }

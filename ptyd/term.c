@@ -351,6 +351,7 @@ term_free(struct term *t)
 		close(t->master);
 	term_pid_remove(t);
 	term_input_drop(t);
+	once_free(&t->once);
 	TAILQ_REMOVE(&term_all, t, all_entry);
 	ring_free(&t->ring);
 	free(t->owner);
@@ -1077,6 +1078,35 @@ term_input(const char *owner, const char *sid, const uint8_t *data,
 		term_update_events(t);
 	}
 	return (TERM_OK);
+}
+
+enum term_err
+term_input_once(const char *owner, const char *sid, const char *input_id,
+    const uint8_t *data, size_t len, int64_t now, int *duplicate)
+{
+	struct term	*t;
+	enum term_err	 e;
+
+	*duplicate = 0;
+	if (input_id == NULL || input_id[0] == '\0')
+		return (term_input(owner, sid, data, len, now));
+	/*
+	 * A retry whose first attempt ptyd did run: ptyd.fcgi gave up on
+	 * the first (ptyd stood still past its deadline, or the client's
+	 * connection was cut after sending) and the client sent the same
+	 * id again.  Requests are served in the order their connections
+	 * were accepted, so the first has run by the time its retry is read.
+	 */
+	t = term_find(owner, sid);
+	if (t != NULL && t->state == TERM_RUNNING && !t->reaped &&
+	    t->master != -1 && once_seen(&t->once, input_id)) {
+		*duplicate = 1;
+		return (TERM_OK);
+	}
+	e = term_input(owner, sid, data, len, now);
+	if (e == TERM_OK && t != NULL)
+		once_add(&t->once, input_id);
+	return (e);
 }
 
 enum term_err

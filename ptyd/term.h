@@ -25,6 +25,7 @@
 #include <stdint.h>
 
 #include "ev.h"
+#include "once.h"
 #include "ring.h"
 
 struct store;
@@ -107,6 +108,7 @@ struct term {
 	unsigned int		 nviewers;
 
 	struct term_chunks	 input;
+	struct once		 once;		/* input ids accepted */
 	size_t			 in_pending;
 	uint64_t		 bytes_in;
 	uint64_t		 bytes_out;
@@ -161,6 +163,15 @@ enum term_err	 term_start(const struct term_start_req *, int64_t now,
 		    struct term **, int *reused);
 enum term_err	 term_input(const char *owner, const char *sid,
 		    const uint8_t *, size_t, int64_t now);
+/*
+ * term_input with an input_id (NULL or "": none).  An id this terminal has
+ * already accepted writes nothing and answers TERM_OK with *duplicate set;
+ * an input that is refused (not running, input full) leaves no id behind,
+ * so its retry can still succeed.
+ */
+enum term_err	 term_input_once(const char *owner, const char *sid,
+		    const char *input_id, const uint8_t *, size_t, int64_t now,
+		    int *duplicate);
 enum term_err	 term_resize(const char *owner, const char *sid,
 		    unsigned int rows, unsigned int cols, int64_t now);
 int		 term_close(const char *owner, const char *sid,

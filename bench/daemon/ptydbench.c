@@ -249,7 +249,7 @@ t_input(const struct daemon *d, const char *sid, const char *s)
 	snprintf(m.sid, sizeof(m.sid), "%s", sid);
 	m.data = (const uint8_t *)s;
 	m.len = strlen(s);
-	if (call(d, MSG_INPUT, &m, NULL) != MSG_OK)
+	if (call(d, MSG_INPUT, &m, NULL) != MSG_INPUT_DONE)
 		diex("input");
 }
 

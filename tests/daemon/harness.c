@@ -239,16 +239,20 @@ void
 t_input(const char *sid, const char *s)
 {
 	struct msg_input	m;
-	struct msg_error	e;
+	union {
+		struct msg_input_done	ok;
+		struct msg_error	err;
+	}			r;
 	uint16_t		type;
 
 	memset(&m, 0, sizeof(m));
 	snprintf(m.sid, sizeof(m.sid), "%s", sid);
 	m.data = (const uint8_t *)s;
 	m.len = strlen(s);
-	type = call(MSG_INPUT, &m, &e);
-	cr_assert_eq(type, MSG_OK, "input %s: %s", sid,
-	    type == MSG_ERROR ? e.message : msg_name(type));
+	type = call(MSG_INPUT, &m, &r);
+	cr_assert_eq(type, MSG_INPUT_DONE, "input %s: %s", sid,
+	    type == MSG_ERROR ? r.err.message : msg_name(type));
+	cr_assert_eq(r.ok.duplicate, 0);
 }
 
 /* Visit every terminal of owner "" until cb returns 1; returns how many. */

@@ -83,9 +83,11 @@ Test(frame, input_bytes_point_into_payload_and_may_hold_nul)
 
 	memset(&in, 0, sizeof(in));
 	strcpy(in.sid, "s");
+	strcpy(in.input_id, "page-1:42");
 	in.data = data;
 	in.len = sizeof(data);
 	round_trip(MSG_INPUT, &in, &out);
+	cr_assert_str_eq(out.input_id, "page-1:42");
 	cr_assert_eq(out.len, sizeof(data));
 	cr_assert_eq(memcmp(out.data, data, sizeof(data)), 0);
 	cr_assert(out.data > fo.buf && out.data < fo.buf + fo.len);
@@ -299,4 +301,19 @@ Test(frame, input_over_the_protocol_limit_is_refused)
 	cr_assert_eq(msg_encode(&fo, MSG_INPUT, &in), -1);
 	in.len = PROTO_INPUT_MAX;
 	cr_assert_eq(msg_encode(&fo, MSG_INPUT, &in), 0);
+}
+
+Test(frame, input_id_of_64_bytes_fits_and_a_reply_says_duplicate)
+{
+	struct msg_input	in, out;
+	struct msg_input_done	din, dout;
+
+	memset(&in, 0, sizeof(in));
+	strcpy(in.sid, "s");
+	memset(in.input_id, 'a', PROTO_INPUT_ID_MAX);
+	round_trip(MSG_INPUT, &in, &out);
+	cr_assert_eq(strlen(out.input_id), PROTO_INPUT_ID_MAX, "64 bytes fit");
+	din.duplicate = 1;
+	round_trip(MSG_INPUT_DONE, &din, &dout);
+	cr_assert_eq(dout.duplicate, 1);
 }

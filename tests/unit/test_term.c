@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -684,4 +685,104 @@ Test(term, close_unregisters_first)
 	cr_assert(ev_timer_pending(&t->timer), "SIGKILL is a timer");
 	cr_assert_eq(t->timer.when, 2 * S + PTYD_KILL_DELAY);
 	cr_assert_eq(term_close("", "a", "me", 3 * S), 0);
+}
+
+/* ---- at-most-once input (DESIGN 2) ---- */
+
+Test(term, once_window_holds_the_last_256_ids)
+{
+	struct once	o;
+	char		id[32];
+	int		i;
+
+	memset(&o, 0, sizeof(o));
+	cr_assert_not(once_seen(&o, "v:1"), "an empty window holds nothing");
+	for (i = 0; i < ONCE_WINDOW; i++) {
+		snprintf(id, sizeof(id), "v:%d", i);
+		once_add(&o, id);
+	}
+	for (i = 0; i < ONCE_WINDOW; i++) {
+		snprintf(id, sizeof(id), "v:%d", i);
+		cr_expect(once_seen(&o, id), "%s held", id);
+	}
+	cr_expect_not(once_seen(&o, "v:256"));
+	cr_expect_not(once_seen(&o, "w:0"));
+	once_add(&o, "v:256");
+	cr_expect_not(once_seen(&o, "v:0"), "the oldest slides out");
+	cr_expect(once_seen(&o, "v:1"));
+	cr_expect(once_seen(&o, "v:256"));
+	once_free(&o);
+	cr_expect_not(once_seen(&o, "v:1"));
+}
+
+/*
+ * Regression: an input whose answer was lost (ptyd stood still past
+ * ptyd.fcgi's deadline, or the connection was cut) ran when ptyd went on,
+ * and the page's retry typed it a second time.
+ */
+Test(term, a_repeated_input_id_writes_nothing_the_second_time)
+{
+	struct term	*t;
+	int		 reused, dup = -1;
+
+	t = start("", "a", 0, S, &reused);
+	cr_assert_eq(term_input_once("", "a", "p:1", (const uint8_t *)"x", 1,
+	    2 * S, &dup), TERM_OK);
+	cr_expect_eq(dup, 0);
+	cr_assert_eq(term_input_once("", "a", "p:1", (const uint8_t *)"x", 1,
+	    3 * S, &dup), TERM_OK);
+	cr_expect_eq(dup, 1);
+	cr_expect_eq(t->bytes_in, 1, "written once");
+	cr_assert_eq(term_input_once("", "a", "p:2", (const uint8_t *)"y", 1,
+	    3 * S, &dup), TERM_OK);
+	cr_expect_eq(dup, 0);
+	cr_assert_eq(term_input_once("", "a", "", (const uint8_t *)"z", 1,
+	    3 * S, &dup), TERM_OK);
+	cr_assert_eq(term_input_once("", "a", "", (const uint8_t *)"z", 1,
+	    3 * S, &dup), TERM_OK);
+	cr_expect_eq(dup, 0, "no id, no dedup");
+	cr_expect_eq(t->bytes_in, 4);
+	/* Another owner's terminal with the same id is another window. */
+	cr_expect_eq(term_input_once("bob", "a", "p:1", (const uint8_t *)"x",
+	    1, 3 * S, &dup), TERM_ENOTRUNNING);
+}
+
+Test(term, a_refused_input_leaves_no_id_so_its_retry_runs)
+{
+	struct term	*t;
+	uint8_t		 chunk[16384];
+	int		 reused, dup, i;
+	enum term_err	 e = TERM_OK;
+	char		 id[16];
+
+	ptyd_conf.input_limit = 64 * 1024;
+	t = start("", "a", 0, S, &reused);
+	cr_assert_eq(kill(t->pid, SIGSTOP), 0);
+	memset(chunk, 'x', sizeof(chunk));
+	for (i = 0; i < 64 && e == TERM_OK; i++) {
+		snprintf(id, sizeof(id), "f:%d", i);
+		e = term_input_once("", "a", id, chunk, sizeof(chunk), 2 * S,
+		    &dup);
+	}
+	cr_assert_eq(e, TERM_EINPUTFULL);
+	cr_expect_not(once_seen(&t->once, id), "%s was refused", id);
+	cr_expect_eq(term_input_once("", "zz", "f:x", chunk, 1, 2 * S, &dup),
+	    TERM_ENOTRUNNING);
+	kill(t->pid, SIGCONT);
+}
+
+Test(term, a_restart_starts_a_fresh_window)
+{
+	struct term	*t, *old;
+	int		 reused, dup;
+
+	old = start("", "a", 0, S, &reused);
+	cr_assert_eq(term_input_once("", "a", "p:1", (const uint8_t *)"x", 1,
+	    2 * S, &dup), TERM_OK);
+	t = start("", "a", 1, 3 * S, &reused);
+	cr_assert_eq(reused, 0);
+	cr_assert_neq(t, old);
+	cr_assert_eq(term_input_once("", "a", "p:1", (const uint8_t *)"x", 1,
+	    4 * S, &dup), TERM_OK);
+	cr_expect_eq(dup, 0, "a new incarnation has typed nothing yet");
 }
