@@ -248,6 +248,7 @@ ptyd_err_status(uint16_t code)
 		return (413);
 	case PROTO_ERR_VIEWER_LIMIT:
 	case PROTO_ERR_INPUT_FULL:
+	case PROTO_ERR_TERM_LIMIT:
 		return (429);
 	case PROTO_ERR_SHUTDOWN:
 		return (503);
@@ -266,6 +267,9 @@ ptyd_err_message(uint16_t code, const char *msg)
 		return ("terminal not running");
 	case PROTO_ERR_VIEWER_LIMIT:
 		return ("too many viewers for this terminal");
+	case PROTO_ERR_TERM_LIMIT:
+		return ("terminal limit reached: every terminal is another "
+		    "user's; retry later");
 	case PROTO_ERR_INPUT_FULL:
 		return ("terminal is not reading its input; retry later");
 	case PROTO_ERR_SHUTDOWN:

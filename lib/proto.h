@@ -126,6 +126,8 @@ enum proto_err {
 	PROTO_ERR_INTERNAL = 6,		/* 500 */
 	PROTO_ERR_VERSION = 7,		/* 500: peers disagree on PROTO_VERSION */
 	PROTO_ERR_SHUTDOWN = 8,		/* 503: ptyd is going away */
+	PROTO_ERR_TERM_LIMIT = 9,	/* 429 + Retry-After: the cap is full
+					 * of other owners' terminals */
 };
 
 #endif /* PTYD_PROTO_H */

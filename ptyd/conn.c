@@ -267,6 +267,9 @@ conn_term_error(struct conn *c, enum term_err e)
 	case TERM_EINTERNAL:
 		conn_error(c, PROTO_ERR_INTERNAL, "internal error");
 		break;
+	case TERM_ELIMIT:
+		conn_error(c, PROTO_ERR_TERM_LIMIT, "terminal limit reached");
+		break;
 	}
 }
 

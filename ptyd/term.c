@@ -976,6 +976,27 @@ term_size_reassert(struct term *t)
 		term_set_size(t, 0, 0);
 }
 
+/*
+ * Can a new terminal of owner be registered, evicting only the owner's own
+ * terminals (DESIGN 6, fairness)?  One user's starts never end another
+ * user's shells: when the total cap is full of other owners' terminals the
+ * start is refused instead.  Decided before the shell is spawned, so a
+ * refused start leaves no process behind.
+ */
+static int
+term_room(const char *owner)
+{
+	unsigned int	n = term_count(), own = term_count_owner(owner);
+	unsigned int	need = 0;
+
+	if (ptyd_conf.max_terminals > 0 && n >= ptyd_conf.max_terminals)
+		need = n - ptyd_conf.max_terminals + 1;
+	if (ptyd_conf.max_per_owner > 0 && own >= ptyd_conf.max_per_owner &&
+	    own - ptyd_conf.max_per_owner + 1 > need)
+		need = own - ptyd_conf.max_per_owner + 1;
+	return (need <= own);
+}
+
 enum term_err
 term_start(const struct term_start_req *req, int64_t now, struct term **out,
     int *reused)
@@ -1005,6 +1026,9 @@ term_start(const struct term_start_req *req, int64_t now, struct term **out,
 		return (TERM_OK);
 	}
 
+	/* A restart replaces old in place: it needs no room. */
+	if (old == NULL && !term_room(req->owner))
+		return (TERM_ELIMIT);
 	base = term_base(old, term_now_ns());
 	t = term_new(req->owner, req->sid, ws, rows, cols, base, now);
 	if (term_spawn(t) == -1) {
@@ -1026,7 +1050,7 @@ term_start(const struct term_start_req *req, int64_t now, struct term **out,
 		    req, now);
 	while (ptyd_conf.max_terminals > 0 &&
 	    term_count() >= ptyd_conf.max_terminals &&
-	    (victim = term_evict_pick(NULL)) != NULL)
+	    (victim = term_evict_pick(req->owner)) != NULL)
 		term_evict(victim, "cap", ptyd_conf.max_terminals, req, now);
 	term_register(t);
 	snprintf(detail, sizeof(detail), "pid %ld, %ux%u, %s", (long)t->pid,

@@ -44,6 +44,7 @@ enum term_err {
 	TERM_EVIEWERS,		/* viewer limit */
 	TERM_EINPUTFULL,	/* pending input over the limit */
 	TERM_EINTERNAL,
+	TERM_ELIMIT,		/* the cap is full of other owners' terminals */
 };
 
 /* The terminal's side of one attached viewer (embedded in a conn). */

@@ -786,3 +786,75 @@ Test(term, a_restart_starts_a_fresh_window)
 	    4 * S, &dup), TERM_OK);
 	cr_expect_eq(dup, 0, "a new incarnation has typed nothing yet");
 }
+
+/* ---- fairness between owners (DESIGN 6) ---- */
+
+/*
+ * Regression: at the total cap a start evicted the least recently active
+ * terminal of any owner, so one user's starts ended another user's shells.
+ */
+Test(term, a_start_at_the_cap_evicts_only_the_owners_own_terminals)
+{
+	struct term	*a1, *b1, *b2, *a2;
+	int		 reused;
+
+	ptyd_conf.max_terminals = 3;
+	a1 = start("alice", "a1", 0, 1 * S, &reused);
+	b1 = start("bob", "b1", 0, 2 * S, &reused);
+	b2 = start("bob", "b2", 0, 3 * S, &reused);
+	b1->last_activity = 0;		/* bob's b1 is the idlest of all */
+	a2 = start("alice", "a2", 0, 4 * S, &reused);
+	cr_assert_eq(term_count(), 3);
+	cr_expect_not(a1->registered, "alice's own terminal made the room");
+	cr_expect(b1->registered && b2->registered, "bob's are untouched");
+	cr_expect(a2->registered);
+}
+
+Test(term, a_start_into_a_cap_full_of_other_owners_is_refused_unspawned)
+{
+	struct term_start_req	 req;
+	struct term		*t, *b[3];
+	int			 reused, i;
+	char			 sid[8];
+
+	ptyd_conf.max_terminals = 3;
+	for (i = 0; i < 3; i++) {
+		snprintf(sid, sizeof(sid), "b%d", i);
+		b[i] = start("bob", sid, 0, (i + 1) * S, &reused);
+	}
+	memset(&req, 0, sizeof(req));
+	req.owner = "alice";
+	req.sid = "a";
+	req.workspace = "";
+	t = NULL;
+	cr_assert_eq(term_start(&req, 5 * S, &t, &reused), TERM_ELIMIT);
+	cr_expect_null(t);
+	cr_expect_null(term_find("alice", "a"));
+	cr_expect_eq(term_count(), 3);
+	for (i = 0; i < 3; i++)
+		cr_expect(b[i]->registered && kill(b[i]->pid, 0) == 0,
+		    "bob's %d lives", i);
+	/* No shell was spawned for the refused start: bob's three are
+	 * ptyd's only children. */
+	cr_expect_eq(waitpid(-1, NULL, WNOHANG), 0);
+	/* Bob restarting one of his own at the cap needs no room. */
+	t = start("bob", "b1", 1, 6 * S, &reused);
+	cr_expect(t->registered);
+	cr_expect_eq(term_count(), 3);
+}
+
+Test(term, the_per_owner_cap_evicts_the_owners_oldest)
+{
+	struct term	*a1, *a2, *a3, *b1;
+	int		 reused;
+
+	ptyd_conf.max_terminals = 10;
+	ptyd_conf.max_per_owner = 2;
+	b1 = start("bob", "b1", 0, 1 * S, &reused);
+	a1 = start("alice", "a1", 0, 2 * S, &reused);
+	a2 = start("alice", "a2", 0, 3 * S, &reused);
+	a3 = start("alice", "a3", 0, 4 * S, &reused);
+	cr_expect_not(a1->registered);
+	cr_expect(a2->registered && a3->registered && b1->registered);
+	cr_expect_eq(term_count_owner("alice"), 2);
+}
