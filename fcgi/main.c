@@ -30,6 +30,7 @@
 #include "flog.h"
 #include "front.h"
 #include "handlers.h"
+#include "harden.h"
 #include "http.h"
 #include "server.h"
 
@@ -270,7 +271,15 @@ main(int argc, char *argv[])
 	const char			*prog = NULL, *cause, *env;
 	int				 ch;
 
-	/* Every file we create is ours alone unless we say otherwise. */
+	/*
+	 * No shell may read our memory (DESIGN 6): it would find the
+	 * environment, and in CGI mode the request's headers.  Every file
+	 * we create is ours alone unless we say otherwise.
+	 */
+	if (harden_nodump() == -1) {
+		flog_warn("PR_SET_DUMPABLE");
+		return (1);
+	}
 	umask(077);
 	memset(&sc, 0, sizeof(sc));
 	sc.listen_fd = -1;
@@ -389,6 +398,15 @@ main(int argc, char *argv[])
 		sc.listen_fd = 0;
 
 	if (sc.listen_fd != -1) {
+		/*
+		 * A long-lived server: what it needs of its environment has
+		 * been read above (nothing keeps a getenv() pointer), so wipe
+		 * the rest where /proc/PID/environ shows it, even to root.
+		 * (A CGI run reads its request from the environment and ends
+		 * with it; it only passes the allowlist on to an autostarted
+		 * ptyd.)
+		 */
+		harden_env(&harden_daemon_env);
 		ch = server_run(&conf, &sc);
 		if (sc.unlink_path[0] != '\0')
 			unlink(sc.unlink_path);

@@ -25,9 +25,9 @@
 
 #include "client.h"
 #include "flog.h"
+#include "harden.h"
 #include "ptyd_client.h"
 
-extern char **environ;
 
 /* Poll interval while waiting on the lock or for ptyd to come up. */
 #define PTYD_POLL_MS	10
@@ -84,7 +84,7 @@ ptyd_spawn(const struct ptyd_conf *conf, int64_t deadline_ms)
 	posix_spawn_file_actions_t	 fa;
 	posix_spawnattr_t		 attr;
 	sigset_t			 none, all;
-	char				*argv[4];
+	char				*argv[4], **env;
 	pid_t				 pid, w;
 	int				 status, err;
 
@@ -92,6 +92,12 @@ ptyd_spawn(const struct ptyd_conf *conf, int64_t deadline_ms)
 	argv[1] = (char *)"--socket";
 	argv[2] = (char *)conf->socket;
 	argv[3] = NULL;
+	/* Only the allowlist: in CGI mode our environment holds the
+	 * request's headers (cookies, credentials), never ptyd's business. */
+	if ((env = harden_env_filter(&harden_daemon_env)) == NULL) {
+		errno = ENOMEM;
+		return (-1);
+	}
 	posix_spawn_file_actions_init(&fa);
 	posix_spawnattr_init(&attr);
 	/* fd 0 may be our FastCGI listen socket (spawn-fcgi): never pass it. */
@@ -105,10 +111,11 @@ ptyd_spawn(const struct ptyd_conf *conf, int64_t deadline_ms)
 	    POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
 	if (strchr(conf->program, '/') != NULL)
 		err = posix_spawn(&pid, conf->program, &fa, &attr, argv,
-		    environ);
+		    env);
 	else
 		err = posix_spawnp(&pid, conf->program, &fa, &attr, argv,
-		    environ);
+		    env);
+	free(env);
 	posix_spawn_file_actions_destroy(&fa);
 	posix_spawnattr_destroy(&attr);
 	if (err != 0) {

@@ -25,6 +25,7 @@
 #include "client.h"
 #include "conn.h"
 #include "ev.h"
+#include "harden.h"
 #include "listen.h"
 #include "log.h"
 #include "mirror.h"
@@ -212,13 +213,48 @@ main_mkparents(const char *path)
 	}
 }
 
+/*
+ * The database and its -wal and -shm are ours alone, and so is the folder
+ * they live in (DESIGN 6), even if an earlier run or another umask left
+ * them readable.  Only what this account owns is touched.
+ */
+static void
+main_tighten(const char *db)
+{
+	static const char *const	 suffix[] = { "", "-wal", "-shm" };
+	char				 buf[PATH_MAX], *slash;
+	struct stat			 st;
+	size_t				 i;
+
+	for (i = 0; i < sizeof(suffix) / sizeof(suffix[0]); i++) {
+		if (snprintf(buf, sizeof(buf), "%s%s", db, suffix[i]) >=
+		    (int)sizeof(buf))
+			return;
+		if (stat(buf, &st) == 0 && st.st_uid == geteuid() &&
+		    (st.st_mode & 077) != 0 && chmod(buf, 0600) == -1)
+			log_warn("chmod 0600 %s", buf);
+	}
+	snprintf(buf, sizeof(buf), "%s", db);
+	if ((slash = strrchr(buf, '/')) == NULL || slash == buf)
+		return;
+	*slash = '\0';
+	if (stat(buf, &st) == 0 && st.st_uid == geteuid() &&
+	    (st.st_mode & 077) != 0) {
+		if (chmod(buf, st.st_mode & 07700) == -1)
+			log_warn("chmod 0700 %s", buf);
+		else
+			log_info("state directory %s made private (was %04o)",
+			    buf, (unsigned int)(st.st_mode & 07777));
+	}
+}
+
 static void
 main_pidfile_write(const char *path)
 {
 	char	buf[32];
 	int	fd, n;
 
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (fd == -1)
 		fatal("pidfile %s", path);
 	n = snprintf(buf, sizeof(buf), "%ld\n", (long)getpid());
@@ -325,6 +361,16 @@ main(int argc, char **argv)
 	int		  ready_fd = -1;
 	int64_t		  now;
 
+	/*
+	 * Before anything else: no shell of ours may read our memory or the
+	 * environment we were started with (DESIGN 6).  What we keep of it
+	 * is the shells' allowlist and our own PTYD_* settings; every
+	 * file we create is ours alone.
+	 */
+	if (harden_nodump() == -1)
+		fatal("PR_SET_DUMPABLE");
+	harden_env(&harden_daemon_env);
+	umask(077);
 	log_init(NULL, 0, 0);
 	while ((ch = getopt_long(argc, argv, "fvh", main_opts, NULL)) != -1) {
 		switch (ch) {
@@ -485,6 +531,7 @@ main(int argc, char **argv)
 	if ((main_store = store_open(db_path, (double)ev_wall_us(now) / 1e6))
 	    == NULL)
 		fatalx("store_open: out of memory");
+	main_tighten(db_path);
 	term_init(main_store);
 	conn_init(now);
 	if (listen_start() == -1)

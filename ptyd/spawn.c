@@ -31,37 +31,16 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include "harden.h"
 #include "log.h"
 #include "spawn.h"
 
 #define SPAWN_ENV_MAX	512
 
-/* DESIGN section 4: the daemon's environment a shell may see. */
-static const char *const spawn_allow[] = {
-	"PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LANGUAGE", "TZ",
-	"TMPDIR", NULL
-};
-static const char *const spawn_allow_prefix[] = { "LC_", "XDG_", NULL };
-
 int
 spawn_env_allowed(const char *entry)
 {
-	const char	*eq = strchr(entry, '=');
-	size_t		 len, i;
-
-	if (eq == NULL || eq == entry)
-		return (0);
-	len = (size_t)(eq - entry);
-	for (i = 0; spawn_allow[i] != NULL; i++)
-		if (strlen(spawn_allow[i]) == len &&
-		    strncmp(entry, spawn_allow[i], len) == 0)
-			return (1);
-	for (i = 0; spawn_allow_prefix[i] != NULL; i++)
-		if (len > strlen(spawn_allow_prefix[i]) &&
-		    strncmp(entry, spawn_allow_prefix[i],
-		    strlen(spawn_allow_prefix[i])) == 0)
-			return (1);
-	return (0);
+	return (harden_env_allowed(&harden_shell_env, entry));
 }
 
 int

@@ -36,7 +36,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "integration"))
 
-from fcgi_raw import fcgi_record, fcgi_request    # noqa: E402
+from fcgi_raw import fcgi_record  # noqa: E402
 from ptyd_http import Shell, marker  # noqa: E402
 from ptyd_stack import Stack, children_of  # noqa: E402
 

@@ -35,11 +35,13 @@ tests/fuzz/fuzz_frame-libfuzzer: $(srcdir)/tests/fuzz/fuzz_frame.c \
 FUZZ_REQUEST_SRCS = $(srcdir)/tests/fuzz/fuzz_request.c \
 	$(srcdir)/fcgi/buf.c $(srcdir)/fcgi/flog.c $(srcdir)/fcgi/gate.c \
 	$(srcdir)/fcgi/handlers.c $(srcdir)/fcgi/http.c $(srcdir)/fcgi/json.c \
-	$(srcdir)/fcgi/ptyd_client.c $(srcdir)/fcgi/sse.c \
+	$(srcdir)/fcgi/peer.c $(srcdir)/fcgi/ptyd_client.c $(srcdir)/fcgi/sse.c \
 	$(srcdir)/fcgi/stream.c $(srcdir)/fcgi/utf8.c \
-	$(srcdir)/lib/client.c $(srcdir)/lib/frame.c
+	$(srcdir)/lib/client.c $(srcdir)/lib/frame.c $(srcdir)/lib/harden.c \
+	$(srcdir)/lib/logtime.c
 FUZZ_REQUEST_HDRS = $(srcdir)/fcgi/buf.h $(srcdir)/fcgi/front.h \
 	$(srcdir)/fcgi/gate.h $(srcdir)/fcgi/handlers.h $(srcdir)/fcgi/http.h \
+	$(srcdir)/fcgi/peer.h $(srcdir)/lib/harden.h \
 	$(srcdir)/fcgi/json.h $(srcdir)/fcgi/ptyd_client.h \
 	$(srcdir)/fcgi/sse.h $(srcdir)/fcgi/utf8.h $(srcdir)/lib/proto.h
 tests/fuzz/fuzz_request-libfuzzer: $(FUZZ_REQUEST_SRCS) $(FUZZ_REQUEST_HDRS)

@@ -14,3 +14,8 @@ check_PROGRAMS += tests/unit/test_client
 tests_unit_test_client_SOURCES = tests/unit/test_client.c
 tests_unit_test_client_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_client_LDADD = libwire.a $(CRITERION_LIBS)
+
+check_PROGRAMS += tests/unit/test_harden
+tests_unit_test_harden_SOURCES = tests/unit/test_harden.c
+tests_unit_test_harden_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_harden_LDADD = libwire.a $(CRITERION_LIBS)
