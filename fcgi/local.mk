@@ -10,6 +10,7 @@ fcgi_libfront_a_SOURCES = \
 	fcgi/http.c fcgi/http.h \
 	fcgi/gate.c fcgi/gate.h \
 	fcgi/peer.c fcgi/peer.h \
+	fcgi/fcgi_guard.c fcgi/fcgi_guard.h \
 	fcgi/json.c fcgi/json.h \
 	fcgi/utf8.c fcgi/utf8.h \
 	fcgi/sse.c fcgi/sse.h \

@@ -57,6 +57,7 @@
 #include <fcgiapp.h>
 
 #include "client.h"
+#include "fcgi_guard.h"
 #include "flog.h"
 #include "front.h"
 #include "handlers.h"
@@ -109,12 +110,22 @@ server_serve_conn(const struct front_conf *conf, int fd, int stop_fd,
 	FCGX_Request	q;
 	struct req	r;
 	struct timeval	tv;
+	const char	*why;
 
 	tv.tv_sec = SERVER_RCV_TIMEOUT_S;
 	tv.tv_usec = 0;
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	tv.tv_sec = SERVER_SND_TIMEOUT_S;
 	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+
+	/* libfcgi asserts on malformed parameters, which would abort this
+	 * process and every stream on it: look before it reads. */
+	if (fcgi_guard_peek(fd, client_now_ms() + SERVER_RCV_TIMEOUT_S * 1000,
+	    &why) == -1) {
+		fcgi_guard_log(why);
+		close(fd);
+		return;
+	}
 
 	/*
 	 * listen_sock -1: if reading the params fails, libfcgi closes the

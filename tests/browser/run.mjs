@@ -375,6 +375,39 @@ test('an nginx reload: the stream resumes, no output lost or doubled', async ({ 
 	}
 });
 
+test('keys typed while ptyd stands still arrive once each, in order', async ({ ctx, errors }) => {
+	// Regression: an input answered 503 (ptyd stopped past ptyd.fcgi's
+	// 5 s deadline) ran anyway when ptyd went on, and the page's retry
+	// typed it again.  The page now retries with the same input_id.
+	const page = await openPage(ctx, errors, `${main.base}?session=${newSid('once')}`);
+	const pid = Number(fs.readFileSync(path.join(main.state, 'run', 'ptyd.pid'), 'utf8'));
+	await page.evaluate(() => window.ptyd.term.focus());
+	await page.keyboard.type('echo once-');
+	await poll(async () => (await screenLines(page)).some((l) => l.includes('echo once-')),
+	    'the first keys echoed');
+	process.kill(pid, 'SIGSTOP');
+	try {
+		await page.keyboard.type('abc');
+		await page.keyboard.press('Enter');
+		// Past ptyd.fcgi's deadline: the pending requests answer 503.
+		await new Promise((r) => setTimeout(r, 7000));
+	} finally {
+		process.kill(pid, 'SIGCONT');
+	}
+	await waitLine(page, 'once-abc', 30000);
+	await type(page, 'echo after-once');
+	await waitLine(page, 'after-once');
+	const lines = await screenLines(page);
+	const n = lines.filter((l) => l.trim() === 'once-abc').length;
+	if (n !== 1 || lines.some((l) => /abc: command not found|once-abcabc/.test(l)))
+		throw new Error(`typed more than once:\n${lines.filter((l) => l.trim()).join('\n')}`);
+	// The 503s are expected on the console here, nothing else.
+	for (let i = errors.length - 1; i >= 0; i--) {
+		if (/status of 503/.test(errors[i]))
+			console.log(`# expected: ${errors.splice(i, 1)[0]}`);
+	}
+});
+
 test('with auth_basic the page works, and without credentials nothing does', async ({ browser: b, errors }) => {
 	const authStack = await startStack('auth', ['--user', 'alice:s3cret-pw']);
 	const ctx = await b.newContext({ viewport: VIEWPORT, httpCredentials: { username: 'alice', password: 's3cret-pw' } });

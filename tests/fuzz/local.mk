@@ -24,10 +24,18 @@ tests_fuzz_fuzz_request_LDADD = fcgi/libfront.a libwire.a $(FCGI_LIBS) \
 TESTS += tests/fuzz/fuzz_request.sh
 EXTRA_DIST += tests/fuzz/fuzz_request.sh
 
+noinst_PROGRAMS += tests/fuzz/fuzz_fcgi
+tests_fuzz_fuzz_fcgi_SOURCES = tests/fuzz/fuzz_fcgi.c tests/fuzz/fuzz_main.c
+tests_fuzz_fuzz_fcgi_CFLAGS = $(AM_CFLAGS) -I$(srcdir)/fcgi $(FCGI_CFLAGS)
+tests_fuzz_fuzz_fcgi_LDADD = fcgi/libfront.a libwire.a $(FCGI_LIBS)
+TESTS += tests/fuzz/fuzz_fcgi.sh
+EXTRA_DIST += tests/fuzz/fuzz_fcgi.sh
+
 FUZZ_CC = clang
 FUZZ_FLAGS = -g -O1 -fsanitize=fuzzer,address,undefined \
 	-fno-sanitize-recover=undefined -D_GNU_SOURCE -I$(srcdir)/lib
-fuzz: tests/fuzz/fuzz_frame-libfuzzer tests/fuzz/fuzz_request-libfuzzer
+fuzz: tests/fuzz/fuzz_frame-libfuzzer tests/fuzz/fuzz_request-libfuzzer \
+    tests/fuzz/fuzz_fcgi-libfuzzer
 tests/fuzz/fuzz_frame-libfuzzer: $(srcdir)/tests/fuzz/fuzz_frame.c \
     $(srcdir)/lib/frame.c $(srcdir)/lib/frame.h $(srcdir)/lib/proto.h
 	$(AM_V_CCLD)mkdir -p tests/fuzz && $(FUZZ_CC) $(FUZZ_FLAGS) -o $@ \
@@ -48,5 +56,12 @@ tests/fuzz/fuzz_request-libfuzzer: $(FUZZ_REQUEST_SRCS) $(FUZZ_REQUEST_HDRS)
 	$(AM_V_CCLD)mkdir -p tests/fuzz && $(FUZZ_CC) $(FUZZ_FLAGS) \
 	    -I$(srcdir)/fcgi $(FCGI_CFLAGS) $(JANSSON_CFLAGS) -o $@ \
 	    $(FUZZ_REQUEST_SRCS) $(FCGI_LIBS) $(JANSSON_LIBS) -lm
-CLEANFILES += tests/fuzz/fuzz_frame-libfuzzer tests/fuzz/fuzz_request-libfuzzer
+FUZZ_FCGI_SRCS = $(srcdir)/tests/fuzz/fuzz_fcgi.c \
+	$(srcdir)/fcgi/fcgi_guard.c $(srcdir)/fcgi/flog.c \
+	$(srcdir)/lib/client.c $(srcdir)/lib/frame.c $(srcdir)/lib/logtime.c
+tests/fuzz/fuzz_fcgi-libfuzzer: $(FUZZ_FCGI_SRCS) $(srcdir)/fcgi/fcgi_guard.h
+	$(AM_V_CCLD)mkdir -p tests/fuzz && $(FUZZ_CC) $(FUZZ_FLAGS) \
+	    -I$(srcdir)/fcgi $(FCGI_CFLAGS) -o $@ $(FUZZ_FCGI_SRCS) $(FCGI_LIBS)
+CLEANFILES += tests/fuzz/fuzz_frame-libfuzzer tests/fuzz/fuzz_request-libfuzzer \
+	tests/fuzz/fuzz_fcgi-libfuzzer
 .PHONY: fuzz

@@ -12,23 +12,13 @@ import time
 import pytest
 
 from ptyd_http import SSE, marker, read_output_until
-from ptyd_stack import proc_gone, wait_for
-
-
-def environ_home(pid):
-    try:
-        with open("/proc/%d/environ" % pid, "rb") as f:
-            for item in f.read().split(b"\0"):
-                if item.startswith(b"HOME="):
-                    return item[5:].decode()
-    except (FileNotFoundError, ProcessLookupError, PermissionError):
-        return None
-    return None
+from ptyd_stack import proc_cmdline, proc_gone, wait_for
 
 
 def ptyd_pids_of(st):
-    """Live ptyd daemons of this stack (found by their HOME, which is the
-    stack's own temp home whoever started them)."""
+    """Live ptyd daemons of this stack (found by their socket, in the
+    stack's state directory whoever started them: their environment is
+    wiped, DESIGN 6)."""
     out = []
     for d in os.listdir("/proc"):
         if not d.isdigit():
@@ -42,7 +32,7 @@ def ptyd_pids_of(st):
                     continue
         except (FileNotFoundError, ProcessLookupError):
             continue
-        if environ_home(int(d)) == st.home:
+        if st.state in " ".join(proc_cmdline(int(d)) or []):
             out.append(int(d))
     return out
 

@@ -45,3 +45,8 @@ check_PROGRAMS += tests/unit/test_peer
 tests_unit_test_peer_SOURCES = tests/unit/test_peer.c
 tests_unit_test_peer_CFLAGS = $(FCGI_TEST_CFLAGS)
 tests_unit_test_peer_LDADD = $(FCGI_TEST_LDADD)
+
+check_PROGRAMS += tests/unit/test_fcgi_guard
+tests_unit_test_fcgi_guard_SOURCES = tests/unit/test_fcgi_guard.c
+tests_unit_test_fcgi_guard_CFLAGS = $(FCGI_TEST_CFLAGS)
+tests_unit_test_fcgi_guard_LDADD = $(FCGI_TEST_LDADD)
