@@ -14,7 +14,15 @@
  * closes the fd and frees the struct at the end of the loop turn.
  *
  * Per-viewer memory is this struct (a few hundred bytes); output waits in
- * the terminal's ring, not here.  A viewer's position stays at the start
+ * the terminal's ring, not here.
+ *
+ * Output is written by one pump at the end of the loop turn, never inside
+ * an io callback, to the viewers in its ready queue in turn, at most
+ * CONN_VIEWER_TURN bytes to one viewer and CONN_TURN bytes in all per
+ * turn; what is left waits for the next turn, after its accepts and
+ * requests (ev_defer_next).  A thousand viewers attaching to a full ring
+ * would otherwise have one turn copy a megabyte to each of them before
+ * the loop looks at a keystroke's connection again.  A viewer's position stays at the start
  * of its partly written frame, so term.c never overwrites bytes a viewer
  * has been promised.
  */
@@ -42,6 +50,11 @@
 
 #define CONN_BATCH	16	/* output frames per writev */
 #define CONN_CTL_MAX	96	/* ATTACHED + GAP, or EXIT */
+/* Output bytes per loop turn: to one viewer, and to all.  A turn's writes
+ * then cost about a millisecond, and a viewer alone still gets a few
+ * hundred MB/s. */
+#define CONN_VIEWER_TURN	(128 * 1024)
+#define CONN_TURN		(1024 * 1024)
 
 enum conn_state {
 	CONN_READ_HDR,		/* reading the 8-byte header */
@@ -53,6 +66,8 @@ enum conn_state {
 
 struct conn {
 	LIST_ENTRY(conn)	 entry;
+	TAILQ_ENTRY(conn)	 ready_entry;	/* in conn_ready */
+	int			 ready;
 	int			 fd;
 	struct ev_io		 io;
 	enum conn_state		 state;
@@ -83,6 +98,10 @@ struct conn {
 };
 
 static LIST_HEAD(, conn)	 conns = LIST_HEAD_INITIALIZER(conns);
+/* Viewers with output to write and room to write it, oldest first. */
+static TAILQ_HEAD(, conn)	 conn_ready = TAILQ_HEAD_INITIALIZER(conn_ready);
+static struct ev_defer		 conn_pump_defer;
+static int			 conn_pump_inited;
 static unsigned int		 conn_n;
 static int64_t			 conn_started_at;
 static int			 conn_shutting_down;
@@ -92,7 +111,8 @@ static void	conn_destroy(struct conn *);
 static void	conn_io_cb(int, uint32_t, void *);
 static void	conn_timer_cb(void *);
 static void	conn_free_cb(void *);
-static void	conn_stream_flush(struct conn *);
+static int	conn_stream_flush(struct conn *, size_t);
+static void	conn_stream_kick(struct conn *);
 static void	conn_viewer_wake(struct viewer *);
 static void	conn_reply_flush(struct conn *);
 
@@ -171,6 +191,10 @@ conn_destroy(struct conn *c)
 	c->fd = -1;
 	if (c->v.term != NULL)
 		term_detach(&c->v, ev_now());
+	if (c->ready) {
+		TAILQ_REMOVE(&conn_ready, c, ready_entry);
+		c->ready = 0;
+	}
 	LIST_REMOVE(c, entry);
 	conn_n--;
 	ev_defer(&c->defer);
@@ -197,7 +221,7 @@ conn_close_all(void)
 	while ((c = LIST_FIRST(&conns)) != NULL) {
 		/* One last try to hand a viewer what it is owed. */
 		if (c->state == CONN_STREAM && !c->blocked)
-			conn_stream_flush(c);
+			(void)conn_stream_flush(c, SIZE_MAX);
 		if (c->state != CONN_DEAD)
 			conn_destroy(c);
 	}
@@ -337,7 +361,12 @@ conn_attach(struct conn *c, const struct msg_attach *m, int64_t now)
 	if (conn_want(c, EPOLLIN | EPOLLRDHUP) == -1)
 		return;
 	c->last_progress = now;
-	conn_stream_flush(c);
+	/*
+	 * ATTACHED (and GAP) now, so ptyd.fcgi answers the viewer at once;
+	 * the backlog goes out through the pump, a share per turn.
+	 */
+	if (conn_stream_flush(c, 0) == 1)
+		conn_stream_kick(c);
 }
 
 static void
@@ -623,8 +652,14 @@ conn_queue_exit(struct conn *c)
 	c->exit_queued = 1;
 }
 
-static void
-conn_stream_flush(struct conn *c)
+/*
+ * Write what the viewer is owed, control frames first, until the socket is
+ * full, there is nothing left, or about budget bytes of output frames have
+ * gone (control frames are not counted; budget 0 sends only them).  1 if
+ * the budget ran out with more to write, else 0 (blocked, idle or gone).
+ */
+static int
+conn_stream_flush(struct conn *c, size_t budget)
 {
 	struct iovec	 iov[2 + 3 * CONN_BATCH];
 	uint8_t		 prefixes[CONN_BATCH][FRAME_OUTPUT_PREFIX];
@@ -635,6 +670,7 @@ conn_stream_flush(struct conn *c)
 	size_t		 total, left, len, sent, need;
 	ssize_t		 n;
 	int64_t		 now = ev_now();
+	size_t		 spent = 0;
 	int		 niov, nframes, nslice, i, first_new;
 
 	while (c->state == CONN_STREAM) {
@@ -651,15 +687,17 @@ conn_stream_flush(struct conn *c)
 				continue;
 			if (n == -1 && errno == EAGAIN) {
 				conn_stream_block(c, now);
-				return;
+				return (0);
 			}
 			conn_destroy(c);
-			return;
+			return (0);
 		}
 		if (c->exit_queued) {
 			conn_destroy(c);
-			return;
+			return (0);
 		}
+		if (spent >= budget)
+			return (1);
 
 		/* Frames: the partly written one first, then new ones. */
 		niov = nframes = 0;
@@ -687,7 +725,8 @@ conn_stream_flush(struct conn *c)
 			nframes = first_new = 1;
 		}
 		limit = term_viewer_limit(t, p);
-		while (p < limit && nframes < CONN_BATCH) {
+		while (p < limit && nframes < CONN_BATCH &&
+		    spent + total < budget) {
 			len = limit - p;
 			if (len > PROTO_OUTPUT_CHUNK) {
 				len = PROTO_OUTPUT_CHUNK;
@@ -715,7 +754,7 @@ conn_stream_flush(struct conn *c)
 				continue;
 			}
 			conn_stream_unblock(c);
-			return;
+			return (0);
 		}
 
 		n = writev(c->fd, iov, niov);
@@ -723,13 +762,14 @@ conn_stream_flush(struct conn *c)
 			continue;
 		if (n == -1 && errno == EAGAIN) {
 			conn_stream_block(c, now);
-			return;
+			return (0);
 		}
 		if (n <= 0) {
 			conn_destroy(c);
-			return;
+			return (0);
 		}
 		c->last_progress = now;
+		spent += (size_t)n;
 		left = (size_t)n;
 		for (i = 0; i < nframes; i++) {
 			need = FRAME_OUTPUT_PREFIX + flen[i] - fsent[i];
@@ -753,15 +793,63 @@ conn_stream_flush(struct conn *c)
 		if ((size_t)n < total) {
 			/* The socket is full; EPOLLOUT resumes us. */
 			conn_stream_block(c, now);
-			return;
+			return (0);
 		}
 	}
-	return;
+	return (0);
 lost:
 	/* Backpressure keeps every byte a viewer is owed in the ring; if
 	 * that ever fails, end this stream rather than send a hole. */
 	log_warnx("viewer of %s: owed bytes left the ring", t->sid);
 	conn_destroy(c);
+	return (0);
+}
+
+/*
+ * The pump: at the end of a turn, write to the ready viewers in turn, each
+ * a share, until the turn's budget is spent; whoever still has output
+ * goes to the back of the queue, and the rest waits for the next turn, so
+ * that its accepts and requests come first.
+ */
+static void
+conn_pump_cb(void *arg)
+{
+	struct conn	*c;
+	size_t		 budget = CONN_TURN, share;
+
+	(void)arg;
+	while (budget > 0 && (c = TAILQ_FIRST(&conn_ready)) != NULL) {
+		TAILQ_REMOVE(&conn_ready, c, ready_entry);
+		c->ready = 0;
+		if (c->state != CONN_STREAM || c->blocked)
+			continue;
+		share = budget < CONN_VIEWER_TURN ? budget : CONN_VIEWER_TURN;
+		if (conn_stream_flush(c, share) == 1) {
+			TAILQ_INSERT_TAIL(&conn_ready, c, ready_entry);
+			c->ready = 1;
+			budget -= share;
+		} else if (budget > PROTO_OUTPUT_CHUNK)
+			budget -= PROTO_OUTPUT_CHUNK;	/* a syscall's worth */
+		else
+			budget = 0;
+	}
+	if (!TAILQ_EMPTY(&conn_ready))
+		ev_defer_next(&conn_pump_defer);
+}
+
+/* Queue a viewer for the pump (at the end of this turn). */
+static void
+conn_stream_kick(struct conn *c)
+{
+	if (!conn_pump_inited) {
+		ev_defer_init(&conn_pump_defer, conn_pump_cb, NULL);
+		conn_pump_inited = 1;
+	}
+	if (c->state != CONN_STREAM || c->ready)
+		return;
+	TAILQ_INSERT_TAIL(&conn_ready, c, ready_entry);
+	c->ready = 1;
+	ev_defer(&conn_pump_defer);
 }
 
 static void
@@ -770,7 +858,7 @@ conn_viewer_wake(struct viewer *v)
 	struct conn	*c = v->arg;
 
 	if (c->state == CONN_STREAM && !c->blocked)
-		conn_stream_flush(c);
+		conn_stream_kick(c);
 }
 
 /* Callbacks. */
@@ -810,8 +898,12 @@ conn_io_cb(int fd, uint32_t events, void *arg)
 			conn_reply_flush(c);
 		break;
 	case CONN_STREAM:
-		if (events & EPOLLOUT)
-			conn_stream_flush(c);
+		if (events & EPOLLOUT) {
+			/* Room again: the pump writes, after this turn's io;
+			 * until then EPOLLOUT would only repeat itself. */
+			conn_stream_unblock(c);
+			conn_stream_kick(c);
+		}
 		if (c->state == CONN_STREAM &&
 		    (events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)))
 			conn_stream_readable(c, events);
