@@ -37,7 +37,6 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "buf.h"
@@ -65,12 +64,7 @@
 /* Silence on the viewer's side, after ptyd hung up, that means stuck. */
 #define STREAM_STUCK_MS		10000
 /* Streams of this process moving data at one time (see stream_turn_take). */
-#define STREAM_MOVERS		1
-/* While this many streams queue for the turn (a storm), this process moves
- * at most STREAM_STORM_RATE bytes a second to the web server (see
- * stream_move). */
-#define STREAM_STORM_WAITERS	4
-#define STREAM_STORM_RATE	(32 * 1024 * 1024)
+#define STREAM_MOVERS		2
 /* SO_SNDBUF of the connection to the web server (the kernel doubles it). */
 static const int stream_sndbuf = 16 * 1024;
 
@@ -106,7 +100,6 @@ struct stream {
 	int64_t			 quiet_since;	/* last bytes to the viewer */
 	int64_t			 gone_at;	/* ptyd hung up then; 0: not */
 	int			 turn;		/* holds a mover's turn */
-	uint64_t		 sent;		/* bytes to the web server */
 };
 
 /*
@@ -131,7 +124,6 @@ static pthread_mutex_t	stream_turn_mtx = PTHREAD_MUTEX_INITIALIZER;
 static TAILQ_HEAD(, stream_waiter) stream_turn_q =
     TAILQ_HEAD_INITIALIZER(stream_turn_q);
 static int		stream_movers;
-static int		stream_waiters;
 
 static void
 stream_turn_take(struct stream *s)
@@ -148,25 +140,12 @@ stream_turn_take(struct stream *s)
 		pthread_cond_init(&w.cv, NULL);
 		w.granted = 0;
 		TAILQ_INSERT_TAIL(&stream_turn_q, &w, entry);
-		stream_waiters++;
 		while (!w.granted)
 			pthread_cond_wait(&w.cv, &stream_turn_mtx);
 		pthread_cond_destroy(&w.cv);
 	}
 	pthread_mutex_unlock(&stream_turn_mtx);
 	s->turn = 1;
-}
-
-/* Is this process in a storm: do many streams wait for the turn? */
-static int
-stream_turn_storm(void)
-{
-	int	storm;
-
-	pthread_mutex_lock(&stream_turn_mtx);
-	storm = stream_waiters >= STREAM_STORM_WAITERS;
-	pthread_mutex_unlock(&stream_turn_mtx);
-	return (storm);
 }
 
 static void
@@ -180,7 +159,6 @@ stream_turn_give(struct stream *s)
 	pthread_mutex_lock(&stream_turn_mtx);
 	if ((w = TAILQ_FIRST(&stream_turn_q)) != NULL) {
 		TAILQ_REMOVE(&stream_turn_q, w, entry);
-		stream_waiters--;
 		w->granted = 1;
 		pthread_cond_signal(&w->cv);
 	} else
@@ -209,7 +187,6 @@ stream_push(struct stream *s)
 	if (n > 0)
 		s->quiet_since = client_now_ms();
 	s->outoff += (size_t)n;
-	s->sent += (uint64_t)n;
 	if (s->outoff == s->out.len) {
 		buf_reset(&s->out);
 		s->outoff = 0;
@@ -431,39 +408,18 @@ stream_wait_room(struct stream *s)
 	return (stream_wait(s, 0, (int)left, &ready));
 }
 
-/*
- * One round of moving data, in a turn: read what ptyd sent (when it said
- * it had some), turn frames into events, send what the web server takes.
- *
- * While many other streams wait for the turn, the round is followed by a
- * pause in proportion to what it sent, so that the process moves at most
- * STREAM_STORM_RATE.  nginx relays an unbuffered response in the same
- * event loop as every other request, as much as is there per event, and
- * copies whatever it is given as fast as a core lets it: fed by a
- * thousand streams at full speed, one round of its loop takes tens of
- * milliseconds, and a keystroke's request needs several rounds.  At this
- * rate it stays mostly idle, and a storm takes longer.  A lone stream, or a
- * few (eight viewers of one busy terminal), never pause.
- */
+/* One round of moving data, in a turn: read what ptyd sent (when it said
+ * it had some), turn frames into events, send what the web server takes. */
 static enum stream_end
 stream_move(struct stream *s, int ready)
 {
-	struct timespec	ts;
 	enum stream_end	e = END_NONE;
-	uint64_t	sent = s->sent, ns;
 
 	stream_turn_take(s);
 	if (ready)
 		e = stream_read(s);
 	if (e == END_NONE && (e = stream_frames(s)) == END_NONE)
 		e = stream_push(s);
-	if (s->sent > sent && stream_turn_storm()) {
-		ns = (s->sent - sent) * 1000000000ULL / STREAM_STORM_RATE;
-		ts.tv_sec = (time_t)(ns / 1000000000ULL);
-		ts.tv_nsec = (long)(ns % 1000000000ULL);
-		while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
-			;
-	}
 	stream_turn_give(s);
 	return (e);
 }
