@@ -15,7 +15,10 @@ in < 100 ms at p99, none failing; after they go: ptyd counts no viewer,
 and ptyd and ptyd.fcgi hold no more descriptors than before.
 
 Size: scale(1000, 300) stalled viewers (PTYD_TEST_SCALE; CI's 0.1 keeps
-300).  bench/storm/storm is the benchmark with the same storm.
+300).  Under a sanitizer build (ASan makes every copy several times
+slower) latency is not asserted: there the test is about memory and
+release, not time.  bench/storm/storm is the benchmark with the same
+storm.
 """
 
 import resource
@@ -38,6 +41,12 @@ def fcgi_pids(st):
     return [p for p in pids_matching(
         lambda cl: cl[0].endswith("ptyd.fcgi") and
         any(st.state in a for a in cl)) if proc_state(p) != "Z"]
+
+
+def sanitized(pid):
+    """Is the process built with AddressSanitizer?"""
+    with open("/proc/%d/maps" % pid) as f:
+        return "libasan" in f.read()
 
 
 def p99(xs):
@@ -116,6 +125,7 @@ def test_stalled_viewers_on_a_full_backlog_do_not_starve_keystrokes(
     wait_for(lambda: c.health().json()["ptyd"]["viewers"] == 0, 10,
              what="the filler's viewer detached")
     ptyd_pid = st.ptyd_pid()
+    timed = not sanitized(ptyd_pid)
     fds_ptyd = fd_count(ptyd_pid)
     fds_fcgi = sum(fd_count(p) for p in fcgi_pids(st))
 
@@ -163,9 +173,10 @@ def test_stalled_viewers_on_a_full_backlog_do_not_starve_keystrokes(
     assert failures == [], "%d failed probes, first %r; %s" % (
         len(failures), failures[:5], report)
     for ph in ("attaching", "sitting"):
-        assert len(samples.get((ph, "key"), [])) >= 20, report
-        assert p99(samples[(ph, "key")]) < KEY_P99, report
-        assert p99(samples[(ph, "health")]) < HEALTH_P99, report
+        assert len(samples.get((ph, "key"), [])) >= 20 or not timed, report
+        if timed:
+            assert p99(samples[(ph, "key")]) < KEY_P99, report
+            assert p99(samples[(ph, "health")]) < HEALTH_P99, report
 
     # Everything is released once they have gone.
     wait_for(lambda: c.health().json()["ptyd"]["viewers"] == 0, 30,
