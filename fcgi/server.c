@@ -29,6 +29,13 @@
  *   keeps a keystroke POST waiting for a thread.  The listen socket is
  *   in each process's epoll with EPOLLEXCLUSIVE, so one connection wakes
  *   one process, and only a process with a leader in epoll_wait.
+ * - A thread whose request lasts (an output stream, req_will_last) drops
+ *   its own scheduling priority (SERVER_LASTING_NICE, for that thread
+ *   only) and ends with its request instead of leading again: a thousand
+ *   streams copying a backlog at once would otherwise share the CPU
+ *   evenly with the leader that must accept a keystroke, and with the
+ *   thread serving it, and keep them waiting for seconds.  The nice value
+ *   cannot be taken back without privilege, hence the new thread.
  * - Shutdown: threads never block in accept(); the leader and every stream
  *   also poll an eventfd that the main thread makes readable when its
  *   signalfd reports SIGTERM, so SIGTERM ends a process within its grace
@@ -37,6 +44,7 @@
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/time.h>
@@ -77,9 +85,14 @@
 #define SERVER_RCV_TIMEOUT_S	30
 #define SERVER_SND_TIMEOUT_S	60
 
+/* Scheduling priority of a thread serving a lasting request (a stream):
+ * it yields the CPU to threads serving short requests at the default. */
+#define SERVER_LASTING_NICE	19
+
 /* A thread of the pool while it leads (its identity as pool.busy). */
 struct lead {
 	struct pool	*p;
+	int		 demoted;	/* niced: ends after its request */
 };
 
 struct pool {
@@ -276,6 +289,10 @@ pool_last_cb(void *arg)
 	if (p->busy == me)
 		pool_handoff(p);
 	pthread_mutex_unlock(&p->mtx);
+	/* This thread only (Linux: a thread id names one thread here). */
+	if (setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid),
+	    SERVER_LASTING_NICE) == 0)
+		me->demoted = 1;
 }
 
 /* The watchdog's descriptor is readable: the request being served has
@@ -300,6 +317,7 @@ pool_thread(void *arg)
 	int		 fd;
 
 	me.p = p;
+	me.demoted = 0;
 	pthread_mutex_lock(&p->mtx);
 	for (;;) {
 		while (!p->stopping && p->leader) {
@@ -340,12 +358,12 @@ pool_thread(void *arg)
 			    &me);
 
 			pthread_mutex_lock(&p->mtx);
-			if (p->busy != &me)
+			if (p->busy != &me || me.demoted)
 				break;		/* no longer the leader */
 			p->busy = NULL;
 			pool_timer(p, 0);
 		}
-		if (p->stopping ||
+		if (p->stopping || me.demoted ||
 		    (p->nidle >= SERVER_IDLE_MAX && p->leader))
 			break;
 	}

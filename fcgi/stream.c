@@ -29,8 +29,12 @@
  * than wait for the web server's send timeout (a minute in nginx).  The
  * viewer resumes from its last whole event.
  */
+#include <sys/queue.h>
+#include <sys/socket.h>
+
 #include <errno.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -59,6 +63,10 @@
 #define STREAM_OUT_MAX		(STREAM_OUT_HIGH + STREAM_EVENT_MAX)
 /* Silence on the viewer's side, after ptyd hung up, that means stuck. */
 #define STREAM_STUCK_MS		10000
+/* Streams of this process moving data at one time (see stream_turn_take). */
+#define STREAM_MOVERS		2
+/* SO_SNDBUF of the connection to the web server (the kernel doubles it). */
+static const int stream_sndbuf = 16 * 1024;
 
 static const char stream_headers[] =
     "Status: 200 OK\r\n"
@@ -91,7 +99,72 @@ struct stream {
 	size_t			 outoff;	/* bytes of out already sent */
 	int64_t			 quiet_since;	/* last bytes to the viewer */
 	int64_t			 gone_at;	/* ptyd hung up then; 0: not */
+	int			 turn;		/* holds a mover's turn */
 };
+
+/*
+ * Turns to move data, handed out first come, first served.  A thousand
+ * viewers attaching at once to a terminal with a full backlog make a
+ * thousand threads runnable at once, each with a megabyte to copy; under
+ * the scheduler's fair share the thread that must accept a keystroke, and
+ * the one serving it, then wait behind all of them, and so does every
+ * thread waiting for a lock (malloc's, the kernel's mmap lock) that one
+ * of them holds.  So a stream moves data (reads frames, turns them into
+ * events, sends them) only while it holds one of STREAM_MOVERS turns, for
+ * one round, then passes it on to the longest waiter; the others sleep.
+ * Threads serving short requests never take one.  A lone stream takes and
+ * gives back an uncontended turn: a mutex, no wait.
+ */
+struct stream_waiter {
+	TAILQ_ENTRY(stream_waiter)	 entry;
+	pthread_cond_t			 cv;
+	int				 granted;
+};
+static pthread_mutex_t	stream_turn_mtx = PTHREAD_MUTEX_INITIALIZER;
+static TAILQ_HEAD(, stream_waiter) stream_turn_q =
+    TAILQ_HEAD_INITIALIZER(stream_turn_q);
+static int		stream_movers;
+
+static void
+stream_turn_take(struct stream *s)
+{
+	struct stream_waiter	w;
+
+	if (s->turn)
+		return;
+	pthread_mutex_lock(&stream_turn_mtx);
+	if (stream_movers < STREAM_MOVERS && TAILQ_EMPTY(&stream_turn_q))
+		stream_movers++;
+	else {
+		/* The giver counts the turn as ours when it grants it. */
+		pthread_cond_init(&w.cv, NULL);
+		w.granted = 0;
+		TAILQ_INSERT_TAIL(&stream_turn_q, &w, entry);
+		while (!w.granted)
+			pthread_cond_wait(&w.cv, &stream_turn_mtx);
+		pthread_cond_destroy(&w.cv);
+	}
+	pthread_mutex_unlock(&stream_turn_mtx);
+	s->turn = 1;
+}
+
+static void
+stream_turn_give(struct stream *s)
+{
+	struct stream_waiter	*w;
+
+	if (!s->turn)
+		return;
+	s->turn = 0;
+	pthread_mutex_lock(&stream_turn_mtx);
+	if ((w = TAILQ_FIRST(&stream_turn_q)) != NULL) {
+		TAILQ_REMOVE(&stream_turn_q, w, entry);
+		w->granted = 1;
+		pthread_cond_signal(&w->cv);
+	} else
+		stream_movers--;
+	pthread_mutex_unlock(&stream_turn_mtx);
+}
 
 static int
 stream_pending(const struct stream *s)
@@ -335,17 +408,34 @@ stream_wait_room(struct stream *s)
 	return (stream_wait(s, 0, (int)left, &ready));
 }
 
+/* One round of moving data, in a turn: read what ptyd sent (when it said
+ * it had some), turn frames into events, send what the web server takes. */
+static enum stream_end
+stream_move(struct stream *s, int ready)
+{
+	enum stream_end	e = END_NONE;
+
+	stream_turn_take(s);
+	if (ready)
+		e = stream_read(s);
+	if (e == END_NONE && (e = stream_frames(s)) == END_NONE)
+		e = stream_push(s);
+	stream_turn_give(s);
+	return (e);
+}
+
 static enum stream_end
 stream_loop(struct stream *s)
 {
 	struct frame_hdr	h;
 	int64_t			hb = s->r->conf->heartbeat_ms, left;
 	enum stream_end		e;
-	int			ready;
+	int			ready = 0;
 
 	for (;;) {
-		if ((e = stream_frames(s)) != END_NONE ||
-		    (e = stream_push(s)) != END_NONE)
+		e = stream_move(s, ready);
+		ready = 0;
+		if (e != END_NONE)
 			return (e);
 		if (stream_pending(s)) {
 			/* Wait for room; ptyd keeps the rest meanwhile. */
@@ -365,8 +455,6 @@ stream_loop(struct stream *s)
 		}
 		if ((e = stream_wait(s, 1, (int)(left > 60000 ? 60000 : left),
 		    &ready)) != END_NONE)
-			return (e);
-		if (ready && (e = stream_read(s)) != END_NONE)
 			return (e);
 	}
 }
@@ -443,20 +531,31 @@ stream_serve(struct ctx *c)
 		goto out;
 	}
 
-	/* However it goes with ptyd, this thread is taken for a while. */
-	req_will_last(s.r);
-
 	memset(&m, 0, sizeof(m));
 	strcpy(m.owner, c->owner);
 	strcpy(m.sid, c->qsid);
 	strcpy(m.actor, c->actor);
 	m.has_pos = (uint8_t)stream_resume(s.r, &m.pos);
+	/* Allocated at full priority: see server.c on lasting requests. */
 	if ((s.in = malloc(STREAM_IN_MAX)) == NULL ||
 	    buf_reserve(&s.out, STREAM_OUT_HIGH) == -1 ||
 	    msg_encode(&fo, MSG_ATTACH, &m) == -1) {
 		http_error(s.r, 500, "internal error", 0);
 		goto out;
 	}
+
+	/* However it goes with ptyd, this thread is taken for a while. */
+	req_will_last(s.r);
+	/*
+	 * Little in flight to the web server: nginx relays an unbuffered
+	 * response for as long as its upstream has data and its client
+	 * takes it, so with a thousand streams filling large socket buffers
+	 * one round of its event loop copies hundreds of megabytes before it
+	 * reads a keystroke's request.
+	 */
+	if (s.r->fcgx != NULL)
+		(void)setsockopt(req_conn_fd(s.r), SOL_SOCKET, SO_SNDBUF,
+		    &stream_sndbuf, sizeof(stream_sndbuf));
 	if ((s.fd = ptyd_open(&s.r->conf->ptyd, &fo,
 	    client_now_ms() + FRONT_CALL_MS)) == -1 ||
 	    client_recv(s.fd, &h, s.in, STREAM_IN_MAX,

@@ -17,6 +17,22 @@
  * the terminal's ring, not here.  A viewer's position stays at the start
  * of its partly written frame, so term.c never overwrites bytes a viewer
  * has been promised.
+ *
+ * Output is written by one pump at the end of the loop turn, never inside
+ * an io callback, to the viewers in its ready queue in turn, at most
+ * CONN_VIEWER_TURN bytes to one viewer and CONN_TURN bytes in all per
+ * turn; what is left waits for the next turn, after its accepts and
+ * requests (ev_defer_next).  A thousand viewers attaching to a full ring
+ * would otherwise have one turn copy a megabyte to each of them before
+ * the loop looks at a keystroke's connection again.
+ *
+ * Replay (what a viewer is owed from before it attached) is bulk: it flows
+ * at most CONN_REPLAY_RATE in all, after a burst, so that a storm of
+ * attaches to full rings is spread out instead of flooding ptyd.fcgi and
+ * the web server, whose event loops serve keystrokes too.  A viewer out
+ * of replay allowance waits on a list a timer moves back to the queue.
+ * Live output is never held back: the shell paces it, and the slowest
+ * viewer paces the shell.
  */
 #include <sys/epoll.h>
 #include <sys/queue.h>
@@ -42,6 +58,23 @@
 
 #define CONN_BATCH	16	/* output frames per writev */
 #define CONN_CTL_MAX	96	/* ATTACHED + GAP, or EXIT */
+/* Output bytes per loop turn: to one viewer, and to all.  A turn's writes
+ * then cost about a millisecond, and a viewer alone still gets a few
+ * hundred MB/s. */
+#define CONN_VIEWER_TURN	(128 * 1024)
+#define CONN_TURN		(1024 * 1024)
+/* Replay bytes per second to all viewers, and the burst allowed above
+ * that: one viewer attaching to a full ring gets it at once, a thousand
+ * share the rate (bench/storm: nginx stays responsive at this rate and
+ * not at four times it). */
+#define CONN_REPLAY_RATE	(192LL * 1024 * 1024)
+#define CONN_REPLAY_BURST	(2LL * 1024 * 1024)
+/* How long a viewer out of replay allowance waits before it tries again. */
+#define CONN_REPLAY_WAIT	1000	/* us */
+
+/* Where a stream waits for the pump (conn.ready). */
+#define CONN_QUEUED	1	/* conn_ready */
+#define CONN_HELD	2	/* conn_held: out of replay allowance */
 
 enum conn_state {
 	CONN_READ_HDR,		/* reading the 8-byte header */
@@ -53,6 +86,9 @@ enum conn_state {
 
 struct conn {
 	LIST_ENTRY(conn)	 entry;
+	TAILQ_ENTRY(conn)	 ready_entry;	/* in conn_ready or conn_held */
+	int			 ready;		/* CONN_QUEUED, CONN_HELD */
+	uint64_t		 replay_end;	/* ring end when it attached */
 	int			 fd;
 	struct ev_io		 io;
 	enum conn_state		 state;
@@ -83,6 +119,15 @@ struct conn {
 };
 
 static LIST_HEAD(, conn)	 conns = LIST_HEAD_INITIALIZER(conns);
+/* Viewers with output to write and room to write it, oldest first. */
+static TAILQ_HEAD(, conn)	 conn_ready = TAILQ_HEAD_INITIALIZER(conn_ready);
+static struct ev_defer		 conn_pump_defer;
+static int			 conn_pump_inited;
+/* Viewers waiting for replay allowance, and what there is of it. */
+static TAILQ_HEAD(, conn)	 conn_held = TAILQ_HEAD_INITIALIZER(conn_held);
+static struct ev_timer		 conn_held_timer;
+static int64_t			 conn_replay_allow = CONN_REPLAY_BURST;
+static int64_t			 conn_replay_at;
 static unsigned int		 conn_n;
 static int64_t			 conn_started_at;
 static int			 conn_shutting_down;
@@ -92,7 +137,8 @@ static void	conn_destroy(struct conn *);
 static void	conn_io_cb(int, uint32_t, void *);
 static void	conn_timer_cb(void *);
 static void	conn_free_cb(void *);
-static void	conn_stream_flush(struct conn *);
+static int	conn_stream_flush(struct conn *, size_t);
+static void	conn_stream_kick(struct conn *);
 static void	conn_viewer_wake(struct viewer *);
 static void	conn_reply_flush(struct conn *);
 
@@ -171,6 +217,11 @@ conn_destroy(struct conn *c)
 	c->fd = -1;
 	if (c->v.term != NULL)
 		term_detach(&c->v, ev_now());
+	if (c->ready == CONN_QUEUED)
+		TAILQ_REMOVE(&conn_ready, c, ready_entry);
+	else if (c->ready == CONN_HELD)
+		TAILQ_REMOVE(&conn_held, c, ready_entry);
+	c->ready = 0;
 	LIST_REMOVE(c, entry);
 	conn_n--;
 	ev_defer(&c->defer);
@@ -197,7 +248,7 @@ conn_close_all(void)
 	while ((c = LIST_FIRST(&conns)) != NULL) {
 		/* One last try to hand a viewer what it is owed. */
 		if (c->state == CONN_STREAM && !c->blocked)
-			conn_stream_flush(c);
+			(void)conn_stream_flush(c, SIZE_MAX);
 		if (c->state != CONN_DEAD)
 			conn_destroy(c);
 	}
@@ -329,6 +380,7 @@ conn_attach(struct conn *c, const struct msg_attach *m, int64_t now)
 	}
 	c->state = CONN_STREAM;
 	ev_timer_stop(&c->timer);
+	c->replay_end = ring_end(&c->v.term->ring);
 	ma.base = c->v.term->base;
 	conn_queue_ctl(c, MSG_ATTACHED, &ma);
 	if (lost > 0) {
@@ -340,7 +392,12 @@ conn_attach(struct conn *c, const struct msg_attach *m, int64_t now)
 	if (conn_want(c, EPOLLIN | EPOLLRDHUP) == -1)
 		return;
 	c->last_progress = now;
-	conn_stream_flush(c);
+	/*
+	 * ATTACHED (and GAP) now, so ptyd.fcgi answers the viewer at once;
+	 * the backlog goes out through the pump, a share per turn.
+	 */
+	if (conn_stream_flush(c, 0) == 1)
+		conn_stream_kick(c);
 }
 
 static void
@@ -629,8 +686,29 @@ conn_queue_exit(struct conn *c)
 	c->exit_queued = 1;
 }
 
-static void
-conn_stream_flush(struct conn *c)
+/* Replay allowance now: CONN_REPLAY_RATE since the last look, capped. */
+static int64_t
+conn_replay_allowance(int64_t now)
+{
+	if (now > conn_replay_at) {
+		conn_replay_allow += (now - conn_replay_at) * CONN_REPLAY_RATE /
+		    1000000;
+		if (conn_replay_allow > CONN_REPLAY_BURST)
+			conn_replay_allow = CONN_REPLAY_BURST;
+		conn_replay_at = now;
+	}
+	return (conn_replay_allow);
+}
+
+/*
+ * Write what the viewer is owed, control frames first, until the socket is
+ * full, there is nothing left, or about budget bytes of output frames have
+ * gone (control frames are not counted; budget 0 sends only them).  1 if
+ * the budget ran out with more to write, 2 if the replay allowance did,
+ * else 0 (blocked, idle or gone).
+ */
+static int
+conn_stream_flush(struct conn *c, size_t budget)
 {
 	struct iovec	 iov[2 + 3 * CONN_BATCH];
 	uint8_t		 prefixes[CONN_BATCH][FRAME_OUTPUT_PREFIX];
@@ -640,7 +718,8 @@ conn_stream_flush(struct conn *c)
 	struct iovec	 slice[2];
 	size_t		 total, left, len, sent, need;
 	ssize_t		 n;
-	int64_t		 now = ev_now();
+	int64_t		 now = ev_now(), allow;
+	size_t		 spent = 0, replay;
 	int		 niov, nframes, nslice, i, first_new;
 
 	while (c->state == CONN_STREAM) {
@@ -657,15 +736,17 @@ conn_stream_flush(struct conn *c)
 				continue;
 			if (n == -1 && errno == EAGAIN) {
 				conn_stream_block(c, now);
-				return;
+				return (0);
 			}
 			conn_destroy(c);
-			return;
+			return (0);
 		}
 		if (c->exit_queued) {
 			conn_destroy(c);
-			return;
+			return (0);
 		}
+		if (spent >= budget)
+			return (1);
 
 		/* Frames: the partly written one first, then new ones. */
 		niov = nframes = 0;
@@ -693,7 +774,14 @@ conn_stream_flush(struct conn *c)
 			nframes = first_new = 1;
 		}
 		limit = term_viewer_limit(t, p);
-		while (p < limit && nframes < CONN_BATCH) {
+		/* New frames of replay only as far as the allowance goes. */
+		replay = 0;
+		allow = p < c->replay_end ? conn_replay_allowance(now) : 0;
+		if (p < c->replay_end && allow <= 0 && nframes == 0)
+			return (2);
+		while (p < limit && nframes < CONN_BATCH &&
+		    spent + total < budget &&
+		    (p >= c->replay_end || (int64_t)replay < allow)) {
 			len = limit - p;
 			if (len > PROTO_OUTPUT_CHUNK) {
 				len = PROTO_OUTPUT_CHUNK;
@@ -713,6 +801,8 @@ conn_stream_flush(struct conn *c)
 			fsent[nframes] = 0;
 			nframes++;
 			total += FRAME_OUTPUT_PREFIX + len;
+			if (p < c->replay_end)
+				replay += len;
 			p += len;
 		}
 		if (nframes == 0) {
@@ -721,7 +811,7 @@ conn_stream_flush(struct conn *c)
 				continue;
 			}
 			conn_stream_unblock(c);
-			return;
+			return (0);
 		}
 
 		n = writev(c->fd, iov, niov);
@@ -729,13 +819,18 @@ conn_stream_flush(struct conn *c)
 			continue;
 		if (n == -1 && errno == EAGAIN) {
 			conn_stream_block(c, now);
-			return;
+			return (0);
 		}
 		if (n <= 0) {
 			conn_destroy(c);
-			return;
+			return (0);
 		}
 		c->last_progress = now;
+		spent += (size_t)n;
+		/* Replay is charged as written (a frame's prefix with it). */
+		if (replay > 0)
+			conn_replay_allow -= (int64_t)((size_t)n < replay ?
+			    (size_t)n : replay);
 		left = (size_t)n;
 		for (i = 0; i < nframes; i++) {
 			need = FRAME_OUTPUT_PREFIX + flen[i] - fsent[i];
@@ -759,15 +854,92 @@ conn_stream_flush(struct conn *c)
 		if ((size_t)n < total) {
 			/* The socket is full; EPOLLOUT resumes us. */
 			conn_stream_block(c, now);
-			return;
+			return (0);
 		}
 	}
-	return;
+	return (0);
 lost:
 	/* Backpressure keeps every byte a viewer is owed in the ring; if
 	 * that ever fails, end this stream rather than send a hole. */
 	log_warnx("viewer of %s: owed bytes left the ring", t->sid);
 	conn_destroy(c);
+	return (0);
+}
+
+/*
+ * The pump: at the end of a turn, write to the ready viewers in turn, each
+ * a share, until the turn's budget is spent; whoever still has output
+ * goes to the back of the queue, and the rest waits for the next turn, so
+ * that its accepts and requests come first.
+ */
+static void
+conn_pump_cb(void *arg)
+{
+	struct conn	*c;
+	size_t		 budget = CONN_TURN, share;
+	int		 r;
+
+	(void)arg;
+	while (budget > 0 && (c = TAILQ_FIRST(&conn_ready)) != NULL) {
+		TAILQ_REMOVE(&conn_ready, c, ready_entry);
+		c->ready = 0;
+		if (c->state != CONN_STREAM || c->blocked)
+			continue;
+		share = budget < CONN_VIEWER_TURN ? budget : CONN_VIEWER_TURN;
+		r = conn_stream_flush(c, share);
+		if (r == 1) {
+			TAILQ_INSERT_TAIL(&conn_ready, c, ready_entry);
+			c->ready = CONN_QUEUED;
+			budget -= share;
+		} else if (r == 2) {
+			TAILQ_INSERT_TAIL(&conn_held, c, ready_entry);
+			c->ready = CONN_HELD;
+			if (!ev_timer_pending(&conn_held_timer))
+				ev_timer_at(&conn_held_timer, ev_now() +
+				    CONN_REPLAY_WAIT);
+		} else if (budget > PROTO_OUTPUT_CHUNK)
+			budget -= PROTO_OUTPUT_CHUNK;	/* a syscall's worth */
+		else
+			budget = 0;
+	}
+	if (!TAILQ_EMPTY(&conn_ready))
+		ev_defer_next(&conn_pump_defer);
+}
+
+/* As many viewers held for replay allowance as it will serve go back to
+ * the queue, oldest first; the others wait for the next tick. */
+static void
+conn_held_cb(void *arg)
+{
+	struct conn	*c;
+	int64_t		 allow = conn_replay_allowance(ev_now());
+
+	(void)arg;
+	while (allow > 0 && (c = TAILQ_FIRST(&conn_held)) != NULL) {
+		TAILQ_REMOVE(&conn_held, c, ready_entry);
+		c->ready = 0;
+		conn_stream_kick(c);
+		allow -= CONN_VIEWER_TURN;
+	}
+	if (!TAILQ_EMPTY(&conn_held))
+		ev_timer_at(&conn_held_timer, ev_now() + CONN_REPLAY_WAIT);
+}
+
+/* Queue a viewer for the pump (at the end of this turn). */
+static void
+conn_stream_kick(struct conn *c)
+{
+	if (!conn_pump_inited) {
+		ev_defer_init(&conn_pump_defer, conn_pump_cb, NULL);
+		ev_timer_init(&conn_held_timer, conn_held_cb, NULL);
+		conn_pump_inited = 1;
+	}
+	/* Held: the timer queues it; queued: already. */
+	if (c->state != CONN_STREAM || c->ready)
+		return;
+	TAILQ_INSERT_TAIL(&conn_ready, c, ready_entry);
+	c->ready = CONN_QUEUED;
+	ev_defer(&conn_pump_defer);
 }
 
 static void
@@ -776,7 +948,7 @@ conn_viewer_wake(struct viewer *v)
 	struct conn	*c = v->arg;
 
 	if (c->state == CONN_STREAM && !c->blocked)
-		conn_stream_flush(c);
+		conn_stream_kick(c);
 }
 
 /* Callbacks. */
@@ -816,8 +988,12 @@ conn_io_cb(int fd, uint32_t events, void *arg)
 			conn_reply_flush(c);
 		break;
 	case CONN_STREAM:
-		if (events & EPOLLOUT)
-			conn_stream_flush(c);
+		if (events & EPOLLOUT) {
+			/* Room again: the pump writes, after this turn's io;
+			 * until then EPOLLOUT would only repeat itself. */
+			conn_stream_unblock(c);
+			conn_stream_kick(c);
+		}
 		if (c->state == CONN_STREAM &&
 		    (events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)))
 			conn_stream_readable(c, events);

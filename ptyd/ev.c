@@ -6,7 +6,10 @@
  * deferred list and the cached clock.  Does not own: the objects behind the
  * callbacks.
  *
- * A turn runs io callbacks, then due timers, then deferred work.  Frees are
+ * A turn runs io callbacks, then due timers, then deferred work: what was
+ * put off to this turn (ev_defer_next) first, then what this turn queued.
+ * Work that yields to new events (a write budget spent) puts itself off
+ * to the next turn, whose epoll_wait then only polls.  Frees are
  * deferred work, so nothing freed in a turn is reachable from a later event
  * of the same epoll batch: ev_io_del sets fd to -1 and the dispatcher skips
  * such entries.
@@ -28,6 +31,7 @@ static int		  ev_epfd = -1;
 static struct ev_timer	**ev_heap;
 static size_t		  ev_nheap, ev_capheap;
 static struct ev_defer	 *ev_deferred, **ev_deferred_tail = &ev_deferred;
+static struct ev_defer	 *ev_later, **ev_later_tail = &ev_later;
 static int64_t		  ev_cached;
 
 static int64_t
@@ -247,20 +251,41 @@ ev_defer(struct ev_defer *d)
 }
 
 void
-ev_defer_cancel(struct ev_defer *d)
+ev_defer_next(struct ev_defer *d)
+{
+	if (d->queued)
+		return;
+	d->queued = 1;
+	d->next = NULL;
+	*ev_later_tail = d;
+	ev_later_tail = &d->next;
+}
+
+/* Take d out of list *head (tail *tailp); 1 if it was there. */
+static int
+ev_defer_unlink(struct ev_defer **head, struct ev_defer ***tailp,
+    struct ev_defer *d)
 {
 	struct ev_defer	**pp;
 
-	if (!d->queued)
-		return;
-	for (pp = &ev_deferred; *pp != NULL; pp = &(*pp)->next) {
+	for (pp = head; *pp != NULL; pp = &(*pp)->next) {
 		if (*pp == d) {
 			*pp = d->next;
-			if (ev_deferred_tail == &d->next)
-				ev_deferred_tail = pp;
-			break;
+			if (*tailp == &d->next)
+				*tailp = pp;
+			return (1);
 		}
 	}
+	return (0);
+}
+
+void
+ev_defer_cancel(struct ev_defer *d)
+{
+	if (!d->queued)
+		return;
+	if (!ev_defer_unlink(&ev_deferred, &ev_deferred_tail, d))
+		(void)ev_defer_unlink(&ev_later, &ev_later_tail, d);
 	d->queued = 0;
 	d->next = NULL;
 }
@@ -269,6 +294,16 @@ static void
 ev_run_deferred(void)
 {
 	struct ev_defer	*d;
+
+	/* What was put off to this turn goes first, in its order. */
+	if (ev_later != NULL) {
+		*ev_later_tail = ev_deferred;
+		if (ev_deferred == NULL)
+			ev_deferred_tail = ev_later_tail;
+		ev_deferred = ev_later;
+		ev_later = NULL;
+		ev_later_tail = &ev_later;
+	}
 
 	/* Work queued by deferred work runs in the same pass. */
 	while ((d = ev_deferred) != NULL) {
@@ -310,7 +345,7 @@ ev_run_once(int64_t max_wait)
 		else if (wait < 0 || ev_heap[0]->when - now < wait)
 			wait = ev_heap[0]->when - now;
 	}
-	if (ev_deferred != NULL)
+	if (ev_deferred != NULL || ev_later != NULL)
 		wait = 0;
 	/* Round up so a timer is never woken for early and spun on. */
 	ms = wait < 0 ? -1 : wait > 3600000000LL ? 3600000 :

@@ -57,6 +57,10 @@ int	ev_timer_pending(const struct ev_timer *);
 void	ev_defer_init(struct ev_defer *, void (*cb)(void *), void *arg);
 /* Run cb once at the end of this loop turn (again if re-queued then). */
 void	ev_defer(struct ev_defer *);
+/* Run cb at the end of the next loop turn, after that turn's io and timers:
+ * work left over by a budget yields to new events, and the next epoll_wait
+ * does not sleep. */
+void	ev_defer_next(struct ev_defer *);
 void	ev_defer_cancel(struct ev_defer *);
 
 /* The monotonic clock, cached at the start of each turn. */

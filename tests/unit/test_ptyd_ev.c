@@ -86,3 +86,47 @@ Test(ev, deferred_work_runs_once_at_the_end_of_the_turn)
 	cr_assert_eq(nfired, 2, "a cancelled defer does not run");
 	ev_done();
 }
+
+/* Work that puts itself off (a spent write budget) runs once per turn,
+ * never twice in one, before that turn's own deferred work, and keeps the
+ * loop from sleeping while it waits. */
+static struct ev_defer	dn, dt;
+static int		dn_left;
+
+static void
+later_cb(void *arg)
+{
+	record_cb(arg);
+	if (--dn_left > 0)
+		ev_defer_next(&dn);
+	ev_defer(&dt);		/* this turn's own work: after us */
+}
+
+Test(ev, put_off_work_runs_once_per_turn_first_and_never_sleeps)
+{
+	int64_t	t0;
+	int	turn;
+
+	cr_assert_eq(ev_init(), 0);
+	nfired = 0;
+	dn_left = 3;
+	ev_defer_init(&dn, later_cb, (void *)(intptr_t)7);
+	ev_defer_init(&dt, record_cb, (void *)(intptr_t)8);
+	ev_defer_next(&dn);
+	ev_defer_next(&dn);		/* idempotent */
+	t0 = ev_clock();
+	for (turn = 1; turn <= 3; turn++) {
+		/* Would wait 2 s if put-off work let it sleep. */
+		cr_assert_eq(ev_run_once(2000000), 0);
+		cr_assert_eq(nfired, 2 * turn, "turn %d", turn);
+		cr_assert_eq(fired[2 * turn - 2], 7);
+		cr_assert_eq(fired[2 * turn - 1], 8);
+	}
+	cr_assert_lt(ev_clock() - t0, 1000000, "the loop slept");
+	ev_defer_next(&dn);
+	ev_defer_cancel(&dn);
+	dn_left = 1;
+	cr_assert_eq(ev_run_once(0), 0);
+	cr_assert_eq(nfired, 6, "a cancelled put-off defer does not run");
+	ev_done();
+}
