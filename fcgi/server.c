@@ -57,6 +57,7 @@
 #include <fcgiapp.h>
 
 #include "client.h"
+#include "fcgi_guard.h"
 #include "flog.h"
 #include "front.h"
 #include "handlers.h"
@@ -115,6 +116,13 @@ server_serve_conn(const struct front_conf *conf, int fd, int stop_fd,
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	tv.tv_sec = SERVER_SND_TIMEOUT_S;
 	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+
+	/* A malformed record must end this connection, not abort the
+	 * process in libfcgi (fcgi_guard.c). */
+	if (guard_conn(fd, stop_fd, SERVER_RCV_TIMEOUT_S * 1000) == -1) {
+		close(fd);
+		return;
+	}
 
 	/*
 	 * listen_sock -1: if reading the params fails, libfcgi closes the

@@ -40,3 +40,9 @@ tests_unit_test_fcgi_server_CFLAGS = $(UNIT_CFLAGS) \
 	-DPTYD_BIN='"$(abs_top_builddir)/ptyd/ptyd"'
 tests_unit_test_fcgi_server_LDADD = libwire.a $(CRITERION_LIBS)
 EXTRA_tests_unit_test_fcgi_server_DEPENDENCIES = fcgi/ptyd.fcgi
+
+# The FastCGI record guard: malformed records refused before libfcgi.
+check_PROGRAMS += tests/unit/test_fcgi_guard
+tests_unit_test_fcgi_guard_SOURCES = tests/unit/test_fcgi_guard.c
+tests_unit_test_fcgi_guard_CFLAGS = $(FCGI_TEST_CFLAGS)
+tests_unit_test_fcgi_guard_LDADD = $(FCGI_TEST_LDADD)

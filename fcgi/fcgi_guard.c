@@ -1,0 +1,400 @@
+/*
+ * fcgi_guard.c -- the FastCGI records of a request, checked before libfcgi
+ * parses them (fcgi_guard.h).
+ *
+ * Owns: deciding whether libfcgi may read a connection.  libfcgi (2.4.2)
+ * trusts its input: ReadParams mallocs nameLen + valueLen + 2, an int sum
+ * of two 31-bit lengths that overflows, and its Malloc asserts that malloc
+ * succeeded, so one name-value pair aborts the worker process and every
+ * stream on it; a GET_VALUES management record (request id 0), read
+ * whenever one arrives, even in the middle of STDIN, sprintf's a reply per
+ * known name into a 64-byte stack buffer, which repeated names overflow.
+ * nginx never sends either, but anything that can connect to the socket
+ * can.  So before FCGX_Accept_r, guard_conn peeks (MSG_PEEK: nothing is
+ * consumed, libfcgi reads the same bytes afterwards) until the request is
+ * whole -- BEGIN_REQUEST for a responder, PARAMS to its empty record, STDIN
+ * to its empty record, one request id, nothing else -- and every
+ * name-value pair fits within the PARAMS stream and GUARD_PARAMS_MAX.  After
+ * the empty STDIN record libfcgi reads nothing more (our keep_conn is off),
+ * so it never parses a byte that was not checked here.
+ *
+ * Does not own: what the parameters mean (http.c, gate.c), or the socket
+ * once checked (server.c hands it to libfcgi).
+ *
+ * nginx writes a request in one writev, so usually one recv finds it whole.
+ * A request still arriving leaves bytes queued, and poll would report the
+ * socket readable at once; we sleep briefly instead (waking for hang-up or
+ * shutdown), at most GUARD_PEEKS_MAX times, and peek again.
+ */
+#include <sys/socket.h>
+
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "fcgi_guard.h"
+#include "flog.h"
+
+#define GUARD_HDR		8	/* FCGI_Header */
+#define GUARD_VERSION		1
+#define GUARD_BEGIN_REQUEST	1
+#define GUARD_PARAMS		4
+#define GUARD_STDIN		5
+#define GUARD_RESPONDER		1
+#define GUARD_KEEP_CONN		1
+
+/* What a request fits in most of the time: a keystroke is about 1 KiB. */
+#define GUARD_SMALL		(16 * 1024)
+/* The first and the longest sleep while a request arrives. */
+#define GUARD_WAIT_MIN_US	50
+#define GUARD_WAIT_MAX_US	10000
+/* One log line per this long, counting the connections closed between. */
+#define GUARD_LOG_MS		10000
+
+enum guard_phase {
+	PHASE_BEGIN,
+	PHASE_PARAMS,
+	PHASE_STDIN
+};
+
+enum guard_pair_state {
+	PAIR_NAME_LEN,
+	PAIR_VALUE_LEN,
+	PAIR_NAME,
+	PAIR_VALUE
+};
+
+/* Where the name-value pair parser is, across PARAMS records. */
+struct guard_pairs {
+	enum guard_pair_state	st;
+	int			nb;	/* bytes left of a 4-byte length */
+	uint32_t		len;	/* the length being read */
+	uint32_t		nlen;
+	uint32_t		vlen;
+	uint32_t		left;	/* bytes left of the name or value */
+};
+
+static pthread_mutex_t	guard_log_mtx = PTHREAD_MUTEX_INITIALIZER;
+static int64_t		guard_logged = INT64_MIN / 2;
+static unsigned long	guard_quiet;
+
+/*
+ * A length's last byte has been read: check it.  A pair longer than the
+ * whole PARAMS stream may be can never be valid, and keeps nameLen +
+ * valueLen + 2 (libfcgi's int) far below 2^31.
+ */
+static int
+guard_pair_len(struct guard_pairs *g, const char **cause)
+{
+	if (g->st == PAIR_NAME_LEN) {
+		if (g->len == 0) {
+			*cause = "empty parameter name";
+			return (-1);
+		}
+		g->nlen = g->len;
+		g->st = PAIR_VALUE_LEN;
+		return (0);
+	}
+	g->vlen = g->len;
+	if (g->nlen > GUARD_PARAMS_MAX || g->vlen > GUARD_PARAMS_MAX ||
+	    g->nlen + g->vlen > GUARD_PARAMS_MAX) {
+		*cause = "parameter longer than the PARAMS stream";
+		return (-1);
+	}
+	g->st = PAIR_NAME;
+	g->left = g->nlen;
+	return (0);
+}
+
+/* Feed one PARAMS record's content to the pair parser. */
+static int
+guard_pairs_feed(struct guard_pairs *g, const uint8_t *c, size_t n,
+    const char **cause)
+{
+	size_t	m;
+	uint8_t	b;
+
+	while (n > 0) {
+		switch (g->st) {
+		case PAIR_NAME_LEN:
+		case PAIR_VALUE_LEN:
+			b = *c++;
+			n--;
+			if (g->nb == 0 && (b & 0x80) != 0) {
+				g->len = b & 0x7f;
+				g->nb = 3;
+				break;
+			}
+			if (g->nb == 0)
+				g->len = b;
+			else {
+				g->len = (g->len << 8) | b;
+				if (--g->nb > 0)
+					break;
+			}
+			if (guard_pair_len(g, cause) == -1)
+				return (-1);
+			break;
+		case PAIR_NAME:
+			m = n < g->left ? n : g->left;
+			/* "A=B" as a name would shadow parameter A. */
+			if (memchr(c, '=', m) != NULL ||
+			    memchr(c, '\0', m) != NULL) {
+				*cause = "'=' or NUL in a parameter name";
+				return (-1);
+			}
+			c += m;
+			n -= m;
+			g->left -= (uint32_t)m;
+			if (g->left == 0) {
+				g->st = PAIR_VALUE;
+				g->left = g->vlen;
+			}
+			break;
+		case PAIR_VALUE:
+			m = n < g->left ? n : g->left;
+			c += m;
+			n -= m;
+			g->left -= (uint32_t)m;
+			break;
+		}
+		if (g->st == PAIR_VALUE && g->left == 0)
+			g->st = PAIR_NAME_LEN;
+	}
+	return (0);
+}
+
+int
+guard_check(const uint8_t *p, size_t len, const char **cause)
+{
+	struct guard_pairs	 g;
+	enum guard_phase	 phase = PHASE_BEGIN;
+	const uint8_t		*h;
+	const char		*why = NULL;
+	size_t			 off = 0, clen, end;
+	unsigned		 type, id, rid = 0, role;
+	int			 rv = GUARD_BAD;
+
+	memset(&g, 0, sizeof(g));
+	g.st = PAIR_NAME_LEN;
+	while (len - off >= GUARD_HDR) {
+		h = p + off;
+		type = h[1];
+		id = ((unsigned)h[2] << 8) | h[3];
+		clen = ((size_t)h[4] << 8) | h[5];
+		end = off + GUARD_HDR + clen + h[6];
+		if (h[0] != GUARD_VERSION) {
+			why = "not FastCGI version 1";
+			goto out;
+		}
+		if (phase != PHASE_STDIN && end > GUARD_PARAMS_MAX) {
+			why = "params too large";
+			goto out;
+		}
+		if (end > GUARD_MAX) {
+			why = "request too large";
+			goto out;
+		}
+		if (phase == PHASE_BEGIN) {
+			if (type != GUARD_BEGIN_REQUEST) {
+				why = "first record not BEGIN_REQUEST";
+				goto out;
+			}
+			if (id == 0) {
+				why = "request id 0";
+				goto out;
+			}
+			if (clen != 8) {
+				why = "BEGIN_REQUEST body not 8 bytes";
+				goto out;
+			}
+		} else {
+			/* Management records (id 0), other requests,
+			 * ABORT_REQUEST, DATA, a second BEGIN_REQUEST. */
+			if (id != rid) {
+				why = "record of another request id";
+				goto out;
+			}
+			if (type != (phase == PHASE_PARAMS ? GUARD_PARAMS :
+			    GUARD_STDIN)) {
+				why = "record of an unexpected type";
+				goto out;
+			}
+		}
+		if (end > len)
+			break;			/* not all here yet */
+		switch (phase) {
+		case PHASE_BEGIN:
+			role = ((unsigned)h[8] << 8) | h[9];
+			if (role != GUARD_RESPONDER) {
+				why = "role not RESPONDER";
+				goto out;
+			}
+			if ((h[10] & ~GUARD_KEEP_CONN) != 0) {
+				why = "unknown BEGIN_REQUEST flags";
+				goto out;
+			}
+			rid = id;
+			phase = PHASE_PARAMS;
+			break;
+		case PHASE_PARAMS:
+			if (clen != 0) {
+				if (guard_pairs_feed(&g, h + GUARD_HDR, clen,
+				    &why) == -1)
+					goto out;
+				break;
+			}
+			if (g.st != PAIR_NAME_LEN || g.nb != 0) {
+				why = "parameter cut short by the end of PARAMS";
+				goto out;
+			}
+			phase = PHASE_STDIN;
+			break;
+		case PHASE_STDIN:
+			if (clen == 0) {
+				rv = GUARD_OK;
+				goto out;
+			}
+			break;
+		}
+		off = end;
+	}
+	rv = GUARD_MORE;
+out:
+	if (rv == GUARD_BAD && cause != NULL)
+		*cause = why;
+	return (rv);
+}
+
+static int64_t
+guard_now_ms(void)
+{
+	struct timespec	ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ((int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
+}
+
+/* One line per GUARD_LOG_MS, however many connections are closed. */
+static void
+guard_log(const char *cause)
+{
+	int64_t	now = guard_now_ms();
+
+	pthread_mutex_lock(&guard_log_mtx);
+	if (now - guard_logged >= GUARD_LOG_MS) {
+		flog_warnx("fastcgi connection closed unread: %s "
+		    "(%lu more since the last such line)", cause, guard_quiet);
+		guard_logged = now;
+		guard_quiet = 0;
+	} else
+		guard_quiet++;
+	pthread_mutex_unlock(&guard_log_mtx);
+}
+
+int
+guard_conn(int fd, int stop_fd, int timeout_ms)
+{
+	uint8_t		 small[GUARD_SMALL];
+	uint8_t		*buf = small, *big = NULL;
+	size_t		 cap = sizeof(small), have = 0;
+	const char	*cause = NULL;
+	struct pollfd	 pfd[2];
+	struct timespec	 ts;
+	int64_t		 deadline, now;
+	ssize_t		 got;
+	long		 wait_us = GUARD_WAIT_MIN_US;
+	int		 n, v, peeks = 0, hup = 0, rv = -1;
+
+	deadline = guard_now_ms() + timeout_ms;
+	for (;;) {
+		got = recv(fd, buf, cap, MSG_PEEK | MSG_DONTWAIT);
+		if (got == -1 && errno == EINTR)
+			continue;
+		if (got == -1 && errno != EAGAIN && errno != EWOULDBLOCK) {
+			cause = "recv failed";
+			goto fail;
+		}
+		if (got == 0) {
+			cause = "closed before a whole request";
+			goto fail;
+		}
+		if (got > 0 && (size_t)got > have) {
+			have = (size_t)got;
+			v = guard_check(buf, have, &cause);
+			if (v == GUARD_OK) {
+				rv = 0;
+				goto out;
+			}
+			if (v == GUARD_BAD)
+				goto fail;
+			if (have == cap) {
+				/* guard_check refuses anything past GUARD_MAX,
+				 * so this happens once at most. */
+				if (big != NULL ||
+				    (big = malloc(GUARD_MAX)) == NULL) {
+					cause = "no memory for the request";
+					goto fail;
+				}
+				buf = big;
+				cap = GUARD_MAX;
+				have = 0;
+				continue;
+			}
+			if (++peeks > GUARD_PEEKS_MAX) {
+				cause = "request sent in too many pieces";
+				goto fail;
+			}
+		} else if (got > 0 && hup) {
+			cause = "closed in the middle of a request";
+			goto fail;
+		}
+
+		if ((now = guard_now_ms()) >= deadline) {
+			cause = "request too slow";
+			goto fail;
+		}
+		pfd[0].fd = fd;
+		pfd[0].revents = 0;
+		pfd[1].fd = stop_fd;
+		pfd[1].events = POLLIN;
+		pfd[1].revents = 0;
+		if (got == -1) {
+			/* Nothing queued: readable means something came. */
+			pfd[0].events = POLLIN;
+			n = poll(pfd, 2, (int)(deadline - now));
+		} else {
+			/* A prefix is queued, so the socket stays readable:
+			 * sleep, waking only for hang-up or shutdown. */
+			pfd[0].events = POLLRDHUP;
+			ts.tv_sec = 0;
+			ts.tv_nsec = wait_us * 1000;
+			n = ppoll(pfd, 2, &ts, NULL);
+			wait_us *= 2;
+			if (wait_us > GUARD_WAIT_MAX_US)
+				wait_us = GUARD_WAIT_MAX_US;
+		}
+		if (n == -1 && errno != EINTR) {
+			cause = "poll failed";
+			goto fail;
+		}
+		if (pfd[1].revents != 0) {
+			cause = NULL;		/* shutting down: not news */
+			goto fail;
+		}
+		/* One more peek sees all that was sent before it. */
+		if (pfd[0].revents & (POLLRDHUP | POLLHUP | POLLERR))
+			hup = 1;
+	}
+fail:
+	if (cause != NULL)
+		guard_log(cause);
+out:
+	free(big);
+	return (rv);
+}
