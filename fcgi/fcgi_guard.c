@@ -14,7 +14,10 @@
  * consumed, libfcgi reads the same bytes afterwards) until the request is
  * whole -- BEGIN_REQUEST for a responder, PARAMS to its empty record, STDIN
  * to its empty record, one request id, nothing else -- and every
- * name-value pair fits within the PARAMS stream and GUARD_PARAMS_MAX.  After
+ * name-value pair fits within the PARAMS stream and GUARD_PARAMS_MAX.
+ * Where libfcgi departs from the specification we refuse what it would
+ * read differently from us: padding after BEGIN_REQUEST or after the
+ * empty PARAMS record, which it reads as a record header.  After
  * the empty STDIN record libfcgi reads nothing more (our keep_conn is off),
  * so it never parses a byte that was not checked here.
  *
@@ -213,6 +216,14 @@ guard_check(const uint8_t *p, size_t len, const char **cause)
 				why = "BEGIN_REQUEST body not 8 bytes";
 				goto out;
 			}
+			/* FCGX_Accept_r's SetReaderType forgets the padding
+			 * of BEGIN_REQUEST and of the empty PARAMS record
+			 * and reads it as the next record: what we checked
+			 * would not be what libfcgi parses. */
+			if (h[6] != 0) {
+				why = "padding after BEGIN_REQUEST";
+				goto out;
+			}
 		} else {
 			/* Management records (id 0), other requests,
 			 * ABORT_REQUEST, DATA, a second BEGIN_REQUEST. */
@@ -248,6 +259,10 @@ guard_check(const uint8_t *p, size_t len, const char **cause)
 				    &why) == -1)
 					goto out;
 				break;
+			}
+			if (h[6] != 0) {
+				why = "padding after the end of PARAMS";
+				goto out;
 			}
 			if (g.st != PAIR_NAME_LEN || g.nb != 0) {
 				why = "parameter cut short by the end of PARAMS";

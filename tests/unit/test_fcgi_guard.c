@@ -195,14 +195,14 @@ Test(guard_check, bytes_after_the_end_of_stdin_are_not_looked_at)
 	free(m.b);
 }
 
-Test(guard_check, keep_conn_flag_and_full_padding_are_ok)
+Test(guard_check, keep_conn_flag_and_full_padding_of_data_records_are_ok)
 {
 	struct msg	m = { 0 }, p = { 0 };
 
 	pair_put(&p, "A", "b");
 	msg_begin(&m, 7, 1, 1);
 	msg_rec(&m, T_PARAMS, 7, p.b, p.len, 255);
-	msg_rec(&m, T_PARAMS, 7, NULL, 0, 255);
+	msg_rec(&m, T_PARAMS, 7, NULL, 0, 0);
 	msg_rec(&m, T_STDIN, 7, "x", 1, 255);
 	msg_rec(&m, T_STDIN, 7, NULL, 0, 0);
 	cr_assert_eq(guard_check(m.b, m.len, NULL), GUARD_OK);
@@ -233,6 +233,29 @@ Test(guard_check, pairs_cut_anywhere_across_records_are_ok)
 		    "cut at %zu", cut);
 		free(m.b);
 	}
+	free(p.b);
+}
+
+/*
+ * libfcgi's SetReaderType zeroes the padding left of BEGIN_REQUEST and of
+ * the empty PARAMS record, then reads that padding as a record header: a
+ * GET_VALUES record hidden there would pass a guard that skipped padding
+ * the way the specification says.  Found by fuzz_fcgi.
+ */
+Test(guard_check, padding_libfcgi_would_misread_is_bad)
+{
+	struct msg	m1 = { 0 }, m2 = { 0 }, p = { 0 };
+	uint8_t		b[8] = { 0, 1 };
+
+	pair_put(&p, "A", "b");
+	msg_rec(&m1, T_BEGIN, 1, b, 8, 8);
+	want_bad(&m1, "padding after BEGIN_REQUEST");
+	msg_begin(&m2, 1, 1, 0);
+	msg_rec(&m2, T_PARAMS, 1, p.b, p.len, 6);
+	msg_rec(&m2, T_PARAMS, 1, NULL, 0, 8);
+	want_bad(&m2, "padding after the end of PARAMS");
+	free(m1.b);
+	free(m2.b);
 	free(p.b);
 }
 
