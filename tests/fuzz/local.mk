@@ -48,7 +48,7 @@ FUZZ_REQUEST_SRCS = $(srcdir)/tests/fuzz/fuzz_request.c \
 	$(srcdir)/fcgi/handlers.c $(srcdir)/fcgi/http.c $(srcdir)/fcgi/json.c \
 	$(srcdir)/fcgi/ptyd_client.c $(srcdir)/fcgi/sse.c \
 	$(srcdir)/fcgi/stream.c $(srcdir)/fcgi/utf8.c \
-	$(srcdir)/lib/client.c $(srcdir)/lib/frame.c
+	$(srcdir)/lib/client.c $(srcdir)/lib/frame.c $(srcdir)/lib/logtime.c
 FUZZ_REQUEST_HDRS = $(srcdir)/fcgi/buf.h $(srcdir)/fcgi/front.h \
 	$(srcdir)/fcgi/gate.h $(srcdir)/fcgi/handlers.h $(srcdir)/fcgi/http.h \
 	$(srcdir)/fcgi/json.h $(srcdir)/fcgi/ptyd_client.h \
