@@ -483,6 +483,28 @@ Test(guard_check, empty_or_equals_or_nul_in_name_is_bad)
 	msg_put(&p3, "A\0B", 3);
 	params_request(&m3, &p3);
 	want_bad(&m3, "NUL");
+	/* Past the first eight bytes, and in the last one, too. */
+	{
+		static const char	*names[] = {
+			"ABCDEFGHIJKLMNOPQ\0ST", "ABCDEFGHIJKLMNOP=", "ABCDEFG=",
+			"ABCDEFGHIJKLMNO\0"
+		};
+		static const size_t	 lens[] = { 20, 17, 8, 16 };
+		size_t			 i;
+
+		for (i = 0; i < 4; i++) {
+			struct msg	p = { 0 }, m = { 0 };
+
+			len_put(&p, (uint32_t)lens[i], 0);
+			len_put(&p, 1, 0);
+			msg_put(&p, names[i], lens[i]);
+			msg_put(&p, "v", 1);
+			params_request(&m, &p);
+			want_bad(&m, "in a parameter name");
+			free(p.b);
+			free(m.b);
+		}
+	}
 	/* NUL and '=' in a value only end the value early for libfcgi. */
 	len_put(&p4, 1, 0);
 	len_put(&p4, 3, 0);
