@@ -12,6 +12,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -677,6 +678,30 @@ Test(guard_conn, request_sent_in_pieces_is_waited_for)
 	cr_assert_eq(guard_conn(sv[0], -1, 5000), 0);
 	pthread_join(t, NULL);
 	close(sv[0]);
+	close(sv[1]);
+	free(m.b);
+}
+
+/* A peer dribbling a byte at a time costs a peek per byte: refused after
+ * GUARD_PEEKS_MAX deliveries, long before the deadline. */
+Test(guard_conn, request_dribbled_byte_by_byte_is_refused)
+{
+	struct msg	m = { 0 };
+	struct slow	s;
+	pthread_t	t;
+	int64_t		t0;
+	int		sv[2];
+
+	signal(SIGPIPE, SIG_IGN);	/* the writer outlives the reader */
+	nginx_request(&m, "{}");
+	cr_assert_eq(pair_new(sv), 0);
+	s = (struct slow){ sv[1], &m, (int)m.len, 11, 0 };
+	cr_assert_eq(pthread_create(&t, NULL, slow_writer, &s), 0);
+	t0 = ms_now();
+	cr_assert_eq(guard_conn(sv[0], -1, 30000), -1);
+	cr_assert_lt(ms_now() - t0, 5000);
+	close(sv[0]);
+	pthread_join(t, NULL);
 	close(sv[1]);
 	free(m.b);
 }
