@@ -154,7 +154,8 @@ def test_malformed_records_end_only_their_connection(rstack, new_sid):
     send_raw(sock, request(GOOD_PARAMS))
     assert c.health().status == 200
     assert c.close_term(sid).status == 200
-    # One line per ten seconds, not one per connection.
+    # At most one line per worker process per ten seconds, not one per
+    # connection.
     closed = [ln for ln in st.log("fcgi").splitlines()
               if "closed unread" in ln]
-    assert 1 <= len(closed) <= 3, closed
+    assert 1 <= len(closed) <= len(before) - 1 < sent, closed
