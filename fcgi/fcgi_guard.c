@@ -1,271 +1,490 @@
 /*
- * fcgi_guard.c -- the FastCGI records that open a connection are valid
- * before libfcgi sees them (fcgi_guard.h).
+ * fcgi_guard.c -- the FastCGI records of a request, checked before libfcgi
+ * parses them (fcgi_guard.h).
  *
- * The check is strict where nginx, Apache and lighttpd are plain: version
- * 1; one BEGIN_REQUEST (id not 0, body of 8 bytes);
- * then PARAMS records of that id, whose contents concatenated are whole
- * name-value pairs, ended by an empty PARAMS record.  Anything else before
- * that end (STDIN, ABORT, another id, a second BEGIN, management records
- * such as GET_VALUES) is refused: no web server sends it, and libfcgi's
- * handling of it is where the asserts are (and, for GET_VALUES, a leak of
- * each request's parameters that the fuzzer found: fuzz_fcgi.c).
- * Every length is bounded by FCGI_GUARD_MAX, so no sum can overflow.
+ * Owns: deciding whether libfcgi may read a connection.  libfcgi (2.4.2)
+ * trusts its input: ReadParams mallocs nameLen + valueLen + 2, an int sum
+ * of two 31-bit lengths that overflows, and its Malloc asserts that malloc
+ * succeeded, so one name-value pair aborts the worker process and every
+ * stream on it; a GET_VALUES management record (request id 0), read
+ * whenever one arrives, even in the middle of STDIN, sprintf's a reply per
+ * known name into a 64-byte stack buffer, which repeated names overflow.
+ * nginx never sends either, but anything that can connect to the socket
+ * can.  So before FCGX_Accept_r, guard_conn peeks (MSG_PEEK: nothing is
+ * consumed, libfcgi reads the same bytes afterwards) until the request is
+ * whole -- BEGIN_REQUEST for a responder, PARAMS to its empty record, STDIN
+ * to its empty record, one request id, nothing else -- and every
+ * name-value pair fits within the PARAMS stream and GUARD_PARAMS_MAX.
+ * Where libfcgi departs from the specification we refuse what it would
+ * read differently from us: padding after BEGIN_REQUEST or after the
+ * empty PARAMS record, which it reads as a record header.  After
+ * the empty STDIN record libfcgi reads nothing more (our keep_conn is off),
+ * so it never parses a byte that was not checked here.
+ *
+ * Does not own: what the parameters mean (http.c, gate.c), or the socket
+ * once checked (server.c hands it to libfcgi).
+ *
+ * nginx writes a request in one writev, so usually one recv finds it whole.
+ * A request still arriving leaves bytes queued, and poll would report the
+ * socket readable at once; we sleep briefly instead (waking for hang-up or
+ * shutdown), at most GUARD_PEEKS_MAX times, and peek again.
  */
 #include <sys/socket.h>
+#include <sys/types.h>
 
 #include <errno.h>
 #include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include "client.h"
 #include "fcgi_guard.h"
 #include "flog.h"
 
-#define FG_HDR			8
-#define FG_VERSION		1
-#define FG_BEGIN_REQUEST	1
-#define FG_PARAMS		4
+#define GUARD_HDR		8	/* FCGI_Header */
+#define GUARD_VERSION		1
+#define GUARD_BEGIN_REQUEST	1
+#define GUARD_PARAMS		4
+#define GUARD_STDIN		5
+#define GUARD_RESPONDER		1
+#define GUARD_KEEP_CONN		1
 
-/* Name-value pairs, fed in pieces (a pair may span PARAMS records). */
-struct fg_pairs {
-	int		phase;		/* 0 name length, 1 value length, 2 body */
-	uint8_t		lb[4];		/* the length being read */
-	unsigned int	lbn;
-	uint32_t	nlen;
-	uint64_t	skip;		/* body bytes still to pass */
+/* What a request fits in most of the time: a keystroke is about 1 KiB. */
+#define GUARD_SMALL		(16 * 1024)
+/* The first and the longest sleep while a request arrives. */
+#define GUARD_WAIT_MIN_US	50
+#define GUARD_WAIT_MAX_US	10000
+/* One log line per this long, counting the connections closed between. */
+#define GUARD_LOG_MS		10000
+
+enum guard_phase {
+	PHASE_BEGIN,
+	PHASE_PARAMS,
+	PHASE_STDIN
 };
 
-/* Feed n bytes.  0, or -1 with *why. */
-static int
-fg_pairs_feed(struct fg_pairs *p, const uint8_t *b, size_t n,
-    const char **why)
-{
-	uint32_t	v;
-	size_t		i = 0, take;
+enum guard_pair_state {
+	PAIR_NAME_LEN,
+	PAIR_VALUE_LEN,
+	PAIR_NAME,
+	PAIR_VALUE
+};
 
-	while (i < n) {
-		if (p->phase == 2) {
-			take = n - i < p->skip ? n - i : (size_t)p->skip;
-			i += take;
-			p->skip -= take;
-			if (p->skip == 0)
-				p->phase = 0;
-			continue;
-		}
-		p->lb[p->lbn++] = b[i++];
-		if (p->lbn == 1 && (p->lb[0] & 0x80) == 0)
-			v = p->lb[0];
-		else if (p->lbn == 4)
-			v = ((uint32_t)(p->lb[0] & 0x7f) << 24) |
-			    ((uint32_t)p->lb[1] << 16) |
-			    ((uint32_t)p->lb[2] << 8) | p->lb[3];
-		else
-			continue;
-		p->lbn = 0;
-		if (v > FCGI_GUARD_MAX) {
-			*why = "a parameter's length is past the limit";
+/* Where the name-value pair parser is, across PARAMS records. */
+struct guard_pairs {
+	enum guard_pair_state	st;
+	int			nb;	/* bytes left of a 4-byte length */
+	uint32_t		len;	/* the length being read */
+	uint32_t		nlen;
+	uint32_t		vlen;
+	uint32_t		left;	/* bytes left of the name or value */
+};
+
+static pthread_mutex_t	guard_log_mtx = PTHREAD_MUTEX_INITIALIZER;
+static int64_t		guard_logged = INT64_MIN / 2;
+static unsigned long	guard_quiet;
+
+/*
+ * A length's last byte has been read: check it.  A pair longer than the
+ * whole PARAMS stream may be can never be valid, and keeps nameLen +
+ * valueLen + 2 (libfcgi's int) far below 2^31.
+ */
+static int
+guard_pair_len(struct guard_pairs *g, const char **cause)
+{
+	if (g->st == PAIR_NAME_LEN) {
+		if (g->len == 0) {
+			*cause = "empty parameter name";
 			return (-1);
 		}
-		if (p->phase == 0) {
-			p->nlen = v;
-			p->phase = 1;
-		} else {
-			p->skip = (uint64_t)p->nlen + v;
-			p->phase = p->skip > 0 ? 2 : 0;
+		g->nlen = g->len;
+		g->st = PAIR_VALUE_LEN;
+		return (0);
+	}
+	g->vlen = g->len;
+	if (g->nlen > GUARD_PARAMS_MAX || g->vlen > GUARD_PARAMS_MAX ||
+	    g->nlen + g->vlen > GUARD_PARAMS_MAX) {
+		*cause = "parameter longer than the PARAMS stream";
+		return (-1);
+	}
+	g->st = PAIR_NAME;
+	g->left = g->nlen;
+	return (0);
+}
+
+/* A name's bytes: "A=B" as a name would shadow parameter A. */
+static int
+guard_name(const uint8_t *c, size_t n, const char **cause)
+{
+	const uint64_t	ones = 0x0101010101010101ULL;
+	const uint64_t	highs = 0x8080808080808080ULL;
+	uint64_t	v, e;
+
+	/* Eight bytes at a time: a byte is 0 or '=' iff the word, or the
+	 * word xor "========", has a zero byte.  Every keystroke's ~30
+	 * names pass here; memchr's call costs more than a name. */
+	for (; n >= 8; n -= 8, c += 8) {
+		memcpy(&v, c, 8);
+		e = v ^ (ones * '=');
+		if ((((v - ones) & ~v) | ((e - ones) & ~e)) & highs)
+			break;
+	}
+	while (n-- > 0) {
+		if (*c == '=' || *c == '\0') {
+			*cause = "'=' or NUL in a parameter name";
+			return (-1);
 		}
+		c++;
 	}
 	return (0);
 }
 
+/*
+ * The usual case: a whole pair, lengths and all, within this record.  The
+ * length of the pair consumed (0 when it is not all here: the byte-wise
+ * parser takes it), or -1.
+ */
+static ssize_t
+guard_pair_whole(struct guard_pairs *g, const uint8_t *c, size_t n,
+    const char **cause)
+{
+	size_t		off = 0;
+	uint32_t	len[2];
+	int		i;
+
+	for (i = 0; i < 2; i++) {
+		if (off < n && (c[off] & 0x80) == 0)
+			len[i] = c[off++];
+		else if (off + 4 <= n) {
+			len[i] = ((uint32_t)(c[off] & 0x7f) << 24) |
+			    ((uint32_t)c[off + 1] << 16) |
+			    ((uint32_t)c[off + 2] << 8) | c[off + 3];
+			off += 4;
+		} else
+			return (0);
+	}
+	g->st = PAIR_NAME_LEN;
+	g->len = len[0];
+	if (guard_pair_len(g, cause) == -1)
+		return (-1);
+	g->len = len[1];
+	if (guard_pair_len(g, cause) == -1)
+		return (-1);
+	if ((size_t)g->nlen + g->vlen > n - off) {
+		g->st = PAIR_NAME_LEN;		/* not all here */
+		return (0);
+	}
+	if (guard_name(c + off, g->nlen, cause) == -1)
+		return (-1);
+	g->st = PAIR_NAME_LEN;
+	return ((ssize_t)(off + g->nlen + g->vlen));
+}
+
+/* Feed one PARAMS record's content to the pair parser. */
 static int
-fg_pairs_whole(const struct fg_pairs *p)
+guard_pairs_feed(struct guard_pairs *g, const uint8_t *c, size_t n,
+    const char **cause)
 {
-	return (p->phase == 0 && p->lbn == 0);
-}
+	size_t	m;
+	ssize_t	w;
+	uint8_t	b;
 
-enum fcgi_guard
-fcgi_guard_check(const uint8_t *buf, size_t len, const char **why)
-{
-	struct fg_pairs	 params;
-	size_t		 pos = 0, clen, plen;
-	unsigned int	 type, id, reqid = 0;
-	int		 begun = 0;
-
-	*why = "";
-	memset(&params, 0, sizeof(params));
-	while (len - pos >= FG_HDR) {
-		type = buf[pos + 1];
-		id = (unsigned int)buf[pos + 2] << 8 | buf[pos + 3];
-		clen = (size_t)buf[pos + 4] << 8 | buf[pos + 5];
-		plen = buf[pos + 6];
-		if (buf[pos] != FG_VERSION) {
-			*why = "not FastCGI version 1";
-			return (FCGI_GUARD_BAD);
+	while (n > 0) {
+		if (g->st == PAIR_NAME_LEN && g->nb == 0) {
+			if ((w = guard_pair_whole(g, c, n, cause)) == -1)
+				return (-1);
+			if (w > 0) {
+				c += w;
+				n -= (size_t)w;
+				continue;
+			}
 		}
-		if (pos + FG_HDR + clen + plen > FCGI_GUARD_MAX) {
-			*why = "the parameters are too large";
-			return (FCGI_GUARD_BAD);
-		}
-		switch (type) {
-		case FG_BEGIN_REQUEST:
-			if (begun || id == 0 || clen != 8) {
-				*why = "a bad BEGIN_REQUEST";
-				return (FCGI_GUARD_BAD);
+		switch (g->st) {
+		case PAIR_NAME_LEN:
+		case PAIR_VALUE_LEN:
+			b = *c++;
+			n--;
+			if (g->nb == 0 && (b & 0x80) != 0) {
+				g->len = b & 0x7f;
+				g->nb = 3;
+				break;
+			}
+			if (g->nb == 0)
+				g->len = b;
+			else {
+				g->len = (g->len << 8) | b;
+				if (--g->nb > 0)
+					break;
+			}
+			if (guard_pair_len(g, cause) == -1)
+				return (-1);
+			break;
+		case PAIR_NAME:
+			m = n < g->left ? n : g->left;
+			if (guard_name(c, m, cause) == -1)
+				return (-1);
+			c += m;
+			n -= m;
+			g->left -= (uint32_t)m;
+			if (g->left == 0) {
+				g->st = PAIR_VALUE;
+				g->left = g->vlen;
 			}
 			break;
-		case FG_PARAMS:
-			if (!begun || id != reqid) {
-				*why = "PARAMS without its BEGIN_REQUEST";
-				return (FCGI_GUARD_BAD);
-			}
-			break;
-		default:
-			*why = "a record before the parameters ended";
-			return (FCGI_GUARD_BAD);
-		}
-		if (len - pos - FG_HDR < clen + plen)
-			return (FCGI_GUARD_MORE);
-		switch (type) {
-		case FG_BEGIN_REQUEST:
-			begun = 1;
-			reqid = id;
-			break;
-		case FG_PARAMS:
-			if (clen == 0) {
-				if (!fg_pairs_whole(&params)) {
-					*why = "the parameters end in a "
-					    "cut pair";
-					return (FCGI_GUARD_BAD);
-				}
-				return (FCGI_GUARD_OK);
-			}
-			if (fg_pairs_feed(&params, buf + pos + FG_HDR, clen,
-			    why) == -1)
-				return (FCGI_GUARD_BAD);
+		case PAIR_VALUE:
+			m = n < g->left ? n : g->left;
+			c += m;
+			n -= m;
+			g->left -= (uint32_t)m;
 			break;
 		}
-		pos += FG_HDR + clen + plen;
+		if (g->st == PAIR_VALUE && g->left == 0)
+			g->st = PAIR_NAME_LEN;
 	}
-	if (len >= FCGI_GUARD_MAX) {
-		*why = "the parameters are too large";
-		return (FCGI_GUARD_BAD);
-	}
-	return (FCGI_GUARD_MORE);
-}
-
-static void
-fg_nap(int64_t ms)
-{
-	struct timespec	ts;
-
-	ts.tv_sec = (time_t)(ms / 1000);
-	ts.tv_nsec = (long)(ms % 1000) * 1000000L;
-	while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
-		;
+	return (0);
 }
 
 int
-fcgi_guard_peek(int fd, int64_t deadline_ms, const char **why)
+guard_check(const uint8_t *p, size_t len, const char **cause)
 {
-	uint8_t		 small[4096], *big = NULL, *buf = small;
-	size_t		 cap = sizeof(small);
-	ssize_t		 n, last = -1;
-	struct pollfd	 pfd;
-	int64_t		 left, nap = 1;
-	int		 rv = -1, hup = 0;
+	struct guard_pairs	 g;
+	enum guard_phase	 phase = PHASE_BEGIN;
+	const uint8_t		*h;
+	const char		*why = NULL;
+	size_t			 off = 0, clen, end;
+	unsigned		 type, id, rid = 0, role;
+	int			 rv = GUARD_BAD;
 
-	for (;;) {
-		n = recv(fd, buf, cap, MSG_PEEK | MSG_DONTWAIT);
-		if (n == 0) {
-			*why = "closed before its parameters ended";
-			break;
+	memset(&g, 0, sizeof(g));
+	g.st = PAIR_NAME_LEN;
+	while (len - off >= GUARD_HDR) {
+		h = p + off;
+		type = h[1];
+		id = ((unsigned)h[2] << 8) | h[3];
+		clen = ((size_t)h[4] << 8) | h[5];
+		end = off + GUARD_HDR + clen + h[6];
+		if (h[0] != GUARD_VERSION) {
+			why = "not FastCGI version 1";
+			goto out;
 		}
-		if (n == -1 && errno != EAGAIN && errno != EINTR) {
-			*why = "unreadable";
-			break;
+		if (phase != PHASE_STDIN && end > GUARD_PARAMS_MAX) {
+			why = "params too large";
+			goto out;
 		}
-		if (n > 0) {
-			switch (fcgi_guard_check(buf, (size_t)n, why)) {
-			case FCGI_GUARD_OK:
-				rv = 0;
+		if (end > GUARD_MAX) {
+			why = "request too large";
+			goto out;
+		}
+		if (phase == PHASE_BEGIN) {
+			if (type != GUARD_BEGIN_REQUEST) {
+				why = "first record not BEGIN_REQUEST";
 				goto out;
-			case FCGI_GUARD_BAD:
-				goto out;
-			case FCGI_GUARD_MORE:
-				break;
 			}
-			if ((size_t)n == cap && big == NULL) {
-				if ((big = malloc(FCGI_GUARD_MAX)) == NULL) {
-					*why = "out of memory";
+			if (id == 0) {
+				why = "request id 0";
+				goto out;
+			}
+			if (clen != 8) {
+				why = "BEGIN_REQUEST body not 8 bytes";
+				goto out;
+			}
+			/* FCGX_Accept_r's SetReaderType forgets the padding
+			 * of BEGIN_REQUEST and of the empty PARAMS record
+			 * and reads it as the next record: what we checked
+			 * would not be what libfcgi parses. */
+			if (h[6] != 0) {
+				why = "padding after BEGIN_REQUEST";
+				goto out;
+			}
+		} else {
+			/* Management records (id 0), other requests,
+			 * ABORT_REQUEST, DATA, a second BEGIN_REQUEST. */
+			if (id != rid) {
+				why = "record of another request id";
+				goto out;
+			}
+			if (type != (phase == PHASE_PARAMS ? GUARD_PARAMS :
+			    GUARD_STDIN)) {
+				why = "record of an unexpected type";
+				goto out;
+			}
+		}
+		if (end > len)
+			break;			/* not all here yet */
+		switch (phase) {
+		case PHASE_BEGIN:
+			role = ((unsigned)h[8] << 8) | h[9];
+			if (role != GUARD_RESPONDER) {
+				why = "role not RESPONDER";
+				goto out;
+			}
+			if ((h[10] & ~GUARD_KEEP_CONN) != 0) {
+				why = "unknown BEGIN_REQUEST flags";
+				goto out;
+			}
+			rid = id;
+			phase = PHASE_PARAMS;
+			break;
+		case PHASE_PARAMS:
+			if (clen != 0) {
+				if (guard_pairs_feed(&g, h + GUARD_HDR, clen,
+				    &why) == -1)
 					goto out;
-				}
-				buf = big;
-				cap = FCGI_GUARD_MAX;
-				continue;
-			}
-		}
-		if ((left = deadline_ms - client_now_ms()) <= 0) {
-			*why = "too slow to send its parameters";
-			break;
-		}
-		if (n <= 0) {
-			/* Nothing yet: wait for the first bytes. */
-			pfd.fd = fd;
-			pfd.events = POLLIN;
-			if (poll(&pfd, 1, left > 1000 ? 1000 : (int)left) == -1 &&
-			    errno != EINTR) {
-				*why = "unreadable";
 				break;
 			}
-			continue;
-		}
-		/*
-		 * Part of the parameters is here.  poll() would report the
-		 * bytes already peeked at as readable again, so wait for the
-		 * rest with short naps (web servers send the parameters in one
-		 * or two writes: this is rare, and bounded by the deadline).
-		 * A peer that has shut down its side sends nothing more, and
-		 * recv(MSG_PEEK) shows no EOF while its bytes are unread: ask
-		 * poll for the hangup itself.
-		 */
-		if (n == last && !hup) {
-			pfd.fd = fd;
-			pfd.events = POLLRDHUP;
-			pfd.revents = 0;
-			/* Look once more: bytes may have come with the hangup. */
-			if (poll(&pfd, 1, 0) == 1 &&
-			    (pfd.revents & (POLLRDHUP | POLLHUP | POLLERR))) {
-				hup = 1;
-				continue;
+			if (h[6] != 0) {
+				why = "padding after the end of PARAMS";
+				goto out;
 			}
-		} else if (n == last) {
-			*why = "closed before its parameters ended";
+			if (g.st != PAIR_NAME_LEN || g.nb != 0) {
+				why = "parameter cut short by the end of PARAMS";
+				goto out;
+			}
+			phase = PHASE_STDIN;
+			break;
+		case PHASE_STDIN:
+			if (clen == 0) {
+				rv = GUARD_OK;
+				goto out;
+			}
 			break;
 		}
-		nap = n == last ? (nap < 64 ? nap * 2 : 64) : 1;
-		last = n;
-		fg_nap(nap < left ? nap : left);
+		off = end;
 	}
+	rv = GUARD_MORE;
 out:
-	free(big);
+	if (rv == GUARD_BAD && cause != NULL)
+		*cause = why;
 	return (rv);
 }
 
-void
-fcgi_guard_log(const char *why)
+static int64_t
+guard_now_ms(void)
 {
-	static int64_t		next_ms;
-	static unsigned long	refused;
-	unsigned long		n;
-	int64_t			now = client_now_ms(), due;
+	struct timespec	ts;
 
-	n = __atomic_add_fetch(&refused, 1, __ATOMIC_RELAXED);
-	due = __atomic_load_n(&next_ms, __ATOMIC_RELAXED);
-	if (now >= due && __atomic_compare_exchange_n(&next_ms, &due,
-	    now + 10000, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
-		flog_warnx("refused a FastCGI connection: %s (%lu refused "
-		    "since start)", why, n);
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ((int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
+}
+
+/* One line per GUARD_LOG_MS, however many connections are closed. */
+static void
+guard_log(const char *cause)
+{
+	int64_t	now = guard_now_ms();
+
+	pthread_mutex_lock(&guard_log_mtx);
+	if (now - guard_logged >= GUARD_LOG_MS) {
+		flog_warnx("fastcgi connection closed unread: %s "
+		    "(%lu more since the last such line)", cause, guard_quiet);
+		guard_logged = now;
+		guard_quiet = 0;
+	} else
+		guard_quiet++;
+	pthread_mutex_unlock(&guard_log_mtx);
+}
+
+int
+guard_conn(int fd, int stop_fd, int timeout_ms)
+{
+	uint8_t		 small[GUARD_SMALL];
+	uint8_t		*buf = small, *big = NULL;
+	size_t		 cap = sizeof(small), have = 0;
+	const char	*cause = NULL;
+	struct pollfd	 pfd[2];
+	struct timespec	 ts;
+	int64_t		 deadline, now;
+	ssize_t		 got;
+	long		 wait_us = GUARD_WAIT_MIN_US;
+	int		 n, v, peeks = 0, hup = 0, rv = -1;
+
+	deadline = guard_now_ms() + timeout_ms;
+	for (;;) {
+		got = recv(fd, buf, cap, MSG_PEEK | MSG_DONTWAIT);
+		if (got == -1 && errno == EINTR)
+			continue;
+		if (got == -1 && errno != EAGAIN && errno != EWOULDBLOCK) {
+			cause = "recv failed";
+			goto fail;
+		}
+		if (got == 0) {
+			cause = "closed before a whole request";
+			goto fail;
+		}
+		if (got > 0 && (size_t)got > have) {
+			have = (size_t)got;
+			v = guard_check(buf, have, &cause);
+			if (v == GUARD_OK) {
+				rv = 0;
+				goto out;
+			}
+			if (v == GUARD_BAD)
+				goto fail;
+			if (have == cap) {
+				/* guard_check refuses anything past GUARD_MAX,
+				 * so this happens once at most. */
+				if (big != NULL ||
+				    (big = malloc(GUARD_MAX)) == NULL) {
+					cause = "no memory for the request";
+					goto fail;
+				}
+				buf = big;
+				cap = GUARD_MAX;
+				have = 0;
+				continue;
+			}
+			if (++peeks > GUARD_PEEKS_MAX) {
+				cause = "request sent in too many pieces";
+				goto fail;
+			}
+		} else if (got > 0 && hup) {
+			cause = "closed in the middle of a request";
+			goto fail;
+		}
+
+		if ((now = guard_now_ms()) >= deadline) {
+			cause = "request too slow";
+			goto fail;
+		}
+		pfd[0].fd = fd;
+		pfd[0].revents = 0;
+		pfd[1].fd = stop_fd;
+		pfd[1].events = POLLIN;
+		pfd[1].revents = 0;
+		if (got == -1) {
+			/* Nothing queued: readable means something came. */
+			pfd[0].events = POLLIN;
+			n = poll(pfd, 2, (int)(deadline - now));
+		} else {
+			/* A prefix is queued, so the socket stays readable:
+			 * sleep, waking only for hang-up or shutdown. */
+			pfd[0].events = POLLRDHUP;
+			ts.tv_sec = 0;
+			ts.tv_nsec = wait_us * 1000;
+			n = ppoll(pfd, 2, &ts, NULL);
+			wait_us *= 2;
+			if (wait_us > GUARD_WAIT_MAX_US)
+				wait_us = GUARD_WAIT_MAX_US;
+		}
+		if (n == -1 && errno != EINTR) {
+			cause = "poll failed";
+			goto fail;
+		}
+		if (pfd[1].revents != 0) {
+			cause = NULL;		/* shutting down: not news */
+			goto fail;
+		}
+		/* One more peek sees all that was sent before it. */
+		if (pfd[0].revents & (POLLRDHUP | POLLHUP | POLLERR))
+			hup = 1;
+	}
+fail:
+	if (cause != NULL)
+		guard_log(cause);
+out:
+	free(big);
+	return (rv);
 }

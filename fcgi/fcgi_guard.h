@@ -1,47 +1,41 @@
 /*
- * fcgi_guard.h -- a connection's FastCGI records are checked before
- * libfcgi reads them.
- *
- * Owns: the validity of what opens a FastCGI connection, up to and
- * including the empty PARAMS record that ends the request's parameters:
- * record headers, BEGIN_REQUEST, and every name-value pair.  libfcgi
- * trusts all of it: a name and value length whose sum passes 2^31 makes
- * its ReadParams ask malloc for a negative size and assert, which aborts
- * the whole worker process and every stream on it.  Does not own: reading
- * for libfcgi (nothing is consumed: the checker looks with MSG_PEEK) or
- * the records after the parameters (STDIN, which libfcgi reads as data).
+ * fcgi_guard.h -- the FastCGI records of a request, checked before libfcgi
+ * parses them (fcgi_guard.c).
  */
-#ifndef FRONT_FCGI_GUARD_H
-#define FRONT_FCGI_GUARD_H
+#ifndef FCGI_GUARD_H
+#define FCGI_GUARD_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-/* What the parameters of one request may take, records and all. */
-#define FCGI_GUARD_MAX		(64 * 1024)
+#include "front.h"
 
-enum fcgi_guard {
-	FCGI_GUARD_OK,		/* valid through the end of the parameters */
-	FCGI_GUARD_MORE,	/* valid so far, incomplete */
-	FCGI_GUARD_BAD,		/* invalid: close the connection */
-};
+/* BEGIN_REQUEST and the whole PARAMS stream, headers and padding. */
+#define GUARD_PARAMS_MAX	(64 * 1024)
+/* The whole request: params, the body (FRONT_BODY_MAX, which nginx also
+ * enforces) and room for its record headers and padding. */
+#define GUARD_MAX		(GUARD_PARAMS_MAX + FRONT_BODY_MAX + 16 * 1024)
+/* Partial deliveries waited for; nginx sends a request in one or two. */
+#define GUARD_PEEKS_MAX		64
+
+/* guard_check results. */
+#define GUARD_BAD	(-1)	/* malformed or too large: close it */
+#define GUARD_MORE	0	/* a valid prefix: wait for more */
+#define GUARD_OK	1	/* a whole, valid request */
 
 /*
- * Check buf[0..len), the first bytes of a connection.  *why (static
- * text) says what was wrong on FCGI_GUARD_BAD.  Pure: no I/O.
+ * Check the first len bytes of a connection: BEGIN_REQUEST (responder),
+ * PARAMS records to the empty one, STDIN records to the empty one, all of
+ * one request id.  Bytes after the empty STDIN record are not looked at.
+ * On GUARD_BAD, *cause (if not NULL) says why, in a static string.
  */
-enum fcgi_guard fcgi_guard_check(const uint8_t *buf, size_t len,
-	    const char **why);
+int	guard_check(const uint8_t *, size_t, const char **);
 
 /*
- * Look at fd (MSG_PEEK, nothing consumed) until the check is OK or BAD,
- * the peer closes, or deadline_ms (CLOCK_MONOTONIC) passes.  0 when libfcgi
- * may read it; -1 otherwise, with *why.
+ * Wait, up to timeout_ms or until stop_fd is readable, for a whole request
+ * on fd and check it without consuming any of it.  0 when libfcgi may read
+ * it; -1 when the caller must close fd (logged, rate-limited, here).
  */
-int	fcgi_guard_peek(int fd, int64_t deadline_ms, const char **why);
+int	guard_conn(int, int, int);
 
-/* Log a refused connection: one line per 10 s at most, with the count, so
- * a flood of bad connections cannot flood the log.  Thread-safe. */
-void	fcgi_guard_log(const char *why);
-
-#endif /* FRONT_FCGI_GUARD_H */
+#endif

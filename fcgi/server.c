@@ -123,7 +123,6 @@ server_serve_conn(const struct front_conf *conf, int fd, int stop_fd,
 	FCGX_Request	q;
 	struct req	r;
 	struct timeval	tv;
-	const char	*why;
 
 	tv.tv_sec = SERVER_RCV_TIMEOUT_S;
 	tv.tv_usec = 0;
@@ -131,11 +130,9 @@ server_serve_conn(const struct front_conf *conf, int fd, int stop_fd,
 	tv.tv_sec = SERVER_SND_TIMEOUT_S;
 	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 
-	/* libfcgi asserts on malformed parameters, which would abort this
-	 * process and every stream on it: look before it reads. */
-	if (fcgi_guard_peek(fd, client_now_ms() + SERVER_RCV_TIMEOUT_S * 1000,
-	    &why) == -1) {
-		fcgi_guard_log(why);
+	/* A malformed record must end this connection, not abort the
+	 * process in libfcgi (fcgi_guard.c). */
+	if (guard_conn(fd, stop_fd, SERVER_RCV_TIMEOUT_S * 1000) == -1) {
 		close(fd);
 		return;
 	}

@@ -8,6 +8,8 @@
 #	    $(srcdir)/tests/fuzz/corpus/frame
 #	mkdir -p /tmp/fuzz-req && tests/fuzz/fuzz_request-libfuzzer \
 #	    -max_total_time=120 /tmp/fuzz-req $(srcdir)/tests/fuzz/corpus/request
+#	mkdir -p /tmp/fuzz-fcgi && tests/fuzz/fuzz_fcgi-libfuzzer \
+#	    -max_total_time=120 /tmp/fuzz-fcgi $(srcdir)/tests/fuzz/corpus/fcgi
 noinst_PROGRAMS += tests/fuzz/fuzz_frame
 tests_fuzz_fuzz_frame_SOURCES = tests/fuzz/fuzz_frame.c tests/fuzz/fuzz_main.c
 tests_fuzz_fuzz_frame_LDADD = libwire.a
@@ -24,12 +26,13 @@ tests_fuzz_fuzz_request_LDADD = fcgi/libfront.a libwire.a $(FCGI_LIBS) \
 TESTS += tests/fuzz/fuzz_request.sh
 EXTRA_DIST += tests/fuzz/fuzz_request.sh
 
+# ptyd.fcgi's FastCGI records: the guard, then libfcgi for what it accepts.
 noinst_PROGRAMS += tests/fuzz/fuzz_fcgi
 tests_fuzz_fuzz_fcgi_SOURCES = tests/fuzz/fuzz_fcgi.c tests/fuzz/fuzz_main.c
 tests_fuzz_fuzz_fcgi_CFLAGS = $(AM_CFLAGS) -I$(srcdir)/fcgi $(FCGI_CFLAGS)
-tests_fuzz_fuzz_fcgi_LDADD = fcgi/libfront.a libwire.a $(FCGI_LIBS)
+tests_fuzz_fuzz_fcgi_LDADD = fcgi/libfront.a libwire.a $(FCGI_LIBS) -lpthread
 TESTS += tests/fuzz/fuzz_fcgi.sh
-EXTRA_DIST += tests/fuzz/fuzz_fcgi.sh
+EXTRA_DIST += tests/fuzz/fuzz_fcgi.sh tests/fuzz/make-corpus-fcgi.py
 
 FUZZ_CC = clang
 FUZZ_FLAGS = -g -O1 -fsanitize=fuzzer,address,undefined \
@@ -56,12 +59,13 @@ tests/fuzz/fuzz_request-libfuzzer: $(FUZZ_REQUEST_SRCS) $(FUZZ_REQUEST_HDRS)
 	$(AM_V_CCLD)mkdir -p tests/fuzz && $(FUZZ_CC) $(FUZZ_FLAGS) \
 	    -I$(srcdir)/fcgi $(FCGI_CFLAGS) $(JANSSON_CFLAGS) -o $@ \
 	    $(FUZZ_REQUEST_SRCS) $(FCGI_LIBS) $(JANSSON_LIBS) -lm
-FUZZ_FCGI_SRCS = $(srcdir)/tests/fuzz/fuzz_fcgi.c \
-	$(srcdir)/fcgi/fcgi_guard.c $(srcdir)/fcgi/flog.c \
-	$(srcdir)/lib/client.c $(srcdir)/lib/frame.c $(srcdir)/lib/logtime.c
-tests/fuzz/fuzz_fcgi-libfuzzer: $(FUZZ_FCGI_SRCS) $(srcdir)/fcgi/fcgi_guard.h
+FUZZ_FCGI_SRCS = $(srcdir)/tests/fuzz/fuzz_fcgi.c $(srcdir)/fcgi/fcgi_guard.c \
+	$(srcdir)/fcgi/flog.c $(srcdir)/lib/logtime.c
+tests/fuzz/fuzz_fcgi-libfuzzer: $(FUZZ_FCGI_SRCS) $(srcdir)/fcgi/fcgi_guard.h \
+    $(srcdir)/fcgi/flog.h $(srcdir)/fcgi/front.h
 	$(AM_V_CCLD)mkdir -p tests/fuzz && $(FUZZ_CC) $(FUZZ_FLAGS) \
-	    -I$(srcdir)/fcgi $(FCGI_CFLAGS) -o $@ $(FUZZ_FCGI_SRCS) $(FCGI_LIBS)
+	    -I$(srcdir)/fcgi $(FCGI_CFLAGS) -o $@ $(FUZZ_FCGI_SRCS) \
+	    $(FCGI_LIBS) -lpthread
 CLEANFILES += tests/fuzz/fuzz_frame-libfuzzer tests/fuzz/fuzz_request-libfuzzer \
 	tests/fuzz/fuzz_fcgi-libfuzzer
 .PHONY: fuzz

@@ -46,6 +46,7 @@ tests_unit_test_peer_SOURCES = tests/unit/test_peer.c
 tests_unit_test_peer_CFLAGS = $(FCGI_TEST_CFLAGS)
 tests_unit_test_peer_LDADD = $(FCGI_TEST_LDADD)
 
+# The FastCGI record guard: malformed records refused before libfcgi.
 check_PROGRAMS += tests/unit/test_fcgi_guard
 tests_unit_test_fcgi_guard_SOURCES = tests/unit/test_fcgi_guard.c
 tests_unit_test_fcgi_guard_CFLAGS = $(FCGI_TEST_CFLAGS)
