@@ -17,8 +17,7 @@ fcgi_libfront_a_SOURCES = \
 	fcgi/ptyd_client.c fcgi/ptyd_client.h \
 	fcgi/handlers.c fcgi/handlers.h \
 	fcgi/stream.c fcgi/stream.h \
-	fcgi/server.c fcgi/server.h \
-	fcgi/fcgi_guard.c fcgi/fcgi_guard.h
+	fcgi/server.c fcgi/server.h
 fcgi_libfront_a_CFLAGS = $(AM_CFLAGS) $(FCGI_CFLAGS) $(JANSSON_CFLAGS)
 
 fcgi_ptyd_fcgi_SOURCES = fcgi/main.c
