@@ -561,8 +561,12 @@ server_run(const struct front_conf *conf, const struct server_conf *sc)
 		return (1);
 	}
 	for (i = 0; i < n; i++) {
+		/* A worker that could not be forked is a slot to restart
+		 * (0), never -1, which the restart loop would pass over. */
 		if ((kids[i] = server_fork(conf, sc)) > 0)
 			alive++;
+		else
+			kids[i] = 0;
 		born[i] = client_now_ms();
 	}
 	flog_info("serving with %d processes of up to %d threads", n,
