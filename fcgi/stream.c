@@ -566,9 +566,7 @@ stream_serve(struct ctx *c)
 	if (h.type == MSG_ERROR &&
 	    msg_decode(MSG_ERROR, s.in + PROTO_HDR_LEN, h.len, &me) == 0) {
 		/* 404 not registered, 429 viewer limit: before any 200. */
-		http_error(s.r, ptyd_err_status(me.code),
-		    ptyd_err_message(me.code, me.message),
-		    me.code == PROTO_ERR_SHUTDOWN ? FRONT_RETRY_AFTER : 0);
+		handlers_ptyd_error(s.r, &me);
 		goto out;
 	}
 	if (h.type != MSG_ATTACHED ||

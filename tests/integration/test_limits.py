@@ -56,6 +56,9 @@ def test_stream_beyond_viewer_limit_is_429_before_any_200(limited, term):
         with c.stream(sid) as third:
             assert third.status == 429, (third.status, third.body)
             assert "error" in third.json()
+            # Every 429 says when to come back (DESIGN 2).
+            assert third.headers.get("retry-after", "").isdigit(), \
+                third.headers
         # The refused one did not take a slot: still two viewers.
         assert c.terminals()[sid]["subscribers"] == 2
         a.close(abort=True)
