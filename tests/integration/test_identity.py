@@ -16,7 +16,7 @@ import stat
 import pytest
 
 from fcgi_raw import fcgi_request
-from ptyd_stack import wait_for
+from ptyd_stack import children_of, wait_for
 
 PUBLIC = {"X-Forwarded-For": "203.0.113.9"}
 FORGED = [
@@ -157,3 +157,16 @@ def test_socket_group_and_mode_are_settable(make_stack):
     import grp
     assert grp.getgrgid(s.st_gid).gr_name == "nogroup"
     assert st.client().health().status == 200
+
+
+def test_no_daemon_listens_on_tcp_unless_told(noauth):
+    """Only nginx has a TCP port: ptyd.fcgi and ptyd listen on their Unix
+    sockets alone (a TCP listener is only made by --listen HOST:PORT)."""
+    import subprocess
+    out = subprocess.run(["ss", "-H", "-l", "-t", "-n", "-p"],
+                         capture_output=True, timeout=10).stdout.decode()
+    fcgi = int(open(os.path.join(noauth.state, "run", "fcgi.pid")).read())
+    pids = {fcgi, noauth.ptyd_pid()} | set(children_of(fcgi))
+    listening = [line for line in out.splitlines()
+                 if any("pid=%d," % p in line for p in pids)]
+    assert listening == [], listening
