@@ -337,7 +337,7 @@ conn_list_item(struct conn *c, const struct term *t, int64_t now)
 	snprintf(m.workspace, sizeof(m.workspace), "%s", t->workspace);
 	m.rows = t->rows;
 	m.cols = t->cols;
-	m.running = t->state == TERM_RUNNING && !t->reaped;
+	m.running = t->state == TERM_RUNNING;
 	m.has_exit_code = t->state == TERM_EXITED && t->has_exit_code;
 	m.exit_code = m.has_exit_code ? t->exit_code : 0;
 	m.subscribers = t->nviewers;
@@ -679,7 +679,7 @@ conn_queue_exit(struct conn *c)
 	m.has_exit_code = (uint8_t)t->has_exit_code;
 	m.exit_code = t->has_exit_code ? t->exit_code : 0;
 	snprintf(m.reason, sizeof(m.reason), "%s",
-	    t->reason != NULL ? t->reason : "exit");
+	    t->reason != TERM_R_NONE ? term_reason_wire(t->reason) : "exit");
 	m.pos = ring_end(&t->ring) + 1;
 	c->ctl_len = c->ctl_off = 0;
 	conn_queue_ctl(c, MSG_EXIT, &m);

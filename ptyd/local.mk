@@ -13,6 +13,7 @@ ptyd_libptyd_a_SOURCES = \
 	ptyd/listen.c ptyd/listen.h \
 	ptyd/conn.c ptyd/conn.h \
 	ptyd/term.c ptyd/term.h \
+	ptyd/termstate.c ptyd/termstate.h \
 	ptyd/once.c ptyd/once.h \
 	ptyd/mirror.c ptyd/mirror.h \
 	ptyd/ring.c ptyd/ring.h \

@@ -116,11 +116,12 @@ mirror_push(struct term *t, int64_t now)
 	st.subscribers = (int)t->nviewers;
 	st.unwatched_since = t->unwatched_since >= 0 ?
 	    mirror_wall(t->unwatched_since) : -1;
-	st.state = t->row_state;
+	st.state = term_db_state(t);
 	st.ended_at = t->ended_at >= 0 ? mirror_wall(t->ended_at) : -1;
 	st.has_exit_code = t->state == TERM_EXITED && t->has_exit_code;
 	st.exit_code = t->exit_code;
-	st.end_reason = t->state == TERM_EXITED ? t->reason : NULL;
+	st.end_reason = t->state == TERM_EXITED ?
+	    term_reason_wire(t->reason) : NULL;
 	st.bytes_in = t->bytes_in;
 	st.bytes_out = t->bytes_out;
 	store_put_term(mirror_store, &st);

@@ -103,7 +103,7 @@ reap_run(int64_t now)
 		    (long long)(idle / PTYD_SEC));
 		log_info("reaping %s%s%s: %s", t->owner, *t->owner ? "/" : "",
 		    t->sid, detail);
-		term_teardown(t, "reaped", NULL, detail, now);
+		term_teardown(t, TERM_R_REAPED, NULL, detail, now);
 		n++;
 	}
 	reap_list_free(&l);

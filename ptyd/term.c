@@ -309,7 +309,7 @@ term_new(const char *owner, const char *sid, const char *workspace,
 	t->sid = xstrdup(sid);
 	t->workspace = xstrdup(workspace);
 	t->state = TERM_RUNNING;
-	t->row_state = "running";
+	t->reason = TERM_R_NONE;
 	t->pid = -1;
 	t->master = -1;
 	t->io.fd = -1;
@@ -535,55 +535,78 @@ term_evict(struct term *t, const char *cap, unsigned int max,
 	    " idle %llds", cap, max, req->owner, *req->owner ? "/" : "",
 	    req->sid, t->state == TERM_EXITED ? "exited" : "running",
 	    (long long)((now - t->last_activity) / PTYD_SEC));
-	term_teardown(t, "evicted", req->actor, detail, now);
+	term_teardown(t, TERM_R_EVICTED, req->actor, detail, now);
+}
+
+void
+term_set_state(struct term *t, enum term_state to, enum term_reason why,
+    int64_t now)
+{
+	const struct term_transition	*tr;
+
+	if ((tr = term_transition_find(t->state, to)) == NULL)
+		fatalx("term %s: no transition %s -> %s", t->sid,
+		    term_state_name(t->state), term_state_name(to));
+	t->state = to;
+	if (why != TERM_R_NONE)
+		t->reason = why;
+	switch (tr->timer) {
+	case TERM_TIMER_STOP:
+		ev_timer_stop(&t->timer);
+		break;
+	case TERM_TIMER_KILL:
+		ev_timer_at(&t->timer, now + PTYD_KILL_DELAY);
+		break;
+	case TERM_TIMER_DRAIN:
+		ev_timer_at(&t->timer, now + PTYD_DRAIN_DEADLINE);
+		break;
+	case TERM_TIMER_LINGER:
+		if (t->registered)
+			ev_timer_at(&t->timer, now + ptyd_conf.linger);
+		else
+			ev_timer_stop(&t->timer);
+		break;
+	}
+	mirror_mark(t);
+	if (tr->wake)
+		term_wake_viewers(t);
+}
+
+const char *
+term_db_state(const struct term *t)
+{
+	return (term_reason_db(t->reason));
 }
 
 /*
  * Teardown: unregister first (nothing can attach or type from here on),
  * SIGHUP and SIGCONT to the process group, SIGKILL after PTYD_KILL_DELAY
- * if the shell is still there.  Output keeps draining to viewers; MSG_EXIT
- * goes out once the shell is reaped and the pty drained.  kind is the
- * audit event (close, reap, evict, shutdown; restart logs close).
+ * if the shell is still there (the ENDING state's timer).  Output keeps
+ * draining to viewers; MSG_EXIT goes out once the shell is reaped and the
+ * pty drained.  The audit event is the reason's (restart logs close).
  */
 void
-term_teardown(struct term *t, const char *reason, const char *actor,
+term_teardown(struct term *t, enum term_reason why, const char *actor,
     const char *detail, int64_t now)
 {
-	const char	*kind;
-
-	if (strcmp(reason, "closed") == 0 || strcmp(reason, "restarted") == 0)
-		kind = "close";
-	else if (strcmp(reason, "reaped") == 0)
-		kind = "reap";
-	else if (strcmp(reason, "evicted") == 0)
-		kind = "evict";
-	else
-		kind = reason;
-	mirror_event(t, now, kind, actor, detail != NULL ? detail : reason);
+	mirror_event(t, now, term_reason_audit(why), actor,
+	    detail != NULL ? detail : term_reason_wire(why));
 
 	if (t->registered)
 		term_unregister(t);
-	if (t->state == TERM_EXITED || t->ending)
-		return;
 	/*
-	 * The shell already ended by itself and the pty is draining: its row
-	 * stays exited with its own code (the store takes exited as final,
-	 * and it is what happened); this teardown only ends the linger that
-	 * would have followed.  Its event above says who asked.
+	 * Ending already, or the shell already ended by itself and the pty
+	 * is draining (its row stays exited with its own code, which is what
+	 * happened): this teardown only ends the linger that would have
+	 * followed.  Its event above says who asked.
 	 */
-	if (t->reaped)
+	if (t->state != TERM_RUNNING)
 		return;
-	t->ending = 1;
-	t->reason = reason;
-	t->row_state = strcmp(reason, "restarted") == 0 ? "closed" :
-	    strcmp(reason, "shutdown") == 0 ? "shutdown" : reason;
-	mirror_mark(t);
-	if (!t->reaped && t->pid > 0) {
+	term_set_state(t, TERM_ENDING, why, now);
+	if (t->pid > 0) {
 		(void)kill(-t->pid, SIGHUP);
 		(void)kill(-t->pid, SIGCONT);
-		ev_timer_at(&t->timer, now + PTYD_KILL_DELAY);
 	}
-	term_wake_viewers(t);
 }
 
 static void
@@ -592,27 +615,31 @@ term_timer_cb(void *arg)
 	struct term	*t = arg;
 	int64_t		 now = ev_now();
 
-	if (t->state == TERM_EXITED) {
+	switch (t->state) {
+	case TERM_EXITED:
 		term_linger_expired(t, now);
-		return;
-	}
-	if (!t->reaped) {
+		break;
+	case TERM_ENDING:
 		/* Teardown's grace is over: the shell ignored SIGHUP. */
 		if (t->pid > 0) {
 			(void)kill(-t->pid, SIGKILL);
 			(void)kill(t->pid, SIGKILL);
 		}
 		t->killed = 1;
-		return;
+		break;
+	case TERM_DRAINING:
+		/* Reaped but the pty never reached EIO: something outside
+		 * the terminal holds the slave.  Unless a viewer is still
+		 * owed bytes it is reading, stop waiting. */
+		if (t->paused) {
+			ev_timer_at(&t->timer, now + PTYD_SEC);
+			break;
+		}
+		term_finish(t, now);
+		break;
+	case TERM_RUNNING:
+		break;		/* no timer runs while running */
 	}
-	/* Reaped but the pty never reached EIO: something outside the
-	 * terminal holds the slave.  Unless a viewer is still owed bytes
-	 * it is reading, stop waiting. */
-	if (t->paused) {
-		ev_timer_at(&t->timer, now + PTYD_SEC);
-		return;
-	}
-	term_finish(t, now);
 }
 
 void
@@ -641,12 +668,12 @@ term_child_exited(struct term *t, int status, int64_t now)
 		t->exit_code = -WTERMSIG(status);
 	else
 		t->exit_code = 0;
-	ev_timer_stop(&t->timer);
 	/* Every shell's end is audited with its code; after a teardown, the
 	 * detail says which (the close, reap... event came first). */
-	if (t->ending)
+	if (t->state == TERM_ENDING)
 		snprintf(detail, sizeof(detail), "exit code %d, %s%s",
-		    t->exit_code, t->reason, t->killed ? ", after SIGKILL" : "");
+		    t->exit_code, term_reason_wire(t->reason),
+		    t->killed ? ", after SIGKILL" : "");
 	else
 		snprintf(detail, sizeof(detail), "exit code %d", t->exit_code);
 	mirror_event(t, now, "exit", NULL, detail);
@@ -658,11 +685,13 @@ term_child_exited(struct term *t, int status, int64_t now)
 	 * a match by tty would hit (the session match still applies). */
 	(void)proc_sweep(t->pid, t->master != -1 ? t->tty : 0, t->killed,
 	    term_is_live_shell);
+	if (t->state == TERM_EXITED)
+		return;		/* shutdown's deadline finished it already */
 	if (t->master == -1) {
 		term_finish(t, now);
 		return;
 	}
-	ev_timer_at(&t->timer, now + PTYD_DRAIN_DEADLINE);
+	term_set_state(t, TERM_DRAINING, TERM_R_NONE, now);
 	/* Pick up what is readable now; EIO finishes. */
 	term_io_cb(t->master, EPOLLIN, t);
 }
@@ -694,24 +723,15 @@ term_finish(struct term *t, int64_t now)
 {
 	if (t->state == TERM_EXITED)
 		return;
-	ev_timer_stop(&t->timer);
 	ev_io_del(&t->io);
 	if (t->master != -1)
 		close(t->master);
 	t->master = -1;
 	term_input_drop(t);
-	t->state = TERM_EXITED;
 	t->ended_at = now;
-	if (!t->ending) {
-		t->reason = "exit";
-		t->row_state = "exited";
-	}
-	if (t->reason == NULL)
-		t->reason = "exit";
-	mirror_mark(t);
-	if (t->registered)
-		ev_timer_at(&t->timer, now + ptyd_conf.linger);
-	term_wake_viewers(t);
+	/* Ended by itself unless a teardown gave it a reason. */
+	term_set_state(t, TERM_EXITED, t->reason == TERM_R_NONE ?
+	    TERM_R_EXIT : TERM_R_NONE, now);
 	term_maybe_free(t);
 }
 
@@ -721,7 +741,8 @@ term_shutdown_all(int64_t now)
 	struct term	*t;
 
 	while ((t = TAILQ_FIRST(&term_reg)) != NULL)
-		term_teardown(t, "shutdown", NULL, "ptyd shutting down", now);
+		term_teardown(t, TERM_R_SHUTDOWN, NULL, "ptyd shutting down",
+		    now);
 }
 
 int
@@ -793,7 +814,7 @@ term_read(struct term *t, int64_t now)
 		close(t->master);
 		t->master = -1;
 		term_input_drop(t);
-		if (t->reaped)
+		if (t->state == TERM_DRAINING)
 			term_finish(t, now);
 		break;
 	}
@@ -1015,8 +1036,8 @@ term_start(const struct term_start_req *req, int64_t now, struct term **out,
 	term_clamp(&rows, &cols, 1);
 
 	old = term_find(req->owner, req->sid);
-	if (old != NULL && old->state == TERM_RUNNING && !old->ending &&
-	    !old->reaped && !req->restart && strcmp(old->workspace, ws) == 0) {
+	if (old != NULL && old->state == TERM_RUNNING && !req->restart &&
+	    strcmp(old->workspace, ws) == 0) {
 		if (rows != old->rows || cols != old->cols) {
 			term_set_size(old, rows, cols);
 			mirror_mark(old);
@@ -1032,17 +1053,16 @@ term_start(const struct term_start_req *req, int64_t now, struct term **out,
 	base = term_base(old, term_now_ns());
 	t = term_new(req->owner, req->sid, ws, rows, cols, base, now);
 	if (term_spawn(t) == -1) {
-		t->state = TERM_EXITED;
-		t->reason = "exit";
 		if (t->pid > 0)
 			(void)kill(t->pid, SIGKILL);
 		term_pid_remove(t);
-		term_maybe_free(t);
+		term_finish(t, now);
 		return (TERM_EINTERNAL);
 	}
 	/* A restart replaces the old one in place, so it evicts nothing. */
 	if (old != NULL)
-		term_teardown(old, "restarted", req->actor, "restarted", now);
+		term_teardown(old, TERM_R_RESTARTED, req->actor, "restarted",
+		    now);
 	while (ptyd_conf.max_per_owner > 0 &&
 	    term_count_owner(req->owner) >= ptyd_conf.max_per_owner &&
 	    (victim = term_evict_pick(req->owner)) != NULL)
@@ -1071,8 +1091,7 @@ term_input(const char *owner, const char *sid, const uint8_t *data,
 	ssize_t			 r;
 
 	t = term_find(owner, sid);
-	if (t == NULL || t->state != TERM_RUNNING || t->reaped ||
-	    t->master == -1)
+	if (t == NULL || t->state != TERM_RUNNING || t->master == -1)
 		return (TERM_ENOTRUNNING);
 	if (len == 0)
 		return (TERM_OK);
@@ -1122,8 +1141,8 @@ term_input_once(const char *owner, const char *sid, const char *input_id,
 	 * were accepted, so the first has run by the time its retry is read.
 	 */
 	t = term_find(owner, sid);
-	if (t != NULL && t->state == TERM_RUNNING && !t->reaped &&
-	    t->master != -1 && once_seen(&t->once, input_id)) {
+	if (t != NULL && t->state == TERM_RUNNING && t->master != -1 &&
+	    once_seen(&t->once, input_id)) {
 		*duplicate = 1;
 		return (TERM_OK);
 	}
@@ -1141,7 +1160,7 @@ term_resize(const char *owner, const char *sid, unsigned int rows,
 	char		 detail[32];
 
 	t = term_find(owner, sid);
-	if (t == NULL || t->state != TERM_RUNNING || t->reaped)
+	if (t == NULL || t->state != TERM_RUNNING)
 		return (TERM_ENOTRUNNING);
 	term_clamp(&rows, &cols, 0);
 	term_set_size(t, rows, cols);
@@ -1158,7 +1177,7 @@ term_close(const char *owner, const char *sid, const char *actor, int64_t now)
 
 	if ((t = term_find(owner, sid)) == NULL)
 		return (0);
-	term_teardown(t, "closed", actor, NULL, now);
+	term_teardown(t, TERM_R_CLOSED, actor, NULL, now);
 	return (1);
 }
 
@@ -1259,7 +1278,7 @@ term_reapable(const struct term *t, int64_t now, const char **why,
 	}
 	/* A shell that died is noticed by the SIGCHLD loop, which the reaper
 	 * runs first, and then drains and finishes on its own. */
-	if (t->ending || t->reaped)
+	if (t->state != TERM_RUNNING)
 		return (0);
 	if (t->nviewers == 0 && t->unwatched_since >= 0 &&
 	    now - t->unwatched_since >= ptyd_conf.idle_grace) {

@@ -8,11 +8,11 @@
  * embeds a struct viewer and is woken through it), forking (spawn.c),
  * killing strays (proc.c), or the idle policy's timing (reap.c).
  *
- * Lifecycle: running (shell alive, or reaped and draining to EIO) ->
- * exited (fds and process released, ring kept; lingering while registered)
- * -> gone.  Teardown for close, reap, evict, restart and shutdown
+ * Lifecycle: the state machine of termstate.h, every change through
+ * term_set_state.  Teardown for close, reap, evict, restart and shutdown
  * unregisters first, so nothing can attach to or type into a terminal that
- * is going, then signals and waits on timers, never blocking.
+ * is going, then signals and waits on timers, never blocking.  An exited
+ * terminal lingers while registered, then is retired and freed.
  *
  * Time is `now`, monotonic microseconds, passed in by the caller.
  */
@@ -27,14 +27,10 @@
 #include "ev.h"
 #include "once.h"
 #include "ring.h"
+#include "termstate.h"
 
 struct store;
 struct term;
-
-enum term_state {
-	TERM_RUNNING,		/* shell alive, or reaped and draining */
-	TERM_EXITED,		/* finished: fds and process released */
-};
 
 /* Error codes; conn.c maps them to PROTO_ERR_*. */
 enum term_err {
@@ -74,17 +70,15 @@ struct term {
 	char			*sid;
 	char			*workspace;
 
-	enum term_state		 state;
+	enum term_state		 state;		/* term_set_state only */
+	enum term_reason	 reason;	/* why it ends; NONE: running */
 	int			 registered;
-	int			 ending;	/* teardown started */
 	int			 dirty;		/* mirror.c: row to push */
 	int			 in_pid_hash;
 	int			 free_queued;
-	const char		*reason;	/* for MSG_EXIT */
-	const char		*row_state;	/* for the mirror */
 
 	pid_t			 pid;		/* shell = pgrp = session */
-	int			 reaped;
+	int			 reaped;	/* the shell was waited for */
 	int			 killed;	/* SIGKILL sent */
 	int			 master;	/* -1 once closed */
 	struct ev_io		 io;
@@ -198,7 +192,17 @@ size_t		 term_read_limit(const struct term *);
 int		 term_finished(const struct term *);
 
 /* Lifecycle. */
-void		 term_teardown(struct term *, const char *reason,
+/*
+ * The one way a terminal's state changes: the transition must be in
+ * termstate.c's table (anything else is a bug: fatalx).  Sets the reason
+ * (unless TERM_R_NONE), arms or stops the timer as the table says, marks
+ * the mirror's row and wakes viewers where the table says so.
+ */
+void		 term_set_state(struct term *, enum term_state,
+		    enum term_reason, int64_t now);
+/* The database's terminals.state of t now. */
+const char	*term_db_state(const struct term *);
+void		 term_teardown(struct term *, enum term_reason,
 		    const char *actor, const char *detail, int64_t now);
 void		 term_evict(struct term *, const char *cap, unsigned int max,
 		    const struct term_start_req *, int64_t now);

@@ -32,3 +32,8 @@ tests_daemon_test_daemon_CFLAGS = $(UNIT_CFLAGS) $(SQLITE_CFLAGS) \
 	-DPTYDCTL_BIN='"$(abs_top_builddir)/ptyd/ptydctl"'
 tests_daemon_test_daemon_LDADD = libwire.a $(SQLITE_LIBS) $(CRITERION_LIBS)
 EXTRA_DIST += tests/daemon/README
+
+check_PROGRAMS += tests/unit/test_termstate
+tests_unit_test_termstate_SOURCES = tests/unit/test_termstate.c
+tests_unit_test_termstate_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_termstate_LDADD = $(PTYD_UNIT_LDADD)

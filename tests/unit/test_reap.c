@@ -78,7 +78,7 @@ Test(reap, viewer_attaching_between_select_and_claim_wins)
 	cr_assert_eq(term_find("", "a"), t, "the terminal keeps streaming");
 	cr_assert(t->registered);
 	cr_assert_eq(t->nviewers, 1);
-	cr_assert_eq(t->ending, 0);
+	cr_assert_eq(t->state, TERM_RUNNING, "not ending");
 	reap_list_free(&l);
 }
 
@@ -99,7 +99,7 @@ Test(reap, attach_after_a_successful_claim_is_not_running)
 	cr_assert_eq(c, t);
 	cr_assert_str_eq(why, "idle");
 	cr_assert_eq(idle, GRACE);
-	term_teardown(c, "reaped", NULL, "idle", GRACE);
+	term_teardown(c, TERM_R_REAPED, NULL, "idle", GRACE);
 	memset(&v, 0, sizeof(v));
 	v.wake = nowake;
 	cr_assert_eq(term_attach("", "a", &v, 0, 0, NULL, GRACE + 1, &resume,
@@ -139,13 +139,13 @@ Test(reap, entry_replaced_by_a_restart_refuses)
 
 	reap_list_init(&l);
 	cr_assert_eq(reap_select(GRACE, &l), 1);
-	term_teardown(old, "restarted", NULL, NULL, GRACE);
+	term_teardown(old, TERM_R_RESTARTED, NULL, NULL, GRACE);
 	fresh = mk("", "a", 0);		/* born long ago: reapable by time */
 	cr_assert_null(reap_claim(&l.v[0], GRACE, &why, &idle),
 	    "a different incarnation is never claimed on another's select");
 	cr_assert_eq(term_find("", "a"), fresh, "the new terminal survives");
 	cr_assert(fresh->registered);
-	cr_assert_eq(fresh->ending, 0);
+	cr_assert_eq(fresh->state, TERM_RUNNING, "not ending");
 	reap_list_free(&l);
 }
 
@@ -228,7 +228,7 @@ Test(reap, terminal_being_torn_down_is_not_selected_again)
 	struct reap_list	 l;
 	struct term		*t = mk("", "a", 0);
 
-	term_teardown(t, "closed", NULL, NULL, S);
+	term_teardown(t, TERM_R_CLOSED, NULL, NULL, S);
 	reap_list_init(&l);
 	cr_assert_eq(reap_select(10 * GRACE, &l), 0);
 	reap_list_free(&l);
@@ -243,8 +243,8 @@ Test(reap, run_reaps_the_idle_and_keeps_the_watched)
 	cr_assert_eq(reap_run(GRACE - 1), 0);
 	cr_assert_eq(reap_run(GRACE), 1);
 	cr_assert_null(term_find("", "idle"));
-	cr_assert_eq(idle->ending, 1);
-	cr_assert_str_eq(idle->reason, "reaped");
+	cr_assert_eq(idle->state, TERM_ENDING);
+	cr_assert_str_eq(term_reason_wire(idle->reason), "reaped");
 	cr_assert_eq(term_find("", "busy"), busy);
 }
 

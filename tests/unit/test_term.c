@@ -160,7 +160,7 @@ Test(term, start_at_the_cap_evicts_the_least_recently_active_never_itself)
 	cr_assert_eq(term_count(), 2);
 	cr_assert_eq(term_find("", "a"), a);
 	cr_assert_null(term_find("", "b"));
-	cr_assert_str_eq(b->reason, "evicted");
+	cr_assert_str_eq(term_reason_wire(b->reason), "evicted");
 	cr_assert_eq(term_find("", "c"), c);
 }
 
@@ -200,7 +200,7 @@ Test(term, restart_at_the_cap_evicts_nothing)
 	cr_assert_neq(b2, b);
 	cr_assert_eq(term_find("", "a"), a, "the neighbour survives");
 	cr_assert_eq(term_find("", "b"), b2);
-	cr_assert_str_eq(b->reason, "restarted");
+	cr_assert_str_eq(term_reason_wire(b->reason), "restarted");
 	cr_assert_gt(b2->base, ring_end(&b->ring) + 1,
 	    "every id of the new incarnation is above the old ones");
 }
@@ -216,7 +216,7 @@ Test(term, per_owner_cap_evicts_within_the_owner)
 	(void)start("alice", "2", 0, 3 * S, &reused);
 	cr_assert_null(term_find("alice", "1"));
 	cr_assert_eq(term_find("bob", "1"), b1, "another owner is untouched");
-	cr_assert_str_eq(a1->reason, "evicted");
+	cr_assert_str_eq(term_reason_wire(a1->reason), "evicted");
 }
 
 Test(term, start_of_an_alive_id_reuses_and_only_resizes)
@@ -269,7 +269,7 @@ Test(term, exited_terminal_lingers_then_retires)
 	term_child_exited(t, 7 << 8, 10 * S);
 	cr_assert_eq(t->state, TERM_EXITED);
 	cr_assert_eq(t->exit_code, 7);
-	cr_assert_str_eq(t->reason, "exit");
+	cr_assert_str_eq(term_reason_wire(t->reason), "exit");
 	cr_assert(ev_timer_pending(&t->timer), "the linger timer runs");
 	cr_assert_eq(t->timer.when, 10 * S + 60 * S);
 	viewer_init(&v);
@@ -298,15 +298,15 @@ Test(term, close_while_an_exited_shell_drains_keeps_it_exited)
 	cr_assert_eq(pipe2(p, O_NONBLOCK | O_CLOEXEC), 0);
 	t->master = p[0];	/* a pty someone else still holds open */
 	term_child_exited(t, 3 << 8, S);
-	cr_assert_eq(t->state, TERM_RUNNING, "still draining");
+	cr_assert_eq(t->state, TERM_DRAINING, "still draining");
 	cr_assert_eq(term_close("", "a", "bob", 2 * S), 1);
 	cr_assert_null(term_find("", "a"), "unregistered at once");
-	cr_assert_eq(t->ending, 0, "nothing left to signal");
+	cr_assert_eq(t->state, TERM_DRAINING, "nothing left to signal");
 	close(p[1]);
 	term_force_finish(3 * S);
 	cr_assert_eq(t->state, TERM_EXITED);
-	cr_assert_str_eq(t->reason, "exit");
-	cr_assert_str_eq(t->row_state, "exited");
+	cr_assert_str_eq(term_reason_wire(t->reason), "exit");
+	cr_assert_str_eq(term_db_state(t), "exited");
 	cr_assert_eq(t->exit_code, 3);
 	cr_assert(!ev_timer_pending(&t->timer), "closed: no linger");
 }
@@ -680,8 +680,8 @@ Test(term, close_unregisters_first)
 	t = start("", "a", 0, S, &reused);
 	cr_assert_eq(term_close("", "a", "me", 2 * S), 1);
 	cr_assert_null(term_find("", "a"), "gone from the registry at once");
-	cr_assert_eq(t->ending, 1);
-	cr_assert_str_eq(t->reason, "closed");
+	cr_assert_eq(t->state, TERM_ENDING);
+	cr_assert_str_eq(term_reason_wire(t->reason), "closed");
 	cr_assert(ev_timer_pending(&t->timer), "SIGKILL is a timer");
 	cr_assert_eq(t->timer.when, 2 * S + PTYD_KILL_DELAY);
 	cr_assert_eq(term_close("", "a", "me", 3 * S), 0);
