@@ -69,46 +69,82 @@ peer_key_parse(struct peer_key *k, const char *raddr, const char *rport,
 	return (0);
 }
 
+/* The request of an exact lookup of k's client socket in one family. */
+struct peer_req {
+	struct nlmsghdr		nlh;
+	struct inet_diag_req_v2	req;
+};
+
+static void
+peer_req_init(struct peer_req *msg, int family, const struct peer_key *k)
+{
+	memset(msg, 0, sizeof(*msg));
+	msg->nlh.nlmsg_len = sizeof(*msg);
+	msg->nlh.nlmsg_type = SOCK_DIAG_BY_FAMILY;
+	msg->nlh.nlmsg_flags = NLM_F_REQUEST;
+	msg->nlh.nlmsg_seq = 1;
+	msg->req.sdiag_family = (uint8_t)family;
+	msg->req.sdiag_protocol = IPPROTO_TCP;
+	msg->req.idiag_states = ~0U;
+	/* The client's socket: its local end is (src, sport). */
+	msg->req.id.idiag_sport = htons(k->lport);
+	msg->req.id.idiag_dport = htons(k->rport);
+	if (family == AF_INET) {
+		memcpy(msg->req.id.idiag_src, k->local.a + 12, 4);
+		memcpy(msg->req.id.idiag_dst, k->remote.a + 12, 4);
+	} else {
+		memcpy(msg->req.id.idiag_src, k->local.a, 16);
+		memcpy(msg->req.id.idiag_dst, k->remote.a, 16);
+	}
+	msg->req.id.idiag_cookie[0] = INET_DIAG_NOCOOKIE;
+	msg->req.id.idiag_cookie[1] = INET_DIAG_NOCOOKIE;
+}
+
+/* The uid in a reply of n bytes.  0, or -1 with *err (ENOENT: none). */
+static int
+peer_reply(const struct peer_key *k, struct nlmsghdr *h, ssize_t n,
+    uid_t *uid, int *err)
+{
+	const struct inet_diag_msg	*d;
+	const struct nlmsgerr		*e;
+
+	*err = ENOENT;
+	for (; NLMSG_OK(h, (size_t)n); h = NLMSG_NEXT(h, n)) {
+		if (h->nlmsg_type == NLMSG_ERROR) {
+			e = NLMSG_DATA(h);
+			if (h->nlmsg_len >= NLMSG_LENGTH(sizeof(*e)) &&
+			    e->error < 0)
+				*err = -e->error;
+			return (-1);
+		}
+		if (h->nlmsg_type != SOCK_DIAG_BY_FAMILY ||
+		    h->nlmsg_len < NLMSG_LENGTH(sizeof(*d)))
+			continue;
+		d = NLMSG_DATA(h);
+		/* The kernel matched the tuple; check it anyway. */
+		if (d->id.idiag_sport != htons(k->lport) ||
+		    d->id.idiag_dport != htons(k->rport))
+			continue;
+		*uid = (uid_t)d->idiag_uid;
+		return (0);
+	}
+	return (-1);
+}
+
 /* One exact lookup in one address family.  0, or -1 with errno. */
 static int
 peer_diag(int family, const struct peer_key *k, uid_t *uid)
 {
-	struct {
-		struct nlmsghdr		nlh;
-		struct inet_diag_req_v2	req;
-	} msg;
+	struct peer_req		 msg;
 	struct sockaddr_nl	 sa;
 	union {
 		struct nlmsghdr	 h;
 		char		 buf[4096];
 	} u;
-	struct nlmsghdr		*h;
-	struct inet_diag_msg	*d;
-	struct nlmsgerr		*e;
 	ssize_t			 n;
 	int			 fd, rv = -1, err = ENOENT;
 
-	memset(&msg, 0, sizeof(msg));
-	msg.nlh.nlmsg_len = sizeof(msg);
-	msg.nlh.nlmsg_type = SOCK_DIAG_BY_FAMILY;
-	msg.nlh.nlmsg_flags = NLM_F_REQUEST;
-	msg.nlh.nlmsg_seq = 1;
-	msg.req.sdiag_family = (uint8_t)family;
-	msg.req.sdiag_protocol = IPPROTO_TCP;
-	msg.req.idiag_states = ~0U;
-	/* The client's socket: its local end is (src, sport). */
-	msg.req.id.idiag_sport = htons(k->lport);
-	msg.req.id.idiag_dport = htons(k->rport);
-	if (family == AF_INET) {
-		memcpy(msg.req.id.idiag_src, k->local.a + 12, 4);
-		memcpy(msg.req.id.idiag_dst, k->remote.a + 12, 4);
-	} else {
-		memcpy(msg.req.id.idiag_src, k->local.a, 16);
-		memcpy(msg.req.id.idiag_dst, k->remote.a, 16);
-	}
-	msg.req.id.idiag_cookie[0] = INET_DIAG_NOCOOKIE;
-	msg.req.id.idiag_cookie[1] = INET_DIAG_NOCOOKIE;
-
+	peer_req_init(&msg, family, k);
 	if ((fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC,
 	    NETLINK_SOCK_DIAG)) == -1)
 		return (-1);
@@ -126,26 +162,7 @@ peer_diag(int family, const struct peer_key *k, uid_t *uid)
 		err = errno;
 		goto out;
 	}
-	for (h = &u.h; NLMSG_OK(h, (size_t)n); h = NLMSG_NEXT(h, n)) {
-		if (h->nlmsg_type == NLMSG_ERROR) {
-			e = NLMSG_DATA(h);
-			if (h->nlmsg_len >= NLMSG_LENGTH(sizeof(*e)) &&
-			    e->error < 0)
-				err = -e->error;
-			break;
-		}
-		if (h->nlmsg_type != SOCK_DIAG_BY_FAMILY ||
-		    h->nlmsg_len < NLMSG_LENGTH(sizeof(*d)))
-			continue;
-		d = NLMSG_DATA(h);
-		/* The kernel matched the tuple; check it anyway. */
-		if (d->id.idiag_sport != htons(k->lport) ||
-		    d->id.idiag_dport != htons(k->rport))
-			continue;
-		*uid = (uid_t)d->idiag_uid;
-		rv = 0;
-		break;
-	}
+	rv = peer_reply(k, &u.h, n, uid, &err);
 out:
 	close(fd);
 	if (rv == -1)

@@ -1,24 +1,23 @@
 /*
- * term.c -- the terminal registry and every terminal's lifecycle.
+ * term.c -- terminal objects, the registry, and the requests.
  *
  * Owns: struct term objects from term_new to their free at the end of a
  * loop turn; the registry (a hash on (owner, session_id) plus a list in
- * start order) and the cap; the pid hash of live shells; pty I/O
- * (reading output into the ring, writing queued input); backpressure; the
- * SIGCHLD reaping loop.  Does not own: viewer connections (conn.c, through
- * struct viewer), forking (spawn.c), strays (proc.c), the reaper's
- * schedule (reap.c, main.c), the SQLite mirror (mirror.c: told of every
- * change through mirror_mark and mirror_event).
+ * start order), the cap and the pid hash of live shells; the request
+ * policy (session ids, sizes, workspaces) and the requests start, input,
+ * resize and close.  Does not own: a terminal's state changes and ending
+ * (termlife.c), its pty (termio.c), its viewers (termview.c), viewer
+ * connections (conn.c, through struct viewer), forking (spawn.c), strays
+ * (proc.c), the reaper's schedule (reap.c, main.c), the SQLite mirror
+ * (mirror.c: told of every change through mirror_mark and mirror_event).
  *
  * Single-threaded: a lookup and what follows it (attach, claim, evict) are
  * one step; no other code runs in between, so "attach is atomic" needs no
  * lock.  Objects reachable from a callback in flight are freed only at the
  * end of the turn (ev_defer).
  */
-#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/types.h>
-#include <sys/wait.h>
 
 #include <errno.h>
 #include <limits.h>
@@ -26,22 +25,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <termios.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "log.h"
 #include "mirror.h"
-#include "proc.h"
 #include "proto.h"
 #include "ptyd.h"
-#include "spawn.h"
 #include "term.h"
+#include "term_int.h"
 #include "xmalloc.h"
-
-#include <sys/epoll.h>
-
-#define TERM_READ_BUDGET	(256 * 1024)	/* per wakeup, for fairness */
 
 struct ptyd_config ptyd_conf = {
 	.idle_grace = 900 * PTYD_SEC,
@@ -56,13 +49,6 @@ struct ptyd_config ptyd_conf = {
 	.shell = "/bin/sh",
 };
 
-struct term_chunk {
-	STAILQ_ENTRY(term_chunk)	 entry;
-	size_t				 len;
-	size_t				 off;
-	uint8_t				 data[];
-};
-
 TAILQ_HEAD(term_list, term);
 
 static struct term_list	  term_all = TAILQ_HEAD_INITIALIZER(term_all);
@@ -72,14 +58,7 @@ static struct term	**term_phash;
 static size_t		  term_nbuckets;
 static unsigned int	  term_nreg;
 
-static void	term_io_cb(int, uint32_t, void *);
-static void	term_timer_cb(void *);
 static void	term_defer_cb(void *);
-static void	term_finish(struct term *, int64_t);
-static void	term_maybe_free(struct term *);
-static void	term_update_events(struct term *);
-static void	term_wake_viewers(struct term *);
-static void	term_size_reassert(struct term *);
 
 /* Registry hashing. */
 
@@ -176,13 +155,13 @@ term_find_pid(pid_t pid)
 	return (NULL);
 }
 
-static int
+int
 term_is_live_shell(pid_t pid)
 {
 	return (term_find_pid(pid) != NULL);
 }
 
-static void
+void
 term_pid_add(struct term *t)
 {
 	size_t	i;
@@ -195,7 +174,7 @@ term_pid_add(struct term *t)
 	t->in_pid_hash = 1;
 }
 
-static void
+void
 term_pid_remove(struct term *t)
 {
 	struct term	**pp;
@@ -328,7 +307,7 @@ term_new(const char *owner, const char *sid, const char *workspace,
 	return (t);
 }
 
-static void
+void
 term_input_drop(struct term *t)
 {
 	struct term_chunk	*c;
@@ -384,7 +363,7 @@ term_defer_cb(void *arg)
 }
 
 /* Free at the end of the turn once nothing can refer to t any more. */
-static void
+void
 term_maybe_free(struct term *t)
 {
 	if (t->state != TERM_EXITED || t->registered || t->nviewers != 0)
@@ -393,7 +372,7 @@ term_maybe_free(struct term *t)
 	ev_defer(&t->defer);
 }
 
-static void
+void
 term_wake_viewers(struct term *t)
 {
 	if (t->nviewers == 0 || t->free_queued)
@@ -494,257 +473,6 @@ term_now_ns(void)
 	return ((uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec);
 }
 
-/* Lifecycle. */
-
-struct term *
-term_evict_pick(const char *owner)
-{
-	struct term	*t, *best = NULL;
-
-	/* An exited terminal first (the earliest to end), else the least
-	 * recently active.  Callers unregister the id being started first,
-	 * so it can never be picked. */
-	TAILQ_FOREACH(t, &term_reg, reg_entry) {
-		if (owner != NULL && strcmp(t->owner, owner) != 0)
-			continue;
-		if (best == NULL) {
-			best = t;
-			continue;
-		}
-		if (t->state == TERM_EXITED && best->state != TERM_EXITED)
-			best = t;
-		else if (t->state == TERM_EXITED && best->state == TERM_EXITED) {
-			if (t->ended_at < best->ended_at)
-				best = t;
-		} else if (t->state != TERM_EXITED &&
-		    best->state != TERM_EXITED &&
-		    t->last_activity < best->last_activity)
-			best = t;
-	}
-	return (best);
-}
-
-/* Evict t to make room for req (the audit says which cap, for whom). */
-void
-term_evict(struct term *t, const char *cap, unsigned int max,
-    const struct term_start_req *req, int64_t now)
-{
-	char	detail[PROTO_SID_MAX + PROTO_OWNER_MAX + 128];
-
-	snprintf(detail, sizeof(detail), "%s %u reached starting %s%s%s; %s,"
-	    " idle %llds", cap, max, req->owner, *req->owner ? "/" : "",
-	    req->sid, t->state == TERM_EXITED ? "exited" : "running",
-	    (long long)((now - t->last_activity) / PTYD_SEC));
-	term_teardown(t, TERM_R_EVICTED, req->actor, detail, now);
-}
-
-void
-term_set_state(struct term *t, enum term_state to, enum term_reason why,
-    int64_t now)
-{
-	const struct term_transition	*tr;
-
-	if ((tr = term_transition_find(t->state, to)) == NULL)
-		fatalx("term %s: no transition %s -> %s", t->sid,
-		    term_state_name(t->state), term_state_name(to));
-	t->state = to;
-	if (why != TERM_R_NONE)
-		t->reason = why;
-	switch (tr->timer) {
-	case TERM_TIMER_STOP:
-		ev_timer_stop(&t->timer);
-		break;
-	case TERM_TIMER_KILL:
-		ev_timer_at(&t->timer, now + PTYD_KILL_DELAY);
-		break;
-	case TERM_TIMER_DRAIN:
-		ev_timer_at(&t->timer, now + PTYD_DRAIN_DEADLINE);
-		break;
-	case TERM_TIMER_LINGER:
-		if (t->registered)
-			ev_timer_at(&t->timer, now + ptyd_conf.linger);
-		else
-			ev_timer_stop(&t->timer);
-		break;
-	}
-	mirror_mark(t);
-	if (tr->wake)
-		term_wake_viewers(t);
-}
-
-const char *
-term_db_state(const struct term *t)
-{
-	return (term_reason_db(t->reason));
-}
-
-/*
- * Teardown: unregister first (nothing can attach or type from here on),
- * SIGHUP and SIGCONT to the process group, SIGKILL after PTYD_KILL_DELAY
- * if the shell is still there (the ENDING state's timer).  Output keeps
- * draining to viewers; MSG_EXIT goes out once the shell is reaped and the
- * pty drained.  The audit event is the reason's (restart logs close).
- */
-void
-term_teardown(struct term *t, enum term_reason why, const char *actor,
-    const char *detail, int64_t now)
-{
-	mirror_event(t, now, term_reason_audit(why), actor,
-	    detail != NULL ? detail : term_reason_wire(why));
-
-	if (t->registered)
-		term_unregister(t);
-	/*
-	 * Ending already, or the shell already ended by itself and the pty
-	 * is draining (its row stays exited with its own code, which is what
-	 * happened): this teardown only ends the linger that would have
-	 * followed.  Its event above says who asked.
-	 */
-	if (t->state != TERM_RUNNING)
-		return;
-	term_set_state(t, TERM_ENDING, why, now);
-	if (t->pid > 0) {
-		(void)kill(-t->pid, SIGHUP);
-		(void)kill(-t->pid, SIGCONT);
-	}
-}
-
-static void
-term_timer_cb(void *arg)
-{
-	struct term	*t = arg;
-	int64_t		 now = ev_now();
-
-	switch (t->state) {
-	case TERM_EXITED:
-		term_linger_expired(t, now);
-		break;
-	case TERM_ENDING:
-		/* Teardown's grace is over: the shell ignored SIGHUP. */
-		if (t->pid > 0) {
-			(void)kill(-t->pid, SIGKILL);
-			(void)kill(t->pid, SIGKILL);
-		}
-		t->killed = 1;
-		break;
-	case TERM_DRAINING:
-		/* Reaped but the pty never reached EIO: something outside
-		 * the terminal holds the slave.  Unless a viewer is still
-		 * owed bytes it is reading, stop waiting. */
-		if (t->paused) {
-			ev_timer_at(&t->timer, now + PTYD_SEC);
-			break;
-		}
-		term_finish(t, now);
-		break;
-	case TERM_RUNNING:
-		break;		/* no timer runs while running */
-	}
-}
-
-void
-term_linger_expired(struct term *t, int64_t now)
-{
-	(void)now;
-	if (t->state != TERM_EXITED)
-		return;
-	term_unregister(t);
-}
-
-/* The shell is gone (SIGCHLD).  Drain, then finish. */
-void
-term_child_exited(struct term *t, int status, int64_t now)
-{
-	char	detail[64];
-
-	if (t->reaped)
-		return;
-	t->reaped = 1;
-	term_pid_remove(t);
-	t->has_exit_code = 1;
-	if (WIFEXITED(status))
-		t->exit_code = WEXITSTATUS(status);
-	else if (WIFSIGNALED(status))
-		t->exit_code = -WTERMSIG(status);
-	else
-		t->exit_code = 0;
-	/* Every shell's end is audited with its code; after a teardown, the
-	 * detail says which (the close, reap... event came first). */
-	if (t->state == TERM_ENDING)
-		snprintf(detail, sizeof(detail), "exit code %d, %s%s",
-		    t->exit_code, term_reason_wire(t->reason),
-		    t->killed ? ", after SIGKILL" : "");
-	else
-		snprintf(detail, sizeof(detail), "exit code %d", t->exit_code);
-	mirror_event(t, now, "exit", NULL, detail);
-	/* What the shell leaves behind: its background jobs, a double-forked
-	 * child still on the tty.  They keep the slave open, so the pty
-	 * reaches EIO once they are gone.  The tty is matched only while our
-	 * master is open: once it is closed, the kernel may already have
-	 * given the same /dev/pts number to a new terminal, whose processes
-	 * a match by tty would hit (the session match still applies). */
-	(void)proc_sweep(t->pid, t->master != -1 ? t->tty : 0, t->killed,
-	    term_is_live_shell);
-	if (t->state == TERM_EXITED)
-		return;		/* shutdown's deadline finished it already */
-	if (t->master == -1) {
-		term_finish(t, now);
-		return;
-	}
-	term_set_state(t, TERM_DRAINING, TERM_R_NONE, now);
-	/* Pick up what is readable now; EIO finishes. */
-	term_io_cb(t->master, EPOLLIN, t);
-}
-
-void
-term_reap_children(int64_t now)
-{
-	struct term	*t;
-	pid_t		 pid;
-	int		 status;
-
-	for (;;) {
-		pid = waitpid(-1, &status, WNOHANG);
-		if (pid == -1 && errno == EINTR)
-			continue;
-		if (pid <= 0)
-			break;
-		if ((t = term_find_pid(pid)) != NULL)
-			term_child_exited(t, status, now);
-		else
-			log_debug("reaped descendant %ld", (long)pid);
-	}
-}
-
-/* The shell is reaped and the pty drained (or given up on): release the
- * fds, keep the ring, tell viewers, linger if still registered. */
-static void
-term_finish(struct term *t, int64_t now)
-{
-	if (t->state == TERM_EXITED)
-		return;
-	ev_io_del(&t->io);
-	if (t->master != -1)
-		close(t->master);
-	t->master = -1;
-	term_input_drop(t);
-	t->ended_at = now;
-	/* Ended by itself unless a teardown gave it a reason. */
-	term_set_state(t, TERM_EXITED, t->reason == TERM_R_NONE ?
-	    TERM_R_EXIT : TERM_R_NONE, now);
-	term_maybe_free(t);
-}
-
-void
-term_shutdown_all(int64_t now)
-{
-	struct term	*t;
-
-	while ((t = TAILQ_FIRST(&term_reg)) != NULL)
-		term_teardown(t, TERM_R_SHUTDOWN, NULL, "ptyd shutting down",
-		    now);
-}
-
 int
 term_none_left(void)
 {
@@ -764,237 +492,6 @@ term_force_finish(int64_t now)
 			(void)kill(-t->pid, SIGKILL);
 		term_finish(t, now);
 	}
-}
-
-/* pty I/O. */
-
-size_t
-term_read_limit(const struct term *t)
-{
-	const struct viewer	*v;
-	uint64_t		 min = UINT64_MAX, lag;
-
-	TAILQ_FOREACH(v, &t->viewers, entry)
-		if (v->pos < min)
-			min = v->pos;
-	if (min == UINT64_MAX)
-		return (SIZE_MAX);
-	lag = ring_end(&t->ring) - min;
-	if (lag >= t->ring.max)
-		return (0);
-	return ((size_t)(t->ring.max - lag));
-}
-
-static void
-term_read(struct term *t, int64_t now)
-{
-	uint8_t	*p;
-	size_t	 limit, n, total = 0;
-	ssize_t	 r;
-
-	while (t->master != -1 && total < TERM_READ_BUDGET) {
-		limit = term_read_limit(t);
-		if (limit == 0) {
-			t->paused = 1;
-			break;
-		}
-		n = ring_space(&t->ring, limit, &p);
-		r = read(t->master, p, n);
-		if (r > 0) {
-			ring_commit(&t->ring, (size_t)r);
-			total += (size_t)r;
-			continue;
-		}
-		if (r == -1 && errno == EINTR)
-			continue;
-		if (r == -1 && errno == EAGAIN)
-			break;
-		/* EIO (or EOF): every slave fd is closed; the pty is drained. */
-		ev_io_del(&t->io);
-		close(t->master);
-		t->master = -1;
-		term_input_drop(t);
-		if (t->state == TERM_DRAINING)
-			term_finish(t, now);
-		break;
-	}
-	if (total > 0) {
-		if (!t->spoke) {
-			t->spoke = 1;
-			term_size_reassert(t);
-		}
-		t->bytes_out += total;
-		t->last_activity = now;
-		mirror_mark(t);
-		term_wake_viewers(t);
-	}
-}
-
-static void
-term_write_input(struct term *t)
-{
-	struct term_chunk	*c;
-	ssize_t			 r;
-
-	while (t->master != -1 && (c = STAILQ_FIRST(&t->input)) != NULL) {
-		r = write(t->master, c->data + c->off, c->len - c->off);
-		if (r > 0) {
-			c->off += (size_t)r;
-			t->in_pending -= (size_t)r;
-			if (c->off == c->len) {
-				STAILQ_REMOVE_HEAD(&t->input, entry);
-				free(c);
-			}
-			continue;
-		}
-		if (r == -1 && errno == EINTR)
-			continue;
-		if (r == -1 && errno == EAGAIN)
-			break;
-		/* The slave is gone; nobody will read this. */
-		term_input_drop(t);
-		break;
-	}
-}
-
-static void
-term_update_events(struct term *t)
-{
-	uint32_t	want = 0;
-
-	if (t->master == -1)
-		return;
-	if (!t->paused)
-		want |= EPOLLIN;
-	if (t->in_pending > 0 && !t->hup)
-		want |= EPOLLOUT;
-	/*
-	 * Paused with nothing to write: out of epoll altogether, since a
-	 * hung-up pty reports EPOLLHUP whatever we ask for, and would spin.
-	 */
-	if (want == 0) {
-		ev_io_del(&t->io);
-		return;
-	}
-	if (t->io.fd == -1) {
-		if (ev_io_add(&t->io, t->master, want, term_io_cb, t) == -1)
-			log_warn("term %s: epoll add", t->sid);
-		return;
-	}
-	if (ev_io_set(&t->io, want) == -1)
-		log_warn("term %s: epoll mod", t->sid);
-}
-
-static void
-term_io_cb(int fd, uint32_t events, void *arg)
-{
-	struct term	*t = arg;
-	int64_t		 now = ev_now();
-
-	(void)fd;
-	if (events & EPOLLOUT)
-		term_write_input(t);
-	if ((events & EPOLLHUP) && t->paused) {
-		t->hup = 1;
-		term_input_drop(t);
-	}
-	if (events & (EPOLLIN | EPOLLHUP | EPOLLERR))
-		term_read(t, now);
-	term_update_events(t);
-}
-
-void
-term_viewer_progress(struct term *t)
-{
-	if (!t->paused || term_read_limit(t) == 0)
-		return;
-	t->paused = 0;
-	term_update_events(t);
-}
-
-uint64_t
-term_viewer_limit(const struct term *t, uint64_t pos)
-{
-	uint64_t	end = ring_end(&t->ring);
-
-	/* While the shell may still complete a character, hold back its
-	 * first bytes: a frame (and an event id) never splits one. */
-	if (t->state == TERM_EXITED || pos >= end)
-		return (end);
-	return (ring_char_end(&t->ring, pos, end));
-}
-
-int
-term_finished(const struct term *t)
-{
-	return (t->state == TERM_EXITED);
-}
-
-/* The requests. */
-
-static int
-term_spawn(struct term *t)
-{
-	struct spawn_req	req;
-	struct spawn_result	res;
-
-	memset(&req, 0, sizeof(req));
-	req.path = ptyd_conf.shell;
-	req.argv = ptyd_conf.shell_argv;
-	req.env = ptyd_conf.env;
-	req.cwd = t->workspace;
-	req.rows = t->rows;
-	req.cols = t->cols;
-	if (spawn_shell(&req, &res) == -1)
-		return (-1);
-	t->pid = res.pid;
-	t->master = res.master;
-	t->tty = res.tty;
-	term_pid_add(t);
-	if (ev_io_add(&t->io, t->master, EPOLLIN, term_io_cb, t) == -1) {
-		log_warn("term %s: epoll add", t->sid);
-		return (-1);
-	}
-	return (0);
-}
-
-static void
-term_set_size(struct term *t, unsigned int rows, unsigned int cols)
-{
-	struct winsize	ws;
-
-	if (rows != 0)
-		t->rows = (uint16_t)rows;
-	if (cols != 0)
-		t->cols = (uint16_t)cols;
-	if (t->master == -1)
-		return;
-	memset(&ws, 0, sizeof(ws));
-	ws.ws_row = t->rows;
-	ws.ws_col = t->cols;
-	if (ioctl(t->master, TIOCSWINSZ, &ws) == -1)
-		log_warn("term %s: TIOCSWINSZ", t->sid);
-	/* The kernel signals the foreground group; the shell's own group
-	 * gets it too, as the contract says. */
-	if (t->pid > 0 && !t->reaped)
-		(void)kill(-t->pid, SIGWINCH);
-}
-
-/*
- * bash, starting, reads the window size and writes it back (job control
- * set-up) before its first prompt, so a resize that lands in between (the
- * page fits the terminal right after start) is undone.  At the shell's
- * first output, put ours back if the pty's differs.
- */
-static void
-term_size_reassert(struct term *t)
-{
-	struct winsize	ws;
-
-	if (t->master == -1 || ioctl(t->master, TIOCGWINSZ, &ws) == -1)
-		return;
-	if (ws.ws_row != t->rows || ws.ws_col != t->cols)
-		term_set_size(t, 0, 0);
 }
 
 /*
@@ -1179,112 +676,4 @@ term_close(const char *owner, const char *sid, const char *actor, int64_t now)
 		return (0);
 	term_teardown(t, TERM_R_CLOSED, actor, NULL, now);
 	return (1);
-}
-
-/* Viewers. */
-
-enum term_err
-term_attach(const char *owner, const char *sid, struct viewer *v,
-    int has_pos, uint64_t pos, const char *actor, int64_t now,
-    uint64_t *resume, uint64_t *lost)
-{
-	struct term	*t;
-	uint64_t	 first;
-	char		 detail[64];
-
-	*lost = 0;
-	if ((t = term_find(owner, sid)) == NULL)
-		return (TERM_ENOTRUNNING);
-	if (t->nviewers >= ptyd_conf.max_viewers)
-		return (TERM_EVIEWERS);
-
-	first = ring_boundary(&t->ring, ring_start(&t->ring));
-	/* The id of terminal_closed is one past the last byte (MSG_EXIT.pos):
-	 * a client resuming from it has seen everything, so it must get no
-	 * byte again, only the close. */
-	if (has_pos && t->state == TERM_EXITED &&
-	    pos == ring_end(&t->ring) + 1)
-		pos = ring_end(&t->ring);
-	/* A position outside this incarnation (a stale id from an earlier
-	 * one, or garbage) counts as its base. */
-	if (has_pos && (pos < t->base || pos > ring_end(&t->ring)))
-		pos = t->base;
-	if (!has_pos)
-		*resume = first;
-	else if (pos >= ring_start(&t->ring))
-		*resume = pos;
-	else {
-		*resume = first;
-		*lost = first - pos;
-	}
-
-	v->term = t;
-	v->pos = *resume;
-	/* Kept for the detach event: the audit log pairs the two by actor
-	 * (sql/audit.sql, connected now). */
-	free(v->actor);
-	v->actor = actor != NULL && *actor != '\0' ? xstrdup(actor) : NULL;
-	TAILQ_INSERT_TAIL(&t->viewers, v, entry);
-	t->nviewers++;
-	t->unwatched_since = -1;
-	mirror_mark(t);
-	snprintf(detail, sizeof(detail), "viewers %u", t->nviewers);
-	mirror_event(t, now, "attach", actor, detail);
-	if (*lost > 0) {
-		snprintf(detail, sizeof(detail), "lost %llu bytes",
-		    (unsigned long long)*lost);
-		mirror_event(t, now, "gap", actor, detail);
-	}
-	term_wake_viewers(t);
-	return (TERM_OK);
-}
-
-void
-term_detach(struct viewer *v, int64_t now)
-{
-	struct term	*t = v->term;
-	char		 detail[64];
-
-	if (t == NULL)
-		return;
-	TAILQ_REMOVE(&t->viewers, v, entry);
-	v->term = NULL;
-	t->nviewers--;
-	if (t->nviewers == 0)
-		t->unwatched_since = now;
-	mirror_mark(t);
-	snprintf(detail, sizeof(detail), "viewers %u", t->nviewers);
-	mirror_event(t, now, "detach", v->actor, detail);
-	free(v->actor);
-	v->actor = NULL;
-	/* The one who held the pty back may be the one leaving. */
-	term_viewer_progress(t);
-	term_maybe_free(t);
-}
-
-/* The reaper's predicate; see reap.c for why it is checked twice. */
-int
-term_reapable(const struct term *t, int64_t now, const char **why,
-    int64_t *idle)
-{
-	*idle = 0;
-	if (t->state == TERM_EXITED) {
-		if (t->ended_at >= 0 && now - t->ended_at >= ptyd_conf.linger) {
-			*why = "exited, linger over";
-			*idle = now - t->ended_at;
-			return (1);
-		}
-		return (0);
-	}
-	/* A shell that died is noticed by the SIGCHLD loop, which the reaper
-	 * runs first, and then drains and finishes on its own. */
-	if (t->state != TERM_RUNNING)
-		return (0);
-	if (t->nviewers == 0 && t->unwatched_since >= 0 &&
-	    now - t->unwatched_since >= ptyd_conf.idle_grace) {
-		*why = "idle";
-		*idle = now - t->unwatched_since;
-		return (1);
-	}
-	return (0);
 }

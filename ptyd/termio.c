@@ -1,0 +1,256 @@
+/*
+ * termio.c -- a terminal's pty: reading output into the ring, writing
+ * queued input, backpressure, its size, and spawning its shell.
+ *
+ * Owns: everything done with the pty master fd while it is open, and when
+ * to stop reading it (a viewer a full ring behind).  Does not own: the
+ * terminal object or registry (term.c), what happens when the shell ends
+ * (termlife.c: EIO here only hands over), or the viewers (termview.c).
+ */
+#include <sys/epoll.h>
+#include <sys/ioctl.h>
+#include <sys/types.h>
+
+#include <errno.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "mirror.h"
+#include "ptyd.h"
+#include "spawn.h"
+#include "term.h"
+#include "term_int.h"
+
+#define TERM_READ_BUDGET	(256 * 1024)	/* per wakeup, for fairness */
+
+size_t
+term_read_limit(const struct term *t)
+{
+	const struct viewer	*v;
+	uint64_t		 min = UINT64_MAX, lag;
+
+	TAILQ_FOREACH(v, &t->viewers, entry)
+		if (v->pos < min)
+			min = v->pos;
+	if (min == UINT64_MAX)
+		return (SIZE_MAX);
+	lag = ring_end(&t->ring) - min;
+	if (lag >= t->ring.max)
+		return (0);
+	return ((size_t)(t->ring.max - lag));
+}
+
+static void
+term_read(struct term *t, int64_t now)
+{
+	uint8_t	*p;
+	size_t	 limit, n, total = 0;
+	ssize_t	 r;
+
+	while (t->master != -1 && total < TERM_READ_BUDGET) {
+		limit = term_read_limit(t);
+		if (limit == 0) {
+			t->paused = 1;
+			break;
+		}
+		n = ring_space(&t->ring, limit, &p);
+		r = read(t->master, p, n);
+		if (r > 0) {
+			ring_commit(&t->ring, (size_t)r);
+			total += (size_t)r;
+			continue;
+		}
+		if (r == -1 && errno == EINTR)
+			continue;
+		if (r == -1 && errno == EAGAIN)
+			break;
+		/* EIO (or EOF): every slave fd is closed; the pty is drained. */
+		ev_io_del(&t->io);
+		close(t->master);
+		t->master = -1;
+		term_input_drop(t);
+		if (t->state == TERM_DRAINING)
+			term_finish(t, now);
+		break;
+	}
+	if (total > 0) {
+		if (!t->spoke) {
+			t->spoke = 1;
+			term_size_reassert(t);
+		}
+		t->bytes_out += total;
+		t->last_activity = now;
+		mirror_mark(t);
+		term_wake_viewers(t);
+	}
+}
+
+static void
+term_write_input(struct term *t)
+{
+	struct term_chunk	*c;
+	ssize_t			 r;
+
+	while (t->master != -1 && (c = STAILQ_FIRST(&t->input)) != NULL) {
+		r = write(t->master, c->data + c->off, c->len - c->off);
+		if (r > 0) {
+			c->off += (size_t)r;
+			t->in_pending -= (size_t)r;
+			if (c->off == c->len) {
+				STAILQ_REMOVE_HEAD(&t->input, entry);
+				free(c);
+			}
+			continue;
+		}
+		if (r == -1 && errno == EINTR)
+			continue;
+		if (r == -1 && errno == EAGAIN)
+			break;
+		/* The slave is gone; nobody will read this. */
+		term_input_drop(t);
+		break;
+	}
+}
+
+void
+term_update_events(struct term *t)
+{
+	uint32_t	want = 0;
+
+	if (t->master == -1)
+		return;
+	if (!t->paused)
+		want |= EPOLLIN;
+	if (t->in_pending > 0 && !t->hup)
+		want |= EPOLLOUT;
+	/*
+	 * Paused with nothing to write: out of epoll altogether, since a
+	 * hung-up pty reports EPOLLHUP whatever we ask for, and would spin.
+	 */
+	if (want == 0) {
+		ev_io_del(&t->io);
+		return;
+	}
+	if (t->io.fd == -1) {
+		if (ev_io_add(&t->io, t->master, want, term_io_cb, t) == -1)
+			log_warn("term %s: epoll add", t->sid);
+		return;
+	}
+	if (ev_io_set(&t->io, want) == -1)
+		log_warn("term %s: epoll mod", t->sid);
+}
+
+void
+term_io_cb(int fd, uint32_t events, void *arg)
+{
+	struct term	*t = arg;
+	int64_t		 now = ev_now();
+
+	(void)fd;
+	if (events & EPOLLOUT)
+		term_write_input(t);
+	if ((events & EPOLLHUP) && t->paused) {
+		t->hup = 1;
+		term_input_drop(t);
+	}
+	if (events & (EPOLLIN | EPOLLHUP | EPOLLERR))
+		term_read(t, now);
+	term_update_events(t);
+}
+
+void
+term_viewer_progress(struct term *t)
+{
+	if (!t->paused || term_read_limit(t) == 0)
+		return;
+	t->paused = 0;
+	term_update_events(t);
+}
+
+uint64_t
+term_viewer_limit(const struct term *t, uint64_t pos)
+{
+	uint64_t	end = ring_end(&t->ring);
+
+	/* While the shell may still complete a character, hold back its
+	 * first bytes: a frame (and an event id) never splits one. */
+	if (t->state == TERM_EXITED || pos >= end)
+		return (end);
+	return (ring_char_end(&t->ring, pos, end));
+}
+
+int
+term_finished(const struct term *t)
+{
+	return (t->state == TERM_EXITED);
+}
+
+int
+term_spawn(struct term *t)
+{
+	struct spawn_req	req;
+	struct spawn_result	res;
+
+	memset(&req, 0, sizeof(req));
+	req.path = ptyd_conf.shell;
+	req.argv = ptyd_conf.shell_argv;
+	req.env = ptyd_conf.env;
+	req.cwd = t->workspace;
+	req.rows = t->rows;
+	req.cols = t->cols;
+	if (spawn_shell(&req, &res) == -1)
+		return (-1);
+	t->pid = res.pid;
+	t->master = res.master;
+	t->tty = res.tty;
+	term_pid_add(t);
+	if (ev_io_add(&t->io, t->master, EPOLLIN, term_io_cb, t) == -1) {
+		log_warn("term %s: epoll add", t->sid);
+		return (-1);
+	}
+	return (0);
+}
+
+void
+term_set_size(struct term *t, unsigned int rows, unsigned int cols)
+{
+	struct winsize	ws;
+
+	if (rows != 0)
+		t->rows = (uint16_t)rows;
+	if (cols != 0)
+		t->cols = (uint16_t)cols;
+	if (t->master == -1)
+		return;
+	memset(&ws, 0, sizeof(ws));
+	ws.ws_row = t->rows;
+	ws.ws_col = t->cols;
+	if (ioctl(t->master, TIOCSWINSZ, &ws) == -1)
+		log_warn("term %s: TIOCSWINSZ", t->sid);
+	/* The kernel signals the foreground group; the shell's own group
+	 * gets it too, as the contract says. */
+	if (t->pid > 0 && !t->reaped)
+		(void)kill(-t->pid, SIGWINCH);
+}
+
+/*
+ * bash, starting, reads the window size and writes it back (job control
+ * set-up) before its first prompt, so a resize that lands in between (the
+ * page fits the terminal right after start) is undone.  At the shell's
+ * first output, put ours back if the pty's differs.
+ */
+void
+term_size_reassert(struct term *t)
+{
+	struct winsize	ws;
+
+	if (t->master == -1 || ioctl(t->master, TIOCGWINSZ, &ws) == -1)
+		return;
+	if (ws.ws_row != t->rows || ws.ws_col != t->cols)
+		term_set_size(t, 0, 0);
+}

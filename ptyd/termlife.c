@@ -1,0 +1,307 @@
+/*
+ * termlife.c -- a terminal's life: the state machine's one entry point,
+ * teardown, eviction, the shell's end, draining, lingering, and the
+ * reaper's predicate.
+ *
+ * Owns: every change of a terminal's state (term_set_state, after the
+ * table of termstate.c), the signals that end a shell and the timer that
+ * follows them, the SIGCHLD loop.  Does not own: the registry and the
+ * objects (term.c), the pty's I/O (termio.c), strays of a shell
+ * (proc.c), or the reaper's schedule and claim (reap.c).
+ */
+#include <sys/types.h>
+#include <sys/wait.h>
+
+#include <errno.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <sys/epoll.h>
+
+#include "log.h"
+#include "mirror.h"
+#include "proc.h"
+#include "proto.h"
+#include "ptyd.h"
+#include "term.h"
+#include "term_int.h"
+#include "termstate.h"
+
+struct term *
+term_evict_pick(const char *owner)
+{
+	struct term	*t, *best = NULL;
+
+	/* An exited terminal first (the earliest to end), else the least
+	 * recently active.  Callers unregister the id being started first,
+	 * so it can never be picked. */
+	for (t = term_first(); t != NULL; t = term_next(t)) {
+		if (owner != NULL && strcmp(t->owner, owner) != 0)
+			continue;
+		if (best == NULL) {
+			best = t;
+			continue;
+		}
+		if (t->state == TERM_EXITED && best->state != TERM_EXITED)
+			best = t;
+		else if (t->state == TERM_EXITED && best->state == TERM_EXITED) {
+			if (t->ended_at < best->ended_at)
+				best = t;
+		} else if (t->state != TERM_EXITED &&
+		    best->state != TERM_EXITED &&
+		    t->last_activity < best->last_activity)
+			best = t;
+	}
+	return (best);
+}
+
+/* Evict t to make room for req (the audit says which cap, for whom). */
+void
+term_evict(struct term *t, const char *cap, unsigned int max,
+    const struct term_start_req *req, int64_t now)
+{
+	char	detail[PROTO_SID_MAX + PROTO_OWNER_MAX + 128];
+
+	snprintf(detail, sizeof(detail), "%s %u reached starting %s%s%s; %s,"
+	    " idle %llds", cap, max, req->owner, *req->owner ? "/" : "",
+	    req->sid, t->state == TERM_EXITED ? "exited" : "running",
+	    (long long)((now - t->last_activity) / PTYD_SEC));
+	term_teardown(t, TERM_R_EVICTED, req->actor, detail, now);
+}
+
+void
+term_set_state(struct term *t, enum term_state to, enum term_reason why,
+    int64_t now)
+{
+	const struct term_transition	*tr;
+
+	if ((tr = term_transition_find(t->state, to)) == NULL)
+		fatalx("term %s: no transition %s -> %s", t->sid,
+		    term_state_name(t->state), term_state_name(to));
+	t->state = to;
+	if (why != TERM_R_NONE)
+		t->reason = why;
+	switch (tr->timer) {
+	case TERM_TIMER_STOP:
+		ev_timer_stop(&t->timer);
+		break;
+	case TERM_TIMER_KILL:
+		ev_timer_at(&t->timer, now + PTYD_KILL_DELAY);
+		break;
+	case TERM_TIMER_DRAIN:
+		ev_timer_at(&t->timer, now + PTYD_DRAIN_DEADLINE);
+		break;
+	case TERM_TIMER_LINGER:
+		if (t->registered)
+			ev_timer_at(&t->timer, now + ptyd_conf.linger);
+		else
+			ev_timer_stop(&t->timer);
+		break;
+	}
+	mirror_mark(t);
+	if (tr->wake)
+		term_wake_viewers(t);
+}
+
+const char *
+term_db_state(const struct term *t)
+{
+	return (term_reason_db(t->reason));
+}
+
+/*
+ * Teardown: unregister first (nothing can attach or type from here on),
+ * SIGHUP and SIGCONT to the process group, SIGKILL after PTYD_KILL_DELAY
+ * if the shell is still there (the ENDING state's timer).  Output keeps
+ * draining to viewers; MSG_EXIT goes out once the shell is reaped and the
+ * pty drained.  The audit event is the reason's (restart logs close).
+ */
+void
+term_teardown(struct term *t, enum term_reason why, const char *actor,
+    const char *detail, int64_t now)
+{
+	mirror_event(t, now, term_reason_audit(why), actor,
+	    detail != NULL ? detail : term_reason_wire(why));
+
+	if (t->registered)
+		term_unregister(t);
+	/*
+	 * Ending already, or the shell already ended by itself and the pty
+	 * is draining (its row stays exited with its own code, which is what
+	 * happened): this teardown only ends the linger that would have
+	 * followed.  Its event above says who asked.
+	 */
+	if (t->state != TERM_RUNNING)
+		return;
+	term_set_state(t, TERM_ENDING, why, now);
+	if (t->pid > 0) {
+		(void)kill(-t->pid, SIGHUP);
+		(void)kill(-t->pid, SIGCONT);
+	}
+}
+
+void
+term_timer_cb(void *arg)
+{
+	struct term	*t = arg;
+	int64_t		 now = ev_now();
+
+	switch (t->state) {
+	case TERM_EXITED:
+		term_linger_expired(t, now);
+		break;
+	case TERM_ENDING:
+		/* Teardown's grace is over: the shell ignored SIGHUP. */
+		if (t->pid > 0) {
+			(void)kill(-t->pid, SIGKILL);
+			(void)kill(t->pid, SIGKILL);
+		}
+		t->killed = 1;
+		break;
+	case TERM_DRAINING:
+		/* Reaped but the pty never reached EIO: something outside
+		 * the terminal holds the slave.  Unless a viewer is still
+		 * owed bytes it is reading, stop waiting. */
+		if (t->paused) {
+			ev_timer_at(&t->timer, now + PTYD_SEC);
+			break;
+		}
+		term_finish(t, now);
+		break;
+	case TERM_RUNNING:
+		break;		/* no timer runs while running */
+	}
+}
+
+void
+term_linger_expired(struct term *t, int64_t now)
+{
+	(void)now;
+	if (t->state != TERM_EXITED)
+		return;
+	term_unregister(t);
+}
+
+/* The shell is gone (SIGCHLD).  Drain, then finish. */
+void
+term_child_exited(struct term *t, int status, int64_t now)
+{
+	char	detail[64];
+
+	if (t->reaped)
+		return;
+	t->reaped = 1;
+	term_pid_remove(t);
+	t->has_exit_code = 1;
+	if (WIFEXITED(status))
+		t->exit_code = WEXITSTATUS(status);
+	else if (WIFSIGNALED(status))
+		t->exit_code = -WTERMSIG(status);
+	else
+		t->exit_code = 0;
+	/* Every shell's end is audited with its code; after a teardown, the
+	 * detail says which (the close, reap... event came first). */
+	if (t->state == TERM_ENDING)
+		snprintf(detail, sizeof(detail), "exit code %d, %s%s",
+		    t->exit_code, term_reason_wire(t->reason),
+		    t->killed ? ", after SIGKILL" : "");
+	else
+		snprintf(detail, sizeof(detail), "exit code %d", t->exit_code);
+	mirror_event(t, now, "exit", NULL, detail);
+	/* What the shell leaves behind: its background jobs, a double-forked
+	 * child still on the tty.  They keep the slave open, so the pty
+	 * reaches EIO once they are gone.  The tty is matched only while our
+	 * master is open: once it is closed, the kernel may already have
+	 * given the same /dev/pts number to a new terminal, whose processes
+	 * a match by tty would hit (the session match still applies). */
+	(void)proc_sweep(t->pid, t->master != -1 ? t->tty : 0, t->killed,
+	    term_is_live_shell);
+	if (t->state == TERM_EXITED)
+		return;		/* shutdown's deadline finished it already */
+	if (t->master == -1) {
+		term_finish(t, now);
+		return;
+	}
+	term_set_state(t, TERM_DRAINING, TERM_R_NONE, now);
+	/* Pick up what is readable now; EIO finishes. */
+	term_io_cb(t->master, EPOLLIN, t);
+}
+
+void
+term_reap_children(int64_t now)
+{
+	struct term	*t;
+	pid_t		 pid;
+	int		 status;
+
+	for (;;) {
+		pid = waitpid(-1, &status, WNOHANG);
+		if (pid == -1 && errno == EINTR)
+			continue;
+		if (pid <= 0)
+			break;
+		if ((t = term_find_pid(pid)) != NULL)
+			term_child_exited(t, status, now);
+		else
+			log_debug("reaped descendant %ld", (long)pid);
+	}
+}
+
+/* The shell is reaped and the pty drained (or given up on): release the
+ * fds, keep the ring, tell viewers, linger if still registered. */
+void
+term_finish(struct term *t, int64_t now)
+{
+	if (t->state == TERM_EXITED)
+		return;
+	ev_io_del(&t->io);
+	if (t->master != -1)
+		close(t->master);
+	t->master = -1;
+	term_input_drop(t);
+	t->ended_at = now;
+	/* Ended by itself unless a teardown gave it a reason. */
+	term_set_state(t, TERM_EXITED, t->reason == TERM_R_NONE ?
+	    TERM_R_EXIT : TERM_R_NONE, now);
+	term_maybe_free(t);
+}
+
+void
+term_shutdown_all(int64_t now)
+{
+	struct term	*t;
+
+	while ((t = term_first()) != NULL)
+		term_teardown(t, TERM_R_SHUTDOWN, NULL, "ptyd shutting down",
+		    now);
+}
+
+/* The reaper's predicate; see reap.c for why it is checked twice. */
+int
+term_reapable(const struct term *t, int64_t now, const char **why,
+    int64_t *idle)
+{
+	*idle = 0;
+	if (t->state == TERM_EXITED) {
+		if (t->ended_at >= 0 && now - t->ended_at >= ptyd_conf.linger) {
+			*why = "exited, linger over";
+			*idle = now - t->ended_at;
+			return (1);
+		}
+		return (0);
+	}
+	/* A shell that died is noticed by the SIGCHLD loop, which the reaper
+	 * runs first, and then drains and finishes on its own. */
+	if (t->state != TERM_RUNNING)
+		return (0);
+	if (t->nviewers == 0 && t->unwatched_since >= 0 &&
+	    now - t->unwatched_since >= ptyd_conf.idle_grace) {
+		*why = "idle";
+		*idle = now - t->unwatched_since;
+		return (1);
+	}
+	return (0);
+}
