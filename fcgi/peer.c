@@ -23,9 +23,22 @@
 
 #define PEER_LINE_MAX	512
 
+/* TCP states as the kernel numbers them (include/net/tcp_states.h). */
+#define PEER_TCP_TIME_WAIT	6
+#define PEER_TCP_LISTEN		10
+#define PEER_TCP_NEW_SYN_RECV	12
+
 static const uint8_t peer_v4mapped[12] = {
 	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff
 };
+
+/* A state in which the socket still has an owner. */
+static int
+peer_state_live(unsigned int state)
+{
+	return (state != PEER_TCP_TIME_WAIT && state != PEER_TCP_LISTEN &&
+	    state != PEER_TCP_NEW_SYN_RECV);
+}
 
 static int
 peer_is_v4(const struct gate_ip *ip)
@@ -85,7 +98,14 @@ peer_req_init(struct peer_req *msg, int family, const struct peer_key *k)
 	msg->nlh.nlmsg_seq = 1;
 	msg->req.sdiag_family = (uint8_t)family;
 	msg->req.sdiag_protocol = IPPROTO_TCP;
-	msg->req.idiag_states = ~0U;
+	/*
+	 * Live sockets only.  A TIME_WAIT or NEW_SYN_RECV mini-socket has no
+	 * owner and reports uid 0 (root's), and any client can turn its own
+	 * socket into one by closing it right after sending its request,
+	 * which nginx may still pass on (pipelined behind another).
+	 */
+	msg->req.idiag_states = ~0U & ~((1U << PEER_TCP_TIME_WAIT) |
+	    (1U << PEER_TCP_NEW_SYN_RECV) | (1U << PEER_TCP_LISTEN));
 	/* The client's socket: its local end is (src, sport). */
 	msg->req.id.idiag_sport = htons(k->lport);
 	msg->req.id.idiag_dport = htons(k->rport);
@@ -125,6 +145,10 @@ peer_reply(const struct peer_key *k, struct nlmsghdr *h, ssize_t n,
 		if (d->id.idiag_sport != htons(k->lport) ||
 		    d->id.idiag_dport != htons(k->rport))
 			continue;
+		/* No file behind it (closed, orphaned, a mini-socket): its
+		 * uid says nothing about who sent the request. */
+		if (d->idiag_inode == 0 || !peer_state_live(d->idiag_state))
+			return (-1);
 		*uid = (uid_t)d->idiag_uid;
 		return (0);
 	}
@@ -238,17 +262,31 @@ peer_proc_addr(const char *s, size_t len, struct gate_ip *ip, uint16_t *port)
 	return (0);
 }
 
+/* An unsigned number of len characters at s, in base.  0 or -1. */
+static int
+peer_proc_num(const char *s, size_t len, int base, unsigned long *out)
+{
+	char	num[24], *end;
+
+	if (len == 0 || len >= sizeof(num) || s[0] == '-')
+		return (-1);
+	memcpy(num, s, len);
+	num[len] = '\0';
+	errno = 0;
+	*out = strtoul(num, &end, base);
+	return (errno != 0 || *end != '\0' ? -1 : 0);
+}
+
 int
 peer_proc_line(const char *line, struct peer_key *k, uid_t *uid)
 {
-	const char	*p = line, *f[8];
-	size_t		 flen[8];
-	unsigned long	 v;
-	char		 num[16], *end;
+	const char	*p = line, *f[10];
+	size_t		 flen[10];
+	unsigned long	 v, st, inode;
 	int		 i;
 
-	/* sl local rem st tx:rx tr:when retrnsmt uid ... */
-	for (i = 0; i < 8; i++) {
+	/* sl local rem st tx:rx tr:when retrnsmt uid timeout inode ... */
+	for (i = 0; i < 10; i++) {
 		while (*p == ' ')
 			p++;
 		if (*p == '\0' || *p == '\n')
@@ -263,13 +301,12 @@ peer_proc_line(const char *line, struct peer_key *k, uid_t *uid)
 	if (peer_proc_addr(f[1], flen[1], &k->local, &k->lport) == -1 ||
 	    peer_proc_addr(f[2], flen[2], &k->remote, &k->rport) == -1)
 		return (-1);
-	if (flen[7] == 0 || flen[7] >= sizeof(num))
+	if (peer_proc_num(f[3], flen[3], 16, &st) == -1 ||
+	    peer_proc_num(f[7], flen[7], 10, &v) == -1 ||
+	    peer_proc_num(f[9], flen[9], 10, &inode) == -1)
 		return (-1);
-	memcpy(num, f[7], flen[7]);
-	num[flen[7]] = '\0';
-	errno = 0;
-	v = strtoul(num, &end, 10);
-	if (errno != 0 || *end != '\0' || num[0] == '-')
+	/* As with netlink: no file behind it, no owner (peer_reply). */
+	if (inode == 0 || !peer_state_live((unsigned int)st))
 		return (-1);
 	*uid = (uid_t)v;
 	return (0);

@@ -43,7 +43,11 @@ int	peer_key_parse(struct peer_key *, const char *remote_addr,
 
 /*
  * The uid owning the client's socket.  0 with *uid, or -1: not found on
- * this host (errno ENOENT), or the lookup failed (errno set).
+ * this host, or found without an owner (errno ENOENT), or the lookup
+ * failed (errno set).  A socket without an owner is one no file refers to
+ * any more (TIME_WAIT, NEW_SYN_RECV, orphaned): the kernel reports uid 0
+ * for it, and a client can make its own socket one by closing it right
+ * after sending its request.
  */
 int	peer_uid(const struct peer_key *, uid_t *uid);
 

@@ -89,3 +89,34 @@ def test_every_503_carries_retry_after(make_stack):
     for r in (c.get("list"), c.get("health"),
               c.post("input", {"session_id": "x", "data": "y"})):
         assert_api_error(r, 503, "ptyd.fcgi is not running")
+
+
+def test_slow_bodies_hold_no_ptyd_fcgi_thread(make_stack):
+    """Regression: nginx passed bodies on as they came, so a client that
+    sent one byte every few seconds held a ptyd.fcgi thread for as long
+    as it liked, refused by the gate or not: a few thousand such
+    connections took every thread, and health stopped answering."""
+    import socket
+    import time
+    st = make_stack("slow-bodies", env=["PTYD_TRUST_FORWARDED_FOR=1"],
+                    fcgi_args=["--processes", "1", "--max-threads", "4"])
+    slow = []
+    try:
+        for _ in range(12):
+            s = socket.create_connection(("127.0.0.1", st.port))
+            s.sendall(b"POST /api/terminal/input HTTP/1.1\r\nHost: "
+                      b"127.0.0.1:%d\r\nX-Forwarded-For: 203.0.113.9\r\n"
+                      b"Content-Type: application/json\r\n"
+                      b"Content-Length: 60000\r\n\r\n{" % st.port)
+            slow.append(s)
+        time.sleep(1)
+        for s in slow:
+            s.sendall(b" ")
+        t0 = time.monotonic()
+        r = st.client().get("health", timeout=10)
+        took = time.monotonic() - t0
+        assert r.status == 200, r
+        assert took < 2.0, "health took %.1f s with 12 slow bodies" % took
+    finally:
+        for s in slow:
+            s.close()

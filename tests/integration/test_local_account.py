@@ -11,7 +11,9 @@ and from a second account, each as a real process of that uid.
 import json
 import os
 import pwd
+import sqlite3
 import subprocess
+import time
 
 import pytest
 
@@ -93,3 +95,41 @@ def test_address_mode_lets_every_local_account_in(accounts):
         assert got["health"] == 200 and got["list"] == 200, got
     finally:
         st.stop()
+
+
+# Sends a harmless GET and, pipelined behind it, the real request, then
+# half-closes, reads GET's answer and closes: the socket is in TIME_WAIT
+# (owned by no one) by the time nginx passes the second request on.
+CLOSE_TRICK = r'''
+import json, socket, sys, time
+port, sid, n = int(sys.argv[1]), sys.argv[2], int(sys.argv[3])
+b = json.dumps({"session_id": sid}).encode()
+req = (b"POST /api/terminal/start HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n"
+       b"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n"
+       % (port, len(b))) + b
+for i in range(n):
+    s = socket.create_connection(("127.0.0.1", port))
+    s.sendall(b"GET /x HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n" + req)
+    s.shutdown(socket.SHUT_WR)
+    s.recv(65536)
+    s.close()
+    time.sleep(0.2)
+'''
+
+
+def test_a_socket_closed_after_sending_is_no_ones(owned, accounts):
+    """Regression: a socket in TIME_WAIT reads as uid 0 (root, let in),
+    and another account could turn its own into one by closing right
+    after sending: 19 of 20 such starts ran as this account."""
+    sid = "acct-tw-%d" % os.getpid()
+    r = as_user(OTHER, ["/usr/bin/python3", "-c", CLOSE_TRICK,
+                        str(owned.port), sid, "10"], timeout=60)
+    assert r.returncode == 0, r.stderr.decode(errors="replace")
+    time.sleep(1.5)         # the mirror flushes within a second
+    got = owned.probe("root", sid + "-check")
+    assert got["list"] == 200
+    with sqlite3.connect("file:%s?mode=ro" % os.path.join(
+            owned.state, "ptyd.db"), uri=True) as db:
+        rows = db.execute("SELECT kind FROM terminal_events WHERE "
+                          "session_id = ?", (sid,)).fetchall()
+    assert rows == [], "another account's request ran: %r" % rows

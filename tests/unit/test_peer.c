@@ -39,6 +39,25 @@ Test(peer, proc_line_v4)
 	cr_expect_eq(memcmp(&k.remote, &want.remote, sizeof(k.remote)), 0);
 }
 
+/* Regression: a TIME_WAIT socket reads as uid 0 (root, who is let in);
+ * any client's socket is one once it closes after sending. */
+Test(peer, proc_line_without_an_owner_is_no_one)
+{
+	struct peer_key	k;
+	uid_t		uid;
+
+	cr_expect_eq(peer_proc_line("   3: 0100007F:9C40 0100007F:1F90 06 "
+	    "00000000:00000000 03:00000F8B 00000000     0        0 0 3 "
+	    "0000000000000000\n", &k, &uid), -1, "TIME_WAIT");
+	cr_expect_eq(peer_proc_line("   3: 0100007F:9C40 0100007F:1F90 01 "
+	    "00000000:00000000 00:00000000 00000000     0        0 0 1 "
+	    "0000000000000000\n", &k, &uid), -1, "no inode: orphaned");
+	cr_expect_eq(peer_proc_line("   3: 0100007F:9C40 0100007F:1F90 01 "
+	    "00000000:00000000 00:00000000 00000000     0        0 77 1 "
+	    "0000000000000000\n", &k, &uid), 0, "a live root socket");
+	cr_expect_eq(uid, 0);
+}
+
 Test(peer, proc_line_rejects_headers_and_junk)
 {
 	struct peer_key	k;
@@ -161,6 +180,25 @@ lookup_both_ways(int family)
 Test(peer, finds_our_own_v4_socket)
 {
 	lookup_both_ways(AF_INET);
+}
+
+/* Regression: closing right after sending turned the client's socket into
+ * a TIME_WAIT one that both lookups reported as root's. */
+Test(peer, a_closed_socket_in_time_wait_belongs_to_no_one)
+{
+	struct peer_key	k;
+	uid_t		uid = 12345;
+	int		lfd, cfd, sfd;
+
+	pair(AF_INET, &lfd, &cfd, &sfd, &k);
+	close(cfd);		/* the client closes first: its end waits */
+	close(sfd);
+	usleep(100000);
+	cr_expect_eq(peer_uid(&k, &uid), -1, "netlink gave uid %u",
+	    (unsigned int)uid);
+	cr_expect_eq(peer_uid_proc(&k, &uid), -1, "/proc gave uid %u",
+	    (unsigned int)uid);
+	close(lfd);
 }
 
 Test(peer, finds_our_own_v6_socket)
