@@ -300,9 +300,19 @@ pool_watchdog(struct pool *p)
 	uint64_t	ticks;
 
 	pthread_mutex_lock(&p->mtx);
-	if (read(p->timer_fd, &ticks, sizeof(ticks)) == sizeof(ticks) &&
-	    p->busy != NULL)
-		pool_handoff(p);
+	if (read(p->timer_fd, &ticks, sizeof(ticks)) == sizeof(ticks)) {
+		if (p->busy != NULL)
+			pool_handoff(p);
+		else if (!p->leader && !p->stopping) {
+			/* Asked by a stream's thread on its way out (below):
+			 * nobody leads.  Spawned from here, at our priority. */
+			if (p->nidle > 0)
+				pthread_cond_signal(&p->follow);
+			else if (p->nthreads >= p->sc->max_threads ||
+			    pool_spawn(p) == -1)
+				pool_timer(p, 1000);	/* try again */
+		}
+	}
 	pthread_mutex_unlock(&p->mtx);
 }
 
@@ -363,6 +373,20 @@ pool_thread(void *arg)
 		if (p->stopping || me.demoted ||
 		    (p->nidle >= SERVER_IDLE_MAX && p->leader))
 			break;
+	}
+	/*
+	 * A stream's thread ends with its stream.  If its hand-off found
+	 * nobody to lead (every thread busy, at the cap), leading would
+	 * otherwise wait for a thread that serves quick requests, and there
+	 * may be none left: the process would accept nothing again.  This
+	 * thread must not spawn the leader itself (a new thread inherits its
+	 * nice 19): the main thread does, woken through the watchdog.
+	 */
+	if (me.demoted && !p->stopping && !p->leader) {
+		if (p->nidle > 0)
+			pthread_cond_signal(&p->follow);
+		else
+			pool_timer(p, 1);
 	}
 	if (--p->nthreads == 0)
 		pthread_cond_broadcast(&p->done);

@@ -544,8 +544,6 @@ stream_serve(struct ctx *c)
 		goto out;
 	}
 
-	/* However it goes with ptyd, this thread is taken for a while. */
-	req_will_last(s.r);
 	/*
 	 * Little in flight to the web server: nginx relays an unbuffered
 	 * response for as long as its upstream has data and its client
@@ -577,6 +575,13 @@ stream_serve(struct ctx *c)
 		goto out;
 	}
 	s.pos = s.end = m.has_pos && m.pos > ma.base ? m.pos : ma.base;
+	/*
+	 * This thread is taken for a while: it gives up leading and its
+	 * priority (server.c).  Only now, after ptyd_open: an autostart
+	 * from it would give ptyd, and every shell, its nice 19.  Until
+	 * here the pool's watchdog hands leadership on if ptyd is slow.
+	 */
+	req_will_last(s.r);
 
 	/* The headers leave with the first events, in the same write. */
 	s.r->responded = 1;

@@ -146,6 +146,7 @@ void
 conn_init(int64_t started_at)
 {
 	conn_started_at = started_at;
+	conn_replay_at = started_at;
 }
 
 unsigned int
@@ -687,12 +688,23 @@ conn_queue_exit(struct conn *c)
 }
 
 /* Replay allowance now: CONN_REPLAY_RATE since the last look, capped. */
-static int64_t
+int64_t
 conn_replay_allowance(int64_t now)
 {
+	int64_t	d;
+
 	if (now > conn_replay_at) {
-		conn_replay_allow += (now - conn_replay_at) * CONN_REPLAY_RATE /
-		    1000000;
+		/*
+		 * Past the time a whole burst takes to refill, the burst:
+		 * without this clamp (now - at) * rate overflows int64 after
+		 * 12.7 h without a replay (at starts at 0, now is monotonic
+		 * time, so: the first replay on any host up that long).
+		 */
+		d = now - conn_replay_at;
+		if (d >= CONN_REPLAY_BURST * 1000000 / CONN_REPLAY_RATE + 1)
+			conn_replay_allow = CONN_REPLAY_BURST;
+		else
+			conn_replay_allow += d * CONN_REPLAY_RATE / 1000000;
 		if (conn_replay_allow > CONN_REPLAY_BURST)
 			conn_replay_allow = CONN_REPLAY_BURST;
 		conn_replay_at = now;

@@ -20,5 +20,7 @@ void		conn_shutdown(void);
 /* Close every connection now (shutdown's deadline). */
 void		conn_close_all(void);
 unsigned int	conn_count(void);
+/* Bytes of replay the viewers may be sent now (a rate after a burst). */
+int64_t		conn_replay_allowance(int64_t now);
 
 #endif /* PTYD_CONN_H */

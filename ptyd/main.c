@@ -370,7 +370,7 @@ main(int argc, char **argv)
 	if (harden_nodump() == -1)
 		fatal("PR_SET_DUMPABLE");
 	harden_env(&harden_daemon_env);
-	umask(077);
+	ptyd_conf.shell_umask = umask(077);
 	log_init(NULL, 0, 0);
 	while ((ch = getopt_long(argc, argv, "fvh", main_opts, NULL)) != -1) {
 		switch (ch) {

@@ -8,6 +8,8 @@
 #ifndef PTYD_PTYD_H
 #define PTYD_PTYD_H
 
+#include <sys/types.h>
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -42,6 +44,8 @@ struct ptyd_config {
 	char		**roots;		/* realpath'd workspace roots */
 	size_t		  nroots;
 	const char	 *default_workspace;	/* realpath'd */
+	mode_t		  shell_umask;		/* ours is 077; theirs is
+						   what we were started with */
 };
 
 /* Defined in term.c with the defaults of DESIGN section 4. */

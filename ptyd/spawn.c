@@ -91,6 +91,7 @@ spawn_shell(const struct spawn_req *req, struct spawn_result *res)
 	char				 name[64], scratch[4200];
 	char				*env[SPAWN_ENV_MAX];
 	pid_t				 pid;
+	mode_t				 mine;
 	int				 master = -1, err, have_fa = 0;
 	int				 have_attr = 0;
 
@@ -143,8 +144,12 @@ spawn_shell(const struct spawn_req *req, struct spawn_result *res)
 		log_warn("spawn: attributes");
 		goto fail;
 	}
-	if ((errno = posix_spawn(&pid, req->path, &fa, &attr, req->argv,
-	    env)) != 0) {
+	/* posix_spawn has no umask attribute; the loop is single-threaded,
+	 * so ours is swapped for the shell's around the call. */
+	mine = umask(req->umask);
+	errno = posix_spawn(&pid, req->path, &fa, &attr, req->argv, env);
+	(void)umask(mine);
+	if (errno != 0) {
 		log_warn("spawn: %s", req->path);
 		goto fail;
 	}

@@ -17,6 +17,7 @@ struct spawn_req {
 	const char	 *cwd;
 	unsigned int	  rows;
 	unsigned int	  cols;
+	mode_t		  umask;	/* the shell's */
 };
 
 struct spawn_result {

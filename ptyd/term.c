@@ -47,6 +47,7 @@ struct ptyd_config ptyd_conf = {
 	.ring_size = 1024 * 1024,
 	.input_limit = 1024 * 1024,
 	.shell = "/bin/sh",
+	.shell_umask = 022,
 };
 
 TAILQ_HEAD(term_list, term);

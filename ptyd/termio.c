@@ -203,6 +203,7 @@ term_spawn(struct term *t)
 	req.cwd = t->workspace;
 	req.rows = t->rows;
 	req.cols = t->cols;
+	req.umask = ptyd_conf.shell_umask;
 	if (spawn_shell(&req, &res) == -1)
 		return (-1);
 	t->pid = res.pid;

@@ -171,3 +171,20 @@ def test_fcgi_socket_is_private_whatever_the_umask(tmp_path):
     finally:
         p.terminate()
         p.wait(timeout=15)
+
+
+def test_shells_get_the_umask_ptyd_was_started_with(secretive, new_sid):
+    """ptyd runs under umask 077 for its own files; a shell's files are
+    made as the user would make them anywhere else (regression: the
+    shells inherited 077)."""
+    c = secretive.client()
+    sid = new_sid()
+    assert c.start(sid).status == 200
+    try:
+        with Shell(c, sid) as sh:
+            got = sh.run("umask").decode().strip()
+    finally:
+        c.close_term(sid)
+    mine = os.umask(0)
+    os.umask(mine)
+    assert got == "%04o" % mine, (got, mine)

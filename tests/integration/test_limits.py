@@ -236,3 +236,56 @@ def test_cap_evicts_exited_first_then_least_recently_active(capped,
     finally:
         for sid in (a, b, d, e, f):
             c.close_term(sid)
+
+
+def nice_of(pid):
+    with open("/proc/%d/stat" % pid) as f:
+        return int(f.read().rpartition(")")[2].split()[16])
+
+
+def test_an_autostart_by_a_stream_gives_ptyd_and_its_shells_no_low_priority(
+        make_stack, new_sid):
+    """Regression: a stream's thread dropped to nice 19 before it asked
+    ptyd, so a page's EventSource reconnecting first after ptyd died
+    autostarted ptyd, and every shell it spawned, at nice 19."""
+    st = make_stack("auto-nice")
+    c = st.client()
+    pid = st.ptyd_pid()
+    os.kill(pid, signal.SIGKILL)
+    wait_for(lambda: proc_gone(pid) or None, 5, what="ptyd killed")
+    with SSE(st.port, new_sid()) as s:      # no such terminal: 404
+        assert s.status == 404, (s.status, s.body)
+    new = c.health().json()["ptyd"]["pid"]
+    assert new != pid
+    sid = new_sid()
+    r = c.start(sid)
+    assert r.status == 200, r
+    try:
+        assert nice_of(new) == 0, "ptyd at nice %d" % nice_of(new)
+        assert nice_of(r.json()["pid"]) == 0
+    finally:
+        c.close_term(sid)
+
+
+def test_a_process_whose_threads_all_streamed_accepts_again(make_stack,
+                                                            new_sid):
+    """Regression: a stream's thread ends with its stream; when every
+    thread of a ptyd.fcgi process had been streaming (at its thread cap)
+    nobody was left to lead, and the process never accepted again."""
+    st = make_stack("all-streams", fcgi_args=["--processes", "1",
+                                              "--max-threads", "3"])
+    c = st.client()
+    sids = [new_sid() for _ in range(3)]
+    for sid in sids:
+        assert c.start(sid).status == 200
+    try:
+        streams = [c.stream(sid) for sid in sids]
+        assert all(s.status == 200 for s in streams)
+        for s in streams:
+            s.close()
+        time.sleep(0.5)
+        r = c.get("health", timeout=5)
+        assert r.status == 200, r
+    finally:
+        for sid in sids:
+            c.close_term(sid)

@@ -37,3 +37,8 @@ check_PROGRAMS += tests/unit/test_termstate
 tests_unit_test_termstate_SOURCES = tests/unit/test_termstate.c
 tests_unit_test_termstate_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_termstate_LDADD = $(PTYD_UNIT_LDADD)
+
+check_PROGRAMS += tests/unit/test_conn
+tests_unit_test_conn_SOURCES = tests/unit/test_conn.c
+tests_unit_test_conn_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_conn_LDADD = $(PTYD_UNIT_LDADD)
