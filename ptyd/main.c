@@ -223,7 +223,7 @@ main_tighten(const char *db)
 {
 	static const char *const	 suffix[] = { "", "-wal", "-shm" };
 	char				 buf[PATH_MAX], *slash;
-	struct stat			 st;
+	struct stat			 st, home;
 	size_t				 i;
 
 	for (i = 0; i < sizeof(suffix) / sizeof(suffix[0]); i++) {
@@ -238,14 +238,26 @@ main_tighten(const char *db)
 	if ((slash = strrchr(buf, '/')) == NULL || slash == buf)
 		return;
 	*slash = '\0';
-	if (stat(buf, &st) == 0 && st.st_uid == geteuid() &&
-	    (st.st_mode & 077) != 0) {
-		if (chmod(buf, st.st_mode & 07700) == -1)
-			log_warn("chmod 0700 %s", buf);
-		else
-			log_info("state directory %s made private (was %04o)",
-			    buf, (unsigned int)(st.st_mode & 07777));
+	if (stat(buf, &st) == -1 || (st.st_mode & 077) == 0)
+		return;
+	/*
+	 * A folder that is not only ours (a shared one such as /tmp, sticky
+	 * or not ours, or the home directory a database was put straight
+	 * into) is the operator's to change, not ours: say so instead.
+	 */
+	if (st.st_uid != geteuid() || (st.st_mode & S_ISVTX) != 0 ||
+	    (stat(main_home(), &home) == 0 && home.st_dev == st.st_dev &&
+	    home.st_ino == st.st_ino)) {
+		log_warnx("the database's folder %s is open to others (%04o); "
+		    "give ptyd a folder of its own", buf,
+		    (unsigned int)(st.st_mode & 07777));
+		return;
 	}
+	if (chmod(buf, st.st_mode & 07700) == -1)
+		log_warn("chmod 0700 %s", buf);
+	else
+		log_info("state directory %s made private (was %04o)", buf,
+		    (unsigned int)(st.st_mode & 07777));
 }
 
 static void

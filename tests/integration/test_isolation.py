@@ -188,3 +188,30 @@ def test_shells_get_the_umask_ptyd_was_started_with(secretive, new_sid):
     mine = os.umask(0)
     os.umask(mine)
     assert got == "%04o" % mine, (got, mine)
+
+
+def test_a_shared_folder_of_the_database_is_left_alone(tmp_path):
+    """Making the database's folder private must never touch a shared one
+    (a sticky, world-writable folder such as /tmp, as root would own it):
+    ptyd says so in its log instead."""
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    os.chmod(shared, 0o1777)
+    run = tmp_path / "run"
+    log = tmp_path / "ptyd.log"
+    p = subprocess.Popen(
+        [os.path.join(BUILDDIR, "ptyd", "ptyd"), "-f", "--socket",
+         str(run / "ptyd.sock"), "--db", str(shared / "ptyd.db"),
+         "--log", str(log), "--shell", "/bin/sh"],
+        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL)
+    try:
+        wait_for(lambda: (shared / "ptyd.db-wal").exists(), 10,
+                 what="ptyd up with its database")
+        time.sleep(0.2)
+        assert stat.S_IMODE(os.stat(shared).st_mode) == 0o1777
+        assert stat.S_IMODE(os.stat(shared / "ptyd.db").st_mode) == 0o600
+        assert "open to others" in log.read_text()
+    finally:
+        p.terminate()
+        p.wait(timeout=15)
