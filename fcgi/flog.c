@@ -25,19 +25,19 @@ flog_vline(const char *fmt, va_list ap, int with_errno)
 	n = (int)logtime_format(line, sizeof(line));
 	m = snprintf(line + n, sizeof(line) - (size_t)n, "ptyd.fcgi[%ld]: ",
 	    (long)getpid());
-	if (m < 0 || (size_t)(n + m) >= sizeof(line))
+	if (m < 0 || (size_t)n + (size_t)m >= sizeof(line))
 		return;
 	n += m;
 	m = vsnprintf(line + n, sizeof(line) - (size_t)n, fmt, ap);
 	if (m < 0)
 		return;
-	n = (size_t)(n + m) >= sizeof(line) - 2 ? (int)sizeof(line) - 2 :
-	    n + m;
+	n = (size_t)n + (size_t)m >= sizeof(line) - 2 ?
+	    (int)sizeof(line) - 2 : n + m;
 	if (with_errno) {
 		m = snprintf(line + n, sizeof(line) - (size_t)n, ": %s",
 		    strerror(err));
 		if (m > 0)
-			n = (size_t)(n + m) >= sizeof(line) - 2 ?
+			n = (size_t)n + (size_t)m >= sizeof(line) - 2 ?
 			    (int)sizeof(line) - 2 : n + m;
 	}
 	line[n++] = '\n';

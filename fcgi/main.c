@@ -170,6 +170,8 @@ parse_group(const char *s, gid_t *gid)
 	char		*end;
 	unsigned long	 v;
 
+	/* Option parsing, before any worker thread exists. */
+	/* cppcheck-suppress getgrnamCalled */
 	if ((gr = getgrnam(s)) != NULL) {
 		*gid = gr->gr_gid;
 		return (0);

@@ -582,6 +582,8 @@ server_run(const struct front_conf *conf, const struct server_conf *sc)
 	born = calloc((size_t)n, sizeof(*born));
 	if (kids == NULL || born == NULL) {
 		flog_warn("calloc");
+		free(kids);
+		free(born);
 		return (1);
 	}
 	for (i = 0; i < n; i++) {

@@ -139,13 +139,13 @@ int
 listen_open(const char *path)
 {
 	struct sockaddr_un	 sun;
-	char			 dir[PATH_MAX], *slash;
+	char			 dir[sizeof(sun.sun_path)], *slash;
 	mode_t			 old;
 
 	memset(&sun, 0, sizeof(sun));
 	sun.sun_family = AF_UNIX;
-	if (strlen(path) >= sizeof(sun.sun_path) || strlen(path) >= sizeof(dir)
-	    || *path != '/') {
+	/* dir is as long as sun_path, so this one check bounds both copies. */
+	if (strlen(path) >= sizeof(sun.sun_path) || *path != '/') {
 		log_warnx("socket path %s: must be absolute and short", path);
 		return (-1);
 	}

@@ -131,6 +131,8 @@ main_home(void)
 
 	if (home != NULL && *home == '/')
 		return (home);
+	/* ptyd has one thread. */
+	/* cppcheck-suppress getpwuidCalled */
 	if ((pw = getpwuid(getuid())) != NULL && pw->pw_dir != NULL)
 		return (pw->pw_dir);
 	return ("/");

@@ -122,7 +122,8 @@ ring_peek(const struct ring *r, uint64_t pos, size_t max,
 	size_t	avail, off, first;
 
 	*iovcnt = 0;
-	if (pos < r->start || pos >= r->end || max == 0)
+	/* An empty ring may have no buffer yet (cap 0). */
+	if (r->cap == 0 || pos < r->start || pos >= r->end || max == 0)
 		return (0);
 	avail = (size_t)(r->end - pos);
 	if (avail > max)

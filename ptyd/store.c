@@ -495,7 +495,7 @@ store_db_int(sqlite3 *db, const char *sql, int64_t *val)
 	int		 rc;
 
 	*val = 0;
-	if ((rc = sqlite3_prepare_v2(db, sql, -1, &stmt, NULL)) != SQLITE_OK)
+	if (sqlite3_prepare_v2(db, sql, -1, &stmt, NULL) != SQLITE_OK)
 		goto fail;
 	if ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
 		*val = sqlite3_column_int64(stmt, 0);
