@@ -249,8 +249,18 @@ stdin_is_listener(void)
 	    v != 0);
 }
 
-int
-main(int argc, char *argv[])
+/* What the command line says beyond the settings themselves. */
+struct main_opts {
+	const char		*listen_spec;	/* --listen */
+	const char		*sock;		/* --ptyd-socket */
+	const char		*prog;		/* --ptyd */
+	struct sock_perm	 perm;		/* --socket-group, -mode */
+};
+
+/* The command line into conf, sc and o.  0, or the exit status. */
+static int
+main_options(int argc, char *argv[], struct front_conf *conf,
+    struct server_conf *sc, struct main_opts *o)
 {
 	static const struct option	 longopts[] = {
 		{ "listen", required_argument, NULL, 'l' },
@@ -265,13 +275,136 @@ main(int argc, char *argv[])
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
+	int				 ch;
+
+	while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		switch (ch) {
+		case 'l':
+			o->listen_spec = optarg;
+			break;
+		case 's':
+			o->sock = optarg;
+			break;
+		case 'n':
+			conf->ptyd.autostart = 0;
+			break;
+		case 'p':
+			o->prog = optarg;
+			break;
+		case 'b':
+			if ((conf->heartbeat_ms = parse_seconds(optarg)) == -1)
+				usage();
+			break;
+		case 't':
+			if ((sc->max_threads = parse_int(optarg, 2,
+			    SERVER_MAX_THREADS)) == -1) {
+				flog_warnx("--max-threads: 2 to %d",
+				    SERVER_MAX_THREADS);
+				return (2);
+			}
+			break;
+		case 'P':
+			if ((sc->processes = parse_int(optarg, 1, 256)) == -1)
+				usage();
+			break;
+		case 'g':
+			if (parse_group(optarg, &o->perm.gid) == -1) {
+				flog_warnx("--socket-group: no group %s",
+				    optarg);
+				return (2);
+			}
+			break;
+		case 'm':
+			if (parse_mode(optarg, &o->perm.mode) == -1) {
+				flog_warnx("--socket-mode: 0600 or 0660");
+				return (2);
+			}
+			break;
+		default:
+			usage();
+		}
+	}
+	if (optind != argc)
+		usage();
+	if (o->perm.mode == 0)
+		o->perm.mode = o->perm.gid != (gid_t)-1 ? 0660 : 0600;
+	return (0);
+}
+
+/*
+ * Where ptyd is and how the gate decides, from the options and the
+ * process environment (never from a request).  0, or the exit status.
+ */
+static int
+main_config(struct front_conf *conf, const struct main_opts *o)
+{
+	const char	*cause;
+
+	if (o->sock != NULL) {
+		if (strlen(o->sock) >= sizeof(conf->ptyd.socket)) {
+			flog_warnx("--ptyd-socket: path too long");
+			return (2);
+		}
+		snprintf(conf->ptyd.socket, sizeof(conf->ptyd.socket), "%s",
+		    o->sock);
+	} else if (client_default_socket(conf->ptyd.socket,
+	    sizeof(conf->ptyd.socket)) == -1) {
+		flog_warnx("ptyd socket path too long");
+		return (2);
+	}
+	if (o->prog != NULL)
+		snprintf(conf->ptyd.program, sizeof(conf->ptyd.program), "%s",
+		    o->prog);
+	else
+		default_ptyd(conf->ptyd.program, sizeof(conf->ptyd.program));
+	if (gate_conf_load(&conf->gate, getenv("PTYD_ALLOW_REMOTE"),
+	    getenv("PTYD_TRUST_FORWARDED_FOR"),
+	    getenv("PTYD_TRUSTED_PROXY_CIDRS"), getenv("PTYD_ALLOWED_HOSTS"),
+	    &cause) == -1 || gate_conf_mode(&conf->gate, getenv("PTYD_AUTH"),
+	    getenv("PTYD_LOCAL"), &cause) == -1) {
+		flog_warnx("%s", cause);
+		return (2);
+	}
+	conf->account_uid = geteuid();
+	return (0);
+}
+
+/* The listen socket, if any: --listen, else fd 0 from a process manager.
+ * 0 (sc->listen_fd -1: plain CGI), or -1. */
+static int
+main_listen(const struct front_conf *conf, struct server_conf *sc,
+    const struct main_opts *o)
+{
+	if (o->listen_spec == NULL) {
+		if (stdin_is_listener())
+			sc->listen_fd = 0;
+		return (0);
+	}
+	if (o->listen_spec[0] == '/' || strchr(o->listen_spec, ':') == NULL) {
+		sc->listen_fd = listen_unix(o->listen_spec, &o->perm);
+		snprintf(sc->unlink_path, sizeof(sc->unlink_path), "%s",
+		    o->listen_spec);
+	} else {
+		/* Whoever reaches a TCP port can send any FastCGI
+		 * parameter: with PTYD_AUTH=front, any REMOTE_USER. */
+		if (conf->gate.auth_front)
+			flog_warnx("--listen %s: every host and user that can "
+			    "connect to this port can claim any REMOTE_USER; "
+			    "prefer a Unix socket", o->listen_spec);
+		sc->listen_fd = listen_inet(o->listen_spec);
+	}
+	return (sc->listen_fd == -1 ? -1 : 0);
+}
+
+int
+main(int argc, char *argv[])
+{
 	static struct front_conf	 conf;
 	struct server_conf		 sc;
+	struct main_opts		 o;
 	struct req			 r;
-	struct sock_perm		 perm = { (gid_t)-1, 0 };
-	const char			*listen_spec = NULL, *sock = NULL;
-	const char			*prog = NULL, *cause, *env;
-	int				 ch;
+	const char			*env;
+	int				 rv;
 
 	/*
 	 * No shell may read our memory (DESIGN 6): it would find the
@@ -284,6 +417,8 @@ main(int argc, char *argv[])
 	}
 	umask(077);
 	memset(&sc, 0, sizeof(sc));
+	memset(&o, 0, sizeof(o));
+	o.perm.gid = (gid_t)-1;
 	sc.listen_fd = -1;
 	sc.processes = DEFAULT_PROCESSES;
 	sc.max_threads = DEFAULT_THREADS;
@@ -295,109 +430,11 @@ main(int argc, char *argv[])
 		flog_warnx("PTYD_HEARTBEAT: not a number of seconds");
 		return (2);
 	}
-
-	while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-		switch (ch) {
-		case 'l':
-			listen_spec = optarg;
-			break;
-		case 's':
-			sock = optarg;
-			break;
-		case 'n':
-			conf.ptyd.autostart = 0;
-			break;
-		case 'p':
-			prog = optarg;
-			break;
-		case 'b':
-			if ((conf.heartbeat_ms = parse_seconds(optarg)) == -1)
-				usage();
-			break;
-		case 't':
-			if ((sc.max_threads = parse_int(optarg, 2,
-			    SERVER_MAX_THREADS)) == -1) {
-				flog_warnx("--max-threads: 2 to %d",
-				    SERVER_MAX_THREADS);
-				return (2);
-			}
-			break;
-		case 'P':
-			if ((sc.processes = parse_int(optarg, 1, 256)) == -1)
-				usage();
-			break;
-		case 'g':
-			if (parse_group(optarg, &perm.gid) == -1) {
-				flog_warnx("--socket-group: no group %s",
-				    optarg);
-				return (2);
-			}
-			break;
-		case 'm':
-			if (parse_mode(optarg, &perm.mode) == -1) {
-				flog_warnx("--socket-mode: 0600 or 0660");
-				return (2);
-			}
-			break;
-		default:
-			usage();
-		}
-	}
-	if (optind != argc)
-		usage();
-	if (perm.mode == 0)
-		perm.mode = perm.gid != (gid_t)-1 ? 0660 : 0600;
-
-	if (sock != NULL) {
-		if (strlen(sock) >= sizeof(conf.ptyd.socket)) {
-			flog_warnx("--ptyd-socket: path too long");
-			return (2);
-		}
-		snprintf(conf.ptyd.socket, sizeof(conf.ptyd.socket), "%s",
-		    sock);
-	} else if (client_default_socket(conf.ptyd.socket,
-	    sizeof(conf.ptyd.socket)) == -1) {
-		flog_warnx("ptyd socket path too long");
-		return (2);
-	}
-	if (prog != NULL)
-		snprintf(conf.ptyd.program, sizeof(conf.ptyd.program), "%s",
-		    prog);
-	else
-		default_ptyd(conf.ptyd.program, sizeof(conf.ptyd.program));
-	if (gate_conf_load(&conf.gate, getenv("PTYD_ALLOW_REMOTE"),
-	    getenv("PTYD_TRUST_FORWARDED_FOR"),
-	    getenv("PTYD_TRUSTED_PROXY_CIDRS"), getenv("PTYD_ALLOWED_HOSTS"),
-	    &cause) == -1) {
-		flog_warnx("%s", cause);
-		return (2);
-	}
-	if (gate_conf_mode(&conf.gate, getenv("PTYD_AUTH"),
-	    getenv("PTYD_LOCAL"), &cause) == -1) {
-		flog_warnx("%s", cause);
-		return (2);
-	}
-	conf.account_uid = geteuid();
-
-	if (listen_spec != NULL) {
-		if (listen_spec[0] == '/' || strchr(listen_spec, ':') == NULL) {
-			sc.listen_fd = listen_unix(listen_spec, &perm);
-			snprintf(sc.unlink_path, sizeof(sc.unlink_path), "%s",
-			    listen_spec);
-		} else {
-			/* Whoever reaches a TCP port can send any FastCGI
-			 * parameter: with PTYD_AUTH=front, any REMOTE_USER. */
-			if (conf.gate.auth_front)
-				flog_warnx("--listen %s: every host and user "
-				    "that can connect to this port can claim "
-				    "any REMOTE_USER; prefer a Unix socket",
-				    listen_spec);
-			sc.listen_fd = listen_inet(listen_spec);
-		}
-		if (sc.listen_fd == -1)
-			return (1);
-	} else if (stdin_is_listener())
-		sc.listen_fd = 0;
+	if ((rv = main_options(argc, argv, &conf, &sc, &o)) != 0 ||
+	    (rv = main_config(&conf, &o)) != 0)
+		return (rv);
+	if (main_listen(&conf, &sc, &o) == -1)
+		return (1);
 
 	if (sc.listen_fd != -1) {
 		/*
@@ -409,10 +446,10 @@ main(int argc, char *argv[])
 		 * ptyd.)
 		 */
 		harden_env(&harden_daemon_env);
-		ch = server_run(&conf, &sc);
+		rv = server_run(&conf, &sc);
 		if (sc.unlink_path[0] != '\0')
 			unlink(sc.unlink_path);
-		return (ch);
+		return (rv);
 	}
 
 	/* Plain CGI: one request, then exit. */
