@@ -50,38 +50,6 @@ static const struct route {
 	{ "health", EP_HEALTH, "GET" },
 };
 
-void
-handlers_ptyd_failed(struct req *r, int err)
-{
-	switch (err) {
-	case ENOENT:
-	case ECONNREFUSED:
-		http_error(r, 503, "ptyd is not running", FRONT_RETRY_AFTER);
-		break;
-	case ETIMEDOUT:
-	case ECONNRESET:
-	case EPIPE:
-	case EAGAIN:
-	case ENOTCONN:
-		http_error(r, 503, "ptyd is not answering", FRONT_RETRY_AFTER);
-		break;
-	default:
-		flog_warnx("ptyd exchange failed: %s", strerror(err));
-		http_error(r, 500, "internal error", 0);
-		break;
-	}
-}
-
-void
-handlers_ptyd_error(struct req *r, const struct msg_error *me)
-{
-	int	status = ptyd_err_status(me->code);
-
-	/* Every 429 and 503 says when to come back (DESIGN 2). */
-	http_error(r, status, ptyd_err_message(me->code, me->message),
-	    status == 429 || status == 503 ? FRONT_RETRY_AFTER : 0);
-}
-
 /*
  * Send msg and read one reply.  Returns 0 with the reply of type want
  * decoded into out; otherwise the error has been answered and -1 returned.
@@ -106,12 +74,12 @@ call(struct ctx *c, uint16_t type, const void *msg, uint16_t want, void *out)
 	}
 	if (ptyd_call(&c->r->conf->ptyd, &fo, &hdr, buf, REPLY_BUF,
 	    client_now_ms() + FRONT_CALL_MS) == -1) {
-		handlers_ptyd_failed(c->r, errno);
+		ptyd_answer_failed(c->r, errno);
 		goto out;
 	}
 	if (hdr.type == MSG_ERROR &&
 	    msg_decode(MSG_ERROR, buf + PROTO_HDR_LEN, hdr.len, &me) == 0) {
-		handlers_ptyd_error(c->r, &me);
+		ptyd_answer_error(c->r, &me);
 		goto out;
 	}
 	if (hdr.type != want ||
@@ -343,19 +311,19 @@ ep_list(struct ctx *c)
 	}
 	deadline = client_now_ms() + FRONT_CALL_MS;
 	if ((fd = ptyd_open(&c->r->conf->ptyd, &fo, deadline)) == -1) {
-		handlers_ptyd_failed(c->r, errno);
+		ptyd_answer_failed(c->r, errno);
 		goto out;
 	}
 	for (;;) {
 		if (client_recv(fd, &hdr, buf, REPLY_BUF, deadline) == -1) {
-			handlers_ptyd_failed(c->r, errno);
+			ptyd_answer_failed(c->r, errno);
 			goto out;
 		}
 		if (hdr.type == MSG_LIST_END)
 			break;
 		if (hdr.type == MSG_ERROR && msg_decode(MSG_ERROR,
 		    buf + PROTO_HDR_LEN, hdr.len, &me) == 0) {
-			handlers_ptyd_error(c->r, &me);
+			ptyd_answer_error(c->r, &me);
 			goto out;
 		}
 		if (hdr.type != MSG_LIST_ITEM || msg_decode(MSG_LIST_ITEM,

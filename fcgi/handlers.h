@@ -29,15 +29,4 @@ struct ctx {
 /* Serve one request from first check to last byte (not the finish). */
 void	handlers_serve(struct req *);
 
-/*
- * Answer a failed exchange with ptyd: 503 + Retry-After when it is not
- * running or not answering, 500 otherwise.
- */
-void	handlers_ptyd_failed(struct req *, int err);
-
-/* Answer ptyd's MSG_ERROR: its status, message, and Retry-After on every
- * 429 and 503. */
-struct msg_error;
-void	handlers_ptyd_error(struct req *, const struct msg_error *);
-
 #endif /* FRONT_HANDLERS_H */

@@ -25,7 +25,9 @@
 
 #include "client.h"
 #include "flog.h"
+#include "front.h"
 #include "harden.h"
+#include "http.h"
 #include "ptyd_client.h"
 
 
@@ -283,4 +285,36 @@ ptyd_err_message(uint16_t code, const char *msg)
 		return ("ptyd is shutting down; retry later");
 	}
 	return ("internal error");
+}
+
+void
+ptyd_answer_failed(struct req *r, int err)
+{
+	switch (err) {
+	case ENOENT:
+	case ECONNREFUSED:
+		http_error(r, 503, "ptyd is not running", FRONT_RETRY_AFTER);
+		break;
+	case ETIMEDOUT:
+	case ECONNRESET:
+	case EPIPE:
+	case EAGAIN:
+	case ENOTCONN:
+		http_error(r, 503, "ptyd is not answering", FRONT_RETRY_AFTER);
+		break;
+	default:
+		flog_warnx("ptyd exchange failed: %s", strerror(err));
+		http_error(r, 500, "internal error", 0);
+		break;
+	}
+}
+
+void
+ptyd_answer_error(struct req *r, const struct msg_error *me)
+{
+	int	status = ptyd_err_status(me->code);
+
+	/* Every 429 and 503 says when to come back (DESIGN 2). */
+	http_error(r, status, ptyd_err_message(me->code, me->message),
+	    status == 429 || status == 503 ? FRONT_RETRY_AFTER : 0);
 }

@@ -3,8 +3,8 @@
  * deadline, starting ptyd first if it is not running (autostart).
  *
  * Owns: the socket path and autostart policy, the lock that makes a burst of
- * concurrent requests start ptyd exactly once, and the mapping of ptyd's
- * MSG_ERROR codes to HTTP statuses.  Does not own: framing or blocking I/O
+ * concurrent requests start ptyd exactly once, the mapping of ptyd's
+ * MSG_ERROR codes to HTTP statuses, and the answers that follow from them.  Does not own: framing or blocking I/O
  * (lib/client.c), what a request means (handlers.c, stream.c).
  */
 #ifndef FRONT_PTYD_CLIENT_H
@@ -51,5 +51,15 @@ int	ptyd_autostart(const struct ptyd_conf *, int64_t deadline_ms);
  */
 int	ptyd_err_status(uint16_t code);
 const char *ptyd_err_message(uint16_t code, const char *ptyd_message);
+
+/*
+ * The HTTP answer to an exchange with ptyd that failed (shared by the
+ * endpoints and the stream): 503 with Retry-After when ptyd is not
+ * running or not answering, else 500; and to ptyd's MSG_ERROR, its status
+ * and message, with Retry-After on every 429 and 503 (DESIGN 2).
+ */
+struct req;
+void	ptyd_answer_failed(struct req *, int err);
+void	ptyd_answer_error(struct req *, const struct msg_error *);
 
 #endif /* FRONT_PTYD_CLIENT_H */

@@ -43,7 +43,7 @@
 #include "client.h"
 #include "flog.h"
 #include "front.h"
-#include "handlers.h"
+#include "handlers.h"	/* struct ctx only */
 #include "http.h"
 #include "json.h"
 #include "sse.h"
@@ -558,13 +558,13 @@ stream_serve(struct ctx *c)
 	    client_now_ms() + FRONT_CALL_MS)) == -1 ||
 	    client_recv(s.fd, &h, s.in, STREAM_IN_MAX,
 	    client_now_ms() + FRONT_CALL_MS) == -1) {
-		handlers_ptyd_failed(s.r, errno);
+		ptyd_answer_failed(s.r, errno);
 		goto out;
 	}
 	if (h.type == MSG_ERROR &&
 	    msg_decode(MSG_ERROR, s.in + PROTO_HDR_LEN, h.len, &me) == 0) {
 		/* 404 not registered, 429 viewer limit: before any 200. */
-		handlers_ptyd_error(s.r, &me);
+		ptyd_answer_error(s.r, &me);
 		goto out;
 	}
 	if (h.type != MSG_ATTACHED ||
