@@ -13,11 +13,12 @@
 
 #include <stdint.h>
 
+#include "contract.h"
 #include "gate.h"
 #include "ptyd_client.h"
 
-#define FRONT_BODY_MAX		(64 * 1024)	/* request body bytes */
-#define FRONT_INPUT_CHARS	8192		/* input data code points */
+#define FRONT_BODY_MAX		CONTRACT_BODY_MAX	/* lib/contract.h */
+#define FRONT_INPUT_CHARS	CONTRACT_INPUT_CHARS
 #define FRONT_CALL_MS		5000		/* one exchange with ptyd */
 #define FRONT_RETRY_AFTER	1		/* seconds, 429 and 503 */
 

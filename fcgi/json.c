@@ -140,24 +140,13 @@ json_escape(struct buf *out, const char *s, size_t len)
 int
 json_sid_valid(const char *s)
 {
-	return (json_token_valid(s, PROTO_SID_MAX));
+	return (contract_sid_valid(s));
 }
 
 int
 json_token_valid(const char *s, size_t max)
 {
-	size_t	n;
-
-	for (n = 0; s[n] != '\0'; n++) {
-		if (n >= max)
-			return (0);
-		if (!((s[n] >= 'a' && s[n] <= 'z') ||
-		    (s[n] >= 'A' && s[n] <= 'Z') ||
-		    (s[n] >= '0' && s[n] <= '9') ||
-		    s[n] == '.' || s[n] == '_' || s[n] == ':' || s[n] == '-'))
-			return (0);
-	}
-	return (n > 0);
+	return (contract_token_valid(s, max));
 }
 
 json_t *

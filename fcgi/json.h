@@ -16,11 +16,12 @@
 #include <jansson.h>
 
 #include "buf.h"
+#include "contract.h"
 
-#define JSON_ROWS_MIN	2
-#define JSON_ROWS_MAX	500
-#define JSON_COLS_MIN	10
-#define JSON_COLS_MAX	1000
+#define JSON_ROWS_MIN	CONTRACT_ROWS_MIN	/* lib/contract.h */
+#define JSON_ROWS_MAX	CONTRACT_ROWS_MAX
+#define JSON_COLS_MIN	CONTRACT_COLS_MIN
+#define JSON_COLS_MAX	CONTRACT_COLS_MAX
 
 /*
  * Append s[0..len) (well-formed UTF-8) as the inside of a JSON string:

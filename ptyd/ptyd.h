@@ -13,6 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "contract.h"
+
 #define PTYD_SEC		1000000LL	/* times are microseconds */
 #define PTYD_KILL_DELAY		(1500 * 1000LL)	/* SIGHUP -> SIGKILL */
 #define PTYD_DRAIN_DEADLINE	(3 * PTYD_SEC)	/* reaped -> EIO at the latest */
@@ -20,12 +22,12 @@
 #define PTYD_FLUSH_INTERVAL	PTYD_SEC	/* SQLite write-behind */
 #define PTYD_SHUTDOWN_DEADLINE	(3 * PTYD_SEC)
 
-#define PTYD_ROWS_DEFAULT	24
-#define PTYD_COLS_DEFAULT	80
-#define PTYD_ROWS_MIN		2
-#define PTYD_ROWS_MAX		500
-#define PTYD_COLS_MIN		10
-#define PTYD_COLS_MAX		1000
+#define PTYD_ROWS_DEFAULT	CONTRACT_ROWS_DEFAULT	/* lib/contract.h */
+#define PTYD_COLS_DEFAULT	CONTRACT_COLS_DEFAULT
+#define PTYD_ROWS_MIN		CONTRACT_ROWS_MIN
+#define PTYD_ROWS_MAX		CONTRACT_ROWS_MAX
+#define PTYD_COLS_MIN		CONTRACT_COLS_MIN
+#define PTYD_COLS_MAX		CONTRACT_COLS_MAX
 
 struct ptyd_config {
 	int64_t		  idle_grace;		/* us */

@@ -28,6 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "contract.h"
 #include "log.h"
 #include "mirror.h"
 #include "proto.h"
@@ -387,34 +388,13 @@ term_wake_viewers(struct term *t)
 int
 term_sid_valid(const char *sid)
 {
-	size_t		 n = 0;
-	const char	*p;
-
-	for (p = sid; *p != '\0'; p++, n++) {
-		if ((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') ||
-		    (*p >= '0' && *p <= '9') || *p == '.' || *p == '_' ||
-		    *p == ':' || *p == '-')
-			continue;
-		return (0);
-	}
-	return (n >= 1 && n <= 128);
+	return (contract_sid_valid(sid));
 }
 
 void
 term_clamp(unsigned int *rows, unsigned int *cols, int start)
 {
-	if (*rows == 0 && start)
-		*rows = PTYD_ROWS_DEFAULT;
-	if (*cols == 0 && start)
-		*cols = PTYD_COLS_DEFAULT;
-	if (*rows != 0 && *rows < PTYD_ROWS_MIN)
-		*rows = PTYD_ROWS_MIN;
-	if (*rows > PTYD_ROWS_MAX)
-		*rows = PTYD_ROWS_MAX;
-	if (*cols != 0 && *cols < PTYD_COLS_MIN)
-		*cols = PTYD_COLS_MIN;
-	if (*cols > PTYD_COLS_MAX)
-		*cols = PTYD_COLS_MAX;
+	contract_clamp(rows, cols, start);
 }
 
 /* out gets the resolved directory; -1 if it is not allowed. */

@@ -19,3 +19,8 @@ check_PROGRAMS += tests/unit/test_harden
 tests_unit_test_harden_SOURCES = tests/unit/test_harden.c
 tests_unit_test_harden_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_harden_LDADD = libwire.a $(CRITERION_LIBS)
+
+check_PROGRAMS += tests/unit/test_contract
+tests_unit_test_contract_SOURCES = tests/unit/test_contract.c
+tests_unit_test_contract_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_contract_LDADD = libwire.a $(CRITERION_LIBS)

@@ -1,0 +1,38 @@
+/*
+ * contract.h -- the rules of DESIGN 2 that ptyd and ptyd.fcgi both apply,
+ * written once: what an id may be, the sizes a terminal may have, and
+ * the limits of a request.
+ *
+ * Owns: the token rule (session_id, input_id), the size range, defaults
+ * and clamp, the input and body limits.  Does not own: the wire layout
+ * (proto.h, whose field limits match these) or how either program answers
+ * a request that breaks them.
+ */
+#ifndef PTYD_CONTRACT_H
+#define PTYD_CONTRACT_H
+
+#include <stddef.h>
+
+#define CONTRACT_SID_MAX	128	/* session_id: 1..128 tokens */
+#define CONTRACT_INPUT_ID_MAX	64	/* input_id: 1..64 tokens */
+#define CONTRACT_ROWS_MIN	2
+#define CONTRACT_ROWS_MAX	500
+#define CONTRACT_ROWS_DEFAULT	24
+#define CONTRACT_COLS_MIN	10
+#define CONTRACT_COLS_MAX	1000
+#define CONTRACT_COLS_DEFAULT	80
+#define CONTRACT_INPUT_CHARS	8192		/* code points per input */
+#define CONTRACT_BODY_MAX	(64 * 1024)	/* request body bytes */
+
+/* 1 if s is 1..max characters of [A-Za-z0-9._:-]. */
+int	contract_token_valid(const char *s, size_t max);
+int	contract_sid_valid(const char *s);
+int	contract_input_id_valid(const char *s);
+
+/*
+ * Clamp a size into range.  0 means "not given": the default on start,
+ * unchanged (left 0) otherwise.
+ */
+void	contract_clamp(unsigned int *rows, unsigned int *cols, int start);
+
+#endif /* PTYD_CONTRACT_H */

@@ -1,0 +1,54 @@
+/*
+ * test_contract.c -- the rules both programs apply, written once
+ * (lib/contract.c): the token rule of session_id and input_id, and the
+ * size clamp.
+ */
+#include <criterion/criterion.h>
+
+#include <string.h>
+
+#include "contract.h"
+
+Test(contract, tokens)
+{
+	char	long_id[CONTRACT_SID_MAX + 2];
+
+	cr_expect(contract_sid_valid("a"));
+	cr_expect(contract_sid_valid("tab-1:x.y_Z9"));
+	cr_expect_not(contract_sid_valid(""));
+	cr_expect_not(contract_sid_valid("a b"));
+	cr_expect_not(contract_sid_valid("a/b"));
+	cr_expect_not(contract_sid_valid("\xc3\xa9"));
+	memset(long_id, 'x', sizeof(long_id));
+	long_id[CONTRACT_SID_MAX] = '\0';
+	cr_expect(contract_sid_valid(long_id), "128 fit");
+	long_id[CONTRACT_SID_MAX] = 'x';
+	long_id[CONTRACT_SID_MAX + 1] = '\0';
+	cr_expect_not(contract_sid_valid(long_id), "129 do not");
+	long_id[CONTRACT_INPUT_ID_MAX] = '\0';
+	cr_expect(contract_input_id_valid(long_id), "64 fit");
+	long_id[CONTRACT_INPUT_ID_MAX] = 'x';
+	long_id[CONTRACT_INPUT_ID_MAX + 1] = '\0';
+	cr_expect_not(contract_input_id_valid(long_id), "65 do not");
+}
+
+Test(contract, clamp)
+{
+	unsigned int	r, c;
+
+	r = 0, c = 0;
+	contract_clamp(&r, &c, 1);
+	cr_expect(r == 24 && c == 80, "defaults on start");
+	r = 0, c = 0;
+	contract_clamp(&r, &c, 0);
+	cr_expect(r == 0 && c == 0, "unchanged on resize");
+	r = 1, c = 9;
+	contract_clamp(&r, &c, 0);
+	cr_expect(r == 2 && c == 10);
+	r = 501, c = 1001;
+	contract_clamp(&r, &c, 1);
+	cr_expect(r == 500 && c == 1000);
+	r = 30, c = 100;
+	contract_clamp(&r, &c, 1);
+	cr_expect(r == 30 && c == 100);
+}
