@@ -20,7 +20,7 @@
 #define FRONT_BODY_MAX		CONTRACT_BODY_MAX	/* lib/contract.h */
 #define FRONT_INPUT_CHARS	CONTRACT_INPUT_CHARS
 #define FRONT_CALL_MS		5000		/* one exchange with ptyd */
-#define FRONT_RETRY_AFTER	1		/* seconds, 429 and 503 */
+#define FRONT_RETRY_AFTER	CONTRACT_RETRY_AFTER	/* lib/contract.h */
 
 struct front_conf {
 	struct gate_conf	gate;

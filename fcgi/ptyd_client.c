@@ -245,76 +245,40 @@ ptyd_call(const struct ptyd_conf *conf, const struct frame_out *fo,
 	return (r);
 }
 
-int
-ptyd_err_status(uint16_t code)
-{
-	switch (code) {
-	case PROTO_ERR_BAD_REQUEST:
-		return (400);
-	case PROTO_ERR_NOT_RUNNING:
-		return (404);
-	case PROTO_ERR_TOO_LARGE:
-		return (413);
-	case PROTO_ERR_VIEWER_LIMIT:
-	case PROTO_ERR_INPUT_FULL:
-	case PROTO_ERR_TERM_LIMIT:
-		return (429);
-	case PROTO_ERR_SHUTDOWN:
-		return (503);
-	}
-	return (500);
-}
-
-const char *
-ptyd_err_message(uint16_t code, const char *msg)
-{
-	switch (code) {
-	case PROTO_ERR_BAD_REQUEST:
-	case PROTO_ERR_TOO_LARGE:
-		return (msg[0] != '\0' ? msg : "bad request");
-	case PROTO_ERR_NOT_RUNNING:
-		return ("terminal not running");
-	case PROTO_ERR_VIEWER_LIMIT:
-		return ("too many viewers for this terminal");
-	case PROTO_ERR_TERM_LIMIT:
-		return ("terminal limit reached: every terminal is another "
-		    "user's; retry later");
-	case PROTO_ERR_INPUT_FULL:
-		return ("terminal is not reading its input; retry later");
-	case PROTO_ERR_SHUTDOWN:
-		return ("ptyd is shutting down; retry later");
-	}
-	return ("internal error");
-}
 
 void
 ptyd_answer_failed(struct req *r, int err)
 {
+	const struct contract_error	*e;
+
 	switch (err) {
 	case ENOENT:
 	case ECONNREFUSED:
-		http_error(r, 503, "ptyd is not running", FRONT_RETRY_AFTER);
+		e = contract_failure(CONTRACT_FAIL_NOT_RUNNING);
 		break;
 	case ETIMEDOUT:
 	case ECONNRESET:
 	case EPIPE:
 	case EAGAIN:
 	case ENOTCONN:
-		http_error(r, 503, "ptyd is not answering", FRONT_RETRY_AFTER);
+		e = contract_failure(CONTRACT_FAIL_NOT_ANSWERING);
 		break;
 	default:
 		flog_warnx("ptyd exchange failed: %s", strerror(err));
-		http_error(r, 500, "internal error", 0);
+		e = contract_failure(CONTRACT_FAIL_INTERNAL);
 		break;
 	}
+	http_error(r, e->status, e->message, e->retry_after);
 }
 
 void
 ptyd_answer_error(struct req *r, const struct msg_error *me)
 {
-	int	status = ptyd_err_status(me->code);
+	const struct contract_error	*e = contract_error_of(me->code);
+	const char			*msg = e->message;
 
-	/* Every 429 and 503 says when to come back (DESIGN 2). */
-	http_error(r, status, ptyd_err_message(me->code, me->message),
-	    status == 429 || status == 503 ? FRONT_RETRY_AFTER : 0);
+	/* 400 and 413 say what was wrong, in ptyd's words. */
+	if (msg == NULL)
+		msg = me->message[0] != '\0' ? me->message : "bad request";
+	http_error(r, e->status, msg, e->retry_after);
 }

@@ -3,8 +3,8 @@
  * deadline, starting ptyd first if it is not running (autostart).
  *
  * Owns: the socket path and autostart policy, the lock that makes a burst of
- * concurrent requests start ptyd exactly once, the mapping of ptyd's
- * MSG_ERROR codes to HTTP statuses, and the answers that follow from them.  Does not own: framing or blocking I/O
+ * concurrent requests start ptyd exactly once, and answering what went
+ * wrong (after lib/contract.c's table of errors).  Does not own: framing or blocking I/O
  * (lib/client.c), what a request means (handlers.c, stream.c).
  */
 #ifndef FRONT_PTYD_CLIENT_H
@@ -46,17 +46,11 @@ int	ptyd_call(const struct ptyd_conf *, const struct frame_out *fo,
 int	ptyd_autostart(const struct ptyd_conf *, int64_t deadline_ms);
 
 /*
- * The HTTP status for a MSG_ERROR code, and the message to show: ptyd's own
- * for 400 and 413 (it never holds paths or internals), a fixed one else.
- */
-int	ptyd_err_status(uint16_t code);
-const char *ptyd_err_message(uint16_t code, const char *ptyd_message);
-
-/*
  * The HTTP answer to an exchange with ptyd that failed (shared by the
  * endpoints and the stream): 503 with Retry-After when ptyd is not
  * running or not answering, else 500; and to ptyd's MSG_ERROR, its status
- * and message, with Retry-After on every 429 and 503 (DESIGN 2).
+ * and message, with Retry-After on every 429 and 503 (DESIGN 2): both from
+ * the one table of lib/contract.c.
  */
 struct req;
 void	ptyd_answer_failed(struct req *, int err);

@@ -2,6 +2,7 @@
  * contract.c -- the rules both programs apply (contract.h).
  */
 #include "contract.h"
+#include "proto.h"
 
 int
 contract_token_valid(const char *s, size_t max)
@@ -47,4 +48,47 @@ contract_clamp(unsigned int *rows, unsigned int *cols, int start)
 		*cols = CONTRACT_COLS_MIN;
 	if (*cols > CONTRACT_COLS_MAX)
 		*cols = CONTRACT_COLS_MAX;
+}
+
+/* Indexed by PROTO_ERR_*: the one place an error's answer is decided. */
+static const struct contract_error contract_errors[] = {
+	[0] = { 500, "internal error", 0 },
+	[PROTO_ERR_BAD_REQUEST] = { 400, NULL, 0 },
+	[PROTO_ERR_NOT_RUNNING] = { 404, "terminal not running", 0 },
+	[PROTO_ERR_TOO_LARGE] = { 413, NULL, 0 },
+	[PROTO_ERR_VIEWER_LIMIT] = { 429, "too many viewers for this terminal",
+	    CONTRACT_RETRY_AFTER },
+	[PROTO_ERR_INPUT_FULL] = { 429, "terminal is not reading its input; "
+	    "retry later", CONTRACT_RETRY_AFTER },
+	[PROTO_ERR_INTERNAL] = { 500, "internal error", 0 },
+	[PROTO_ERR_VERSION] = { 500, "internal error", 0 },
+	[PROTO_ERR_SHUTDOWN] = { 503, "ptyd is shutting down; retry later",
+	    CONTRACT_RETRY_AFTER },
+	[PROTO_ERR_TERM_LIMIT] = { 429, "terminal limit reached: every "
+	    "terminal is another user's; retry later", CONTRACT_RETRY_AFTER },
+};
+
+static const struct contract_error contract_failures[] = {
+	[CONTRACT_FAIL_NOT_RUNNING] = { 503, "ptyd is not running",
+	    CONTRACT_RETRY_AFTER },
+	[CONTRACT_FAIL_NOT_ANSWERING] = { 503, "ptyd is not answering",
+	    CONTRACT_RETRY_AFTER },
+	[CONTRACT_FAIL_INTERNAL] = { 500, "internal error", 0 },
+};
+
+const struct contract_error *
+contract_error_of(unsigned int code)
+{
+	if (code >= sizeof(contract_errors) / sizeof(contract_errors[0]))
+		code = 0;
+	return (&contract_errors[code]);
+}
+
+const struct contract_error *
+contract_failure(enum contract_fail f)
+{
+	if ((unsigned int)f >= sizeof(contract_failures) /
+	    sizeof(contract_failures[0]))
+		f = CONTRACT_FAIL_INTERNAL;
+	return (&contract_failures[f]);
 }

@@ -4,7 +4,8 @@
  * the limits of a request.
  *
  * Owns: the token rule (session_id, input_id), the size range, defaults
- * and clamp, the input and body limits.  Does not own: the wire layout
+ * and clamp, the input and body limits, and the one table of what each
+ * error answers (status, message, Retry-After).  Does not own: the wire layout
  * (proto.h, whose field limits match these) or how either program answers
  * a request that breaks them.
  */
@@ -23,6 +24,27 @@
 #define CONTRACT_COLS_DEFAULT	80
 #define CONTRACT_INPUT_CHARS	8192		/* code points per input */
 #define CONTRACT_BODY_MAX	(64 * 1024)	/* request body bytes */
+#define CONTRACT_RETRY_AFTER	1		/* seconds, every 429 and 503 */
+
+/* The HTTP answer to one error (DESIGN 2): status, message (no paths, no
+ * internals; NULL: ptyd's own message, else "bad request"), and whether
+ * Retry-After goes with it (every 429 and 503). */
+struct contract_error {
+	int		 status;
+	const char	*message;
+	int		 retry_after;	/* seconds, 0: none */
+};
+
+/* ptyd's MSG_ERROR code (PROTO_ERR_*); an unknown one is a 500. */
+const struct contract_error *contract_error_of(unsigned int proto_code);
+
+/* What ptyd.fcgi answers when the exchange with ptyd itself failed. */
+enum contract_fail {
+	CONTRACT_FAIL_NOT_RUNNING,	/* no socket, refused */
+	CONTRACT_FAIL_NOT_ANSWERING,	/* timed out, cut */
+	CONTRACT_FAIL_INTERNAL,
+};
+const struct contract_error *contract_failure(enum contract_fail);
 
 /* 1 if s is 1..max characters of [A-Za-z0-9._:-]. */
 int	contract_token_valid(const char *s, size_t max);

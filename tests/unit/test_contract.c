@@ -52,3 +52,34 @@ Test(contract, clamp)
 	contract_clamp(&r, &c, 1);
 	cr_expect(r == 30 && c == 100);
 }
+
+/* The one table of errors: every code ptyd sends has an answer, every 429
+ * and 503 says when to come back, and no message names a path. */
+Test(contract, every_error_has_its_answer)
+{
+	static const int		 known[] = { 400, 404, 413, 429, 500, 503 };
+	const struct contract_error	*e;
+	unsigned int			 code, i;
+	int				 ok;
+
+	for (code = 0; code <= 20; code++) {
+		e = contract_error_of(code);
+		cr_assert_not_null(e);
+		for (i = 0, ok = 0; i < sizeof(known) / sizeof(known[0]); i++)
+			ok |= e->status == known[i];
+		cr_expect(ok, "code %u: status %d", code, e->status);
+		cr_expect_eq(e->retry_after != 0,
+		    e->status == 429 || e->status == 503, "code %u", code);
+		if (e->message != NULL)
+			cr_expect_null(strchr(e->message, '/'), "code %u", code);
+		else
+			cr_expect(e->status == 400 || e->status == 413);
+	}
+	cr_expect_eq(contract_error_of(2)->status, 404);
+	cr_expect_eq(contract_error_of(9)->status, 429, "terminal limit");
+	cr_expect_eq(contract_error_of(99)->status, 500, "unknown: internal");
+	for (i = 0; i <= CONTRACT_FAIL_INTERNAL; i++) {
+		e = contract_failure((enum contract_fail)i);
+		cr_expect_eq(e->retry_after != 0, e->status == 503);
+	}
+}
