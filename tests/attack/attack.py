@@ -138,9 +138,6 @@ def proc_read(st):
 
 # ---- exactly once -------------------------------------------------------------
 
-def count_runs(tr, expected):
-    return bytes(tr.data).count(expected.encode())
-
 
 def retry_after_stop(st):
     c = st.client()
@@ -160,10 +157,7 @@ def retry_after_stop(st):
                 os.kill(pid, signal.SIGCONT)
             r2 = c.post("input", {"session_id": sid, "data": cmd,
                                   "input_id": iid})
-            sh.run("true")
-            time.sleep(0.5)
-            sh.run("true")
-            n = count_runs(sh.tr, want)
+            n = sh.settled_count(want)
     finally:
         c.close_term(sid)
     return n == 1 and r2.status == 200, \
@@ -180,21 +174,12 @@ def retry_after_cut(st):
             sh.run("true")
             cmd, want = marker()
             iid = "atk:" + secrets.token_hex(4)
-            body = ('{"session_id": "%s", "data": "%s", "input_id": "%s"}'
-                    % (sid, cmd.replace("\r", "\\r"), iid)).encode()
-            s = socket.create_connection(("127.0.0.1", st.port))
-            s.sendall(b"POST /api/terminal/input HTTP/1.1\r\nHost: "
-                      b"127.0.0.1:%d\r\nContent-Type: application/json\r\n"
-                      b"Content-Length: %d\r\n\r\n" % (st.port, len(body))
-                      + body)
-            s.close()                   # cut before any answer
+            c.post_and_cut("input", {"session_id": sid, "data": cmd,
+                                     "input_id": iid})
             time.sleep(0.2)
             r = c.post("input", {"session_id": sid, "data": cmd,
                                  "input_id": iid})
-            sh.run("true")
-            time.sleep(0.5)
-            sh.run("true")
-            n = count_runs(sh.tr, want)
+            n = sh.settled_count(want)
     finally:
         c.close_term(sid)
     return n == 1 and r.status == 200, "retry %d %s, ran %d time(s)" % (

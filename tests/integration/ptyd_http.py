@@ -146,6 +146,18 @@ class Client:
     def input(self, sid, data):
         return self.post("input", {"session_id": sid, "data": data})
 
+    def post_and_cut(self, endpoint, obj):
+        """Send a POST and close the connection without reading any
+        answer, as a client whose link drops after sending."""
+        body = json.dumps(obj).encode()
+        s = socket.create_connection(("127.0.0.1", self.port))
+        s.sendall(b"POST %s HTTP/1.1\r\nHost: %s\r\n"
+                  b"Content-Type: application/json\r\n"
+                  b"Content-Length: %d\r\n\r\n"
+                  % ((API + endpoint).encode(), self.host.encode(),
+                     len(body)) + body)
+        s.close()
+
     def resize(self, sid, rows=None, cols=None):
         obj = {"session_id": sid}
         if rows is not None:
@@ -610,6 +622,14 @@ class Shell:
         i = data.rindex(begin) + len(begin)
         j = data.rindex(end)
         return data[i:j].strip(b"\r\n")
+
+    def settled_count(self, text):
+        """How many times text is in the output once everything typed so
+        far has run: two round trips through the shell after a pause."""
+        self.run("true")
+        time.sleep(0.3)
+        self.run("true")
+        return bytes(self.tr.data).count(text.encode())
 
     def close(self):
         self.s.close()

@@ -122,6 +122,18 @@ def test_a_same_uid_shell_cannot_read_its_daemons(owner):
         st.stop()
 
 
+def start_ptyd(run, db, log, *more, umask=None):
+    """A ptyd of its own, outside any stack (files and modes are what the
+    tests below look at)."""
+    return subprocess.Popen(
+        [os.path.join(BUILDDIR, "ptyd", "ptyd"), "-f", "--socket",
+         str(run / "ptyd.sock"), "--db", str(db), "--log", str(log),
+         "--shell", "/bin/sh"] + list(more),
+        preexec_fn=None if umask is None else lambda: os.umask(umask),
+        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL)
+
+
 def test_files_are_private_whatever_the_umask(tmp_path):
     """ptyd started with umask 000 and a state directory left 0755."""
     state = tmp_path / "state"
@@ -129,13 +141,8 @@ def test_files_are_private_whatever_the_umask(tmp_path):
     os.chmod(state, 0o755)
     run = tmp_path / "run"
     log = state / "ptyd.log"
-    p = subprocess.Popen(
-        [os.path.join(BUILDDIR, "ptyd", "ptyd"), "-f", "--socket",
-         str(run / "ptyd.sock"), "--db", str(state / "ptyd.db"),
-         "--log", str(log), "--pidfile", str(state / "ptyd.pid"),
-         "--shell", "/bin/sh"],
-        preexec_fn=lambda: os.umask(0), stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    p = start_ptyd(run, state / "ptyd.db", log, "--pidfile",
+                   str(state / "ptyd.pid"), umask=0)
     try:
         wait_for(lambda: (run / "ptyd.sock").exists() and
                  (state / "ptyd.pid").exists() and
@@ -199,12 +206,7 @@ def test_a_shared_folder_of_the_database_is_left_alone(tmp_path):
     os.chmod(shared, 0o1777)
     run = tmp_path / "run"
     log = tmp_path / "ptyd.log"
-    p = subprocess.Popen(
-        [os.path.join(BUILDDIR, "ptyd", "ptyd"), "-f", "--socket",
-         str(run / "ptyd.sock"), "--db", str(shared / "ptyd.db"),
-         "--log", str(log), "--shell", "/bin/sh"],
-        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL)
+    p = start_ptyd(run, shared / "ptyd.db", log)
     try:
         wait_for(lambda: (shared / "ptyd.db-wal").exists(), 10,
                  what="ptyd up with its database")
