@@ -41,8 +41,8 @@ buf_reset(struct buf *b)
 int
 buf_reserve(struct buf *b, size_t n)
 {
-	size_t	 want, cap;
-	char	*p;
+	size_t want, cap;
+	char  *p;
 
 	if (b->failed) {
 		errno = EMSGSIZE;
@@ -95,8 +95,8 @@ buf_addc(struct buf *b, char c)
 int
 buf_addu64(struct buf *b, uint64_t v)
 {
-	char	tmp[20];
-	size_t	i = sizeof(tmp);
+	char   tmp[20];
+	size_t i = sizeof(tmp);
 
 	do {
 		tmp[--i] = (char)('0' + v % 10);

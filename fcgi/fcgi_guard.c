@@ -44,21 +44,21 @@
 #include "fcgi_guard.h"
 #include "flog.h"
 
-#define GUARD_HDR		8	/* FCGI_Header */
-#define GUARD_VERSION		1
-#define GUARD_BEGIN_REQUEST	1
-#define GUARD_PARAMS		4
-#define GUARD_STDIN		5
-#define GUARD_RESPONDER		1
-#define GUARD_KEEP_CONN		1
+#define GUARD_HDR	    8 /* FCGI_Header */
+#define GUARD_VERSION	    1
+#define GUARD_BEGIN_REQUEST 1
+#define GUARD_PARAMS	    4
+#define GUARD_STDIN	    5
+#define GUARD_RESPONDER	    1
+#define GUARD_KEEP_CONN	    1
 
 /* What a request fits in most of the time: a keystroke is about 1 KiB. */
-#define GUARD_SMALL		(16 * 1024)
+#define GUARD_SMALL (16 * 1024)
 /* The first and the longest sleep while a request arrives. */
-#define GUARD_WAIT_MIN_US	50
-#define GUARD_WAIT_MAX_US	10000
+#define GUARD_WAIT_MIN_US 50
+#define GUARD_WAIT_MAX_US 10000
 /* One log line per this long, counting the connections closed between. */
-#define GUARD_LOG_MS		10000
+#define GUARD_LOG_MS 10000
 
 enum guard_phase {
 	PHASE_BEGIN,
@@ -75,17 +75,17 @@ enum guard_pair_state {
 
 /* Where the name-value pair parser is, across PARAMS records. */
 struct guard_pairs {
-	enum guard_pair_state	st;
-	int			nb;	/* bytes left of a 4-byte length */
-	uint32_t		len;	/* the length being read */
-	uint32_t		nlen;
-	uint32_t		vlen;
-	uint32_t		left;	/* bytes left of the name or value */
+	enum guard_pair_state st;
+	int		      nb;  /* bytes left of a 4-byte length */
+	uint32_t	      len; /* the length being read */
+	uint32_t	      nlen;
+	uint32_t	      vlen;
+	uint32_t	      left; /* bytes left of the name or value */
 };
 
-static pthread_mutex_t	guard_log_mtx = PTHREAD_MUTEX_INITIALIZER;
-static int64_t		guard_logged = INT64_MIN / 2;
-static unsigned long	guard_quiet;
+static pthread_mutex_t guard_log_mtx = PTHREAD_MUTEX_INITIALIZER;
+static int64_t	       guard_logged = INT64_MIN / 2;
+static unsigned long   guard_quiet;
 
 /*
  * A length's last byte has been read: check it.  A pair longer than the
@@ -119,9 +119,9 @@ guard_pair_len(struct guard_pairs *g, const char **cause)
 static int
 guard_name(const uint8_t *c, size_t n, const char **cause)
 {
-	const uint64_t	ones = 0x0101010101010101ULL;
-	const uint64_t	highs = 0x8080808080808080ULL;
-	uint64_t	v, e;
+	const uint64_t ones = 0x0101010101010101ULL;
+	const uint64_t highs = 0x8080808080808080ULL;
+	uint64_t       v, e;
 
 	/* Eight bytes at a time: a byte is 0 or '=' iff the word, or the
 	 * word xor "========", has a zero byte.  Every keystroke's ~30
@@ -151,9 +151,9 @@ static ssize_t
 guard_pair_whole(struct guard_pairs *g, const uint8_t *c, size_t n,
     const char **cause)
 {
-	size_t		off = 0;
-	uint32_t	len[2];
-	int		i;
+	size_t	 off = 0;
+	uint32_t len[2];
+	int	 i;
 
 	for (i = 0; i < 2; i++) {
 		if (off < n && (c[off] & 0x80) == 0)
@@ -174,7 +174,7 @@ guard_pair_whole(struct guard_pairs *g, const uint8_t *c, size_t n,
 	if (guard_pair_len(g, cause) == -1)
 		return (-1);
 	if ((size_t)g->nlen + g->vlen > n - off) {
-		g->st = PAIR_NAME_LEN;		/* not all here */
+		g->st = PAIR_NAME_LEN; /* not all here */
 		return (0);
 	}
 	if (guard_name(c + off, g->nlen, cause) == -1)
@@ -189,8 +189,8 @@ guard_pairs_feed(struct guard_pairs *g, const uint8_t *c, size_t n,
     const char **cause)
 {
 	size_t	m;
-	ssize_t	w;
-	uint8_t	b;
+	ssize_t w;
+	uint8_t b;
 
 	while (n > 0) {
 		if (g->st == PAIR_NAME_LEN && g->nb == 0) {
@@ -250,13 +250,13 @@ guard_pairs_feed(struct guard_pairs *g, const uint8_t *c, size_t n,
 int
 guard_check(const uint8_t *p, size_t len, const char **cause)
 {
-	struct guard_pairs	 g;
-	enum guard_phase	 phase = PHASE_BEGIN;
-	const uint8_t		*h;
-	const char		*why = NULL;
-	size_t			 off = 0, clen, end;
-	unsigned		 type, id, rid = 0, role;
-	int			 rv = GUARD_BAD;
+	struct guard_pairs g;
+	enum guard_phase   phase = PHASE_BEGIN;
+	const uint8_t	  *h;
+	const char	  *why = NULL;
+	size_t		   off = 0, clen, end;
+	unsigned	   type, id, rid = 0, role;
+	int		   rv = GUARD_BAD;
 
 	memset(&g, 0, sizeof(g));
 	g.st = PAIR_NAME_LEN;
@@ -306,14 +306,15 @@ guard_check(const uint8_t *p, size_t len, const char **cause)
 				why = "record of another request id";
 				goto out;
 			}
-			if (type != (phase == PHASE_PARAMS ? GUARD_PARAMS :
-			    GUARD_STDIN)) {
+			if (type !=
+			    (phase == PHASE_PARAMS ? GUARD_PARAMS :
+						     GUARD_STDIN)) {
 				why = "record of an unexpected type";
 				goto out;
 			}
 		}
 		if (end > len)
-			break;			/* not all here yet */
+			break; /* not all here yet */
 		switch (phase) {
 		case PHASE_BEGIN:
 			role = ((unsigned)h[8] << 8) | h[9];
@@ -331,7 +332,7 @@ guard_check(const uint8_t *p, size_t len, const char **cause)
 		case PHASE_PARAMS:
 			if (clen != 0) {
 				if (guard_pairs_feed(&g, h + GUARD_HDR, clen,
-				    &why) == -1)
+					&why) == -1)
 					goto out;
 				break;
 			}
@@ -340,7 +341,8 @@ guard_check(const uint8_t *p, size_t len, const char **cause)
 				goto out;
 			}
 			if (g.st != PAIR_NAME_LEN || g.nb != 0) {
-				why = "parameter cut short by the end of PARAMS";
+				why =
+				    "parameter cut short by the end of PARAMS";
 				goto out;
 			}
 			phase = PHASE_STDIN;
@@ -364,7 +366,7 @@ out:
 static int64_t
 guard_now_ms(void)
 {
-	struct timespec	ts;
+	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ((int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
@@ -374,12 +376,13 @@ guard_now_ms(void)
 static void
 guard_log(const char *cause)
 {
-	int64_t	now = guard_now_ms();
+	int64_t now = guard_now_ms();
 
 	pthread_mutex_lock(&guard_log_mtx);
 	if (now - guard_logged >= GUARD_LOG_MS) {
 		flog_warnx("fastcgi connection closed unread: %s "
-		    "(%lu more since the last such line)", cause, guard_quiet);
+			   "(%lu more since the last such line)",
+		    cause, guard_quiet);
 		guard_logged = now;
 		guard_quiet = 0;
 	} else
@@ -390,16 +393,16 @@ guard_log(const char *cause)
 int
 guard_conn(int fd, int stop_fd, int timeout_ms)
 {
-	uint8_t		 small[GUARD_SMALL];
-	uint8_t		*buf = small, *big = NULL;
-	size_t		 cap = sizeof(small), have = 0;
-	const char	*cause = NULL;
-	struct pollfd	 pfd[2];
-	struct timespec	 ts;
-	int64_t		 deadline, now;
-	ssize_t		 got;
-	long		 wait_us = GUARD_WAIT_MIN_US;
-	int		 n, v, peeks = 0, hup = 0, rv = -1;
+	uint8_t		small[GUARD_SMALL];
+	uint8_t	       *buf = small, *big = NULL;
+	size_t		cap = sizeof(small), have = 0;
+	const char     *cause = NULL;
+	struct pollfd	pfd[2];
+	struct timespec ts;
+	int64_t		deadline, now;
+	ssize_t		got;
+	long		wait_us = GUARD_WAIT_MIN_US;
+	int		n, v, peeks = 0, hup = 0, rv = -1;
 
 	deadline = guard_now_ms() + timeout_ms;
 	for (;;) {
@@ -474,7 +477,7 @@ guard_conn(int fd, int stop_fd, int timeout_ms)
 			goto fail;
 		}
 		if (pfd[1].revents != 0) {
-			cause = NULL;		/* shutting down: not news */
+			cause = NULL; /* shutting down: not news */
 			goto fail;
 		}
 		/* One more peek sees all that was sent before it. */

@@ -19,26 +19,27 @@
 static void
 flog_vline(const char *fmt, va_list ap, int with_errno)
 {
-	char	line[1024];
-	int	err = errno, n, m;
+	char line[1024];
+	int  err = errno, n, m;
 
 	n = (int)logtime_format(line, sizeof(line));
-	m = snprintf(line + n, sizeof(line) - (size_t)n, "ptyd.fcgi[%ld]: ",
-	    (long)getpid());
+	m = snprintf(line + n, sizeof(line) - (size_t)n,
+	    "ptyd.fcgi[%ld]: ", (long)getpid());
 	if (m < 0 || (size_t)n + (size_t)m >= sizeof(line))
 		return;
 	n += m;
 	m = vsnprintf(line + n, sizeof(line) - (size_t)n, fmt, ap);
 	if (m < 0)
 		return;
-	n = (size_t)n + (size_t)m >= sizeof(line) - 2 ?
-	    (int)sizeof(line) - 2 : n + m;
+	n = (size_t)n + (size_t)m >= sizeof(line) - 2 ? (int)sizeof(line) - 2 :
+							n + m;
 	if (with_errno) {
 		m = snprintf(line + n, sizeof(line) - (size_t)n, ": %s",
 		    strerror(err));
 		if (m > 0)
 			n = (size_t)n + (size_t)m >= sizeof(line) - 2 ?
-			    (int)sizeof(line) - 2 : n + m;
+			    (int)sizeof(line) - 2 :
+			    n + m;
 	}
 	line[n++] = '\n';
 	/* Nowhere to report a failing log write. */
@@ -50,7 +51,7 @@ flog_vline(const char *fmt, va_list ap, int with_errno)
 void
 flog_info(const char *fmt, ...)
 {
-	va_list	ap;
+	va_list ap;
 
 	va_start(ap, fmt);
 	flog_vline(fmt, ap, 0);
@@ -60,7 +61,7 @@ flog_info(const char *fmt, ...)
 void
 flog_warnx(const char *fmt, ...)
 {
-	va_list	ap;
+	va_list ap;
 
 	va_start(ap, fmt);
 	flog_vline(fmt, ap, 0);
@@ -70,7 +71,7 @@ flog_warnx(const char *fmt, ...)
 void
 flog_warn(const char *fmt, ...)
 {
-	va_list	ap;
+	va_list ap;
 
 	va_start(ap, fmt);
 	flog_vline(fmt, ap, 1);

@@ -8,9 +8,9 @@
 #ifndef FRONT_FLOG_H
 #define FRONT_FLOG_H
 
-void	flog_info(const char *, ...) __attribute__((format(printf, 1, 2)));
-void	flog_warnx(const char *, ...) __attribute__((format(printf, 1, 2)));
+void flog_info(const char *, ...) __attribute__((format(printf, 1, 2)));
+void flog_warnx(const char *, ...) __attribute__((format(printf, 1, 2)));
 /* Like flog_warnx, with ": strerror(errno)" appended. */
-void	flog_warn(const char *, ...) __attribute__((format(printf, 1, 2)));
+void flog_warn(const char *, ...) __attribute__((format(printf, 1, 2)));
 
 #endif /* FRONT_FLOG_H */

@@ -17,16 +17,16 @@
 #include "gate.h"
 #include "ptyd_client.h"
 
-#define FRONT_BODY_MAX		CONTRACT_BODY_MAX	/* lib/contract.h */
-#define FRONT_INPUT_CHARS	CONTRACT_INPUT_CHARS
-#define FRONT_CALL_MS		5000		/* one exchange with ptyd */
-#define FRONT_RETRY_AFTER	CONTRACT_RETRY_AFTER	/* lib/contract.h */
+#define FRONT_BODY_MAX	  CONTRACT_BODY_MAX /* lib/contract.h */
+#define FRONT_INPUT_CHARS CONTRACT_INPUT_CHARS
+#define FRONT_CALL_MS	  5000		       /* one exchange with ptyd */
+#define FRONT_RETRY_AFTER CONTRACT_RETRY_AFTER /* lib/contract.h */
 
 struct front_conf {
-	struct gate_conf	gate;
-	uid_t			account_uid;	/* ours: "local" means this */
-	struct ptyd_conf	ptyd;
-	int64_t			heartbeat_ms;	/* --heartbeat, PTYD_HEARTBEAT */
+	struct gate_conf gate;
+	uid_t		 account_uid; /* ours: "local" means this */
+	struct ptyd_conf ptyd;
+	int64_t		 heartbeat_ms; /* --heartbeat, PTYD_HEARTBEAT */
 };
 
 #endif /* FRONT_FRONT_H */

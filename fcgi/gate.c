@@ -16,9 +16,8 @@
 
 #include "gate.h"
 
-static const uint8_t gate_v4mapped[12] = {
-	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff
-};
+static const uint8_t gate_v4mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff,
+	0xff };
 
 static int
 gate_is_v4(const struct gate_ip *ip)
@@ -29,8 +28,8 @@ gate_is_v4(const struct gate_ip *ip)
 int
 gate_ip_parse(const char *s, struct gate_ip *ip)
 {
-	char	tmp[INET6_ADDRSTRLEN + 2];
-	size_t	len;
+	char   tmp[INET6_ADDRSTRLEN + 2];
+	size_t len;
 
 	len = strlen(s);
 	if (len == 0 || len >= sizeof(tmp))
@@ -57,9 +56,9 @@ gate_ip_parse(const char *s, struct gate_ip *ip)
 int
 gate_cidr_parse(const char *s, struct gate_cidr *c)
 {
-	char		 tmp[INET6_ADDRSTRLEN + 8], *slash, *end;
-	unsigned long	 bits;
-	unsigned int	 max, i;
+	char	      tmp[INET6_ADDRSTRLEN + 8], *slash, *end;
+	unsigned long bits;
+	unsigned int  max, i;
 
 	if (strlen(s) >= sizeof(tmp))
 		return (-1);
@@ -82,15 +81,15 @@ gate_cidr_parse(const char *s, struct gate_cidr *c)
 	c->bits = (unsigned int)bits + (max == 32 ? 96 : 0);
 	/* Clear host bits so that gate_ip_in compares prefixes only. */
 	for (i = c->bits; i < 128; i++)
-		c->net.a[i / 8] &= (uint8_t)~(0x80u >> (i % 8));
+		c->net.a[i / 8] &= (uint8_t) ~(0x80u >> (i % 8));
 	return (0);
 }
 
 int
 gate_ip_in(const struct gate_ip *ip, const struct gate_cidr *c)
 {
-	unsigned int	full = c->bits / 8, rest = c->bits % 8;
-	uint8_t		mask;
+	unsigned int full = c->bits / 8, rest = c->bits % 8;
+	uint8_t	     mask;
 
 	if (memcmp(ip->a, c->net.a, full) != 0)
 		return (0);
@@ -103,8 +102,8 @@ gate_ip_in(const struct gate_ip *ip, const struct gate_cidr *c)
 static int
 gate_in_list(const struct gate_ip *ip, const char *const *list, size_t n)
 {
-	struct gate_cidr	c;
-	size_t			i;
+	struct gate_cidr c;
+	size_t		 i;
 
 	for (i = 0; i < n; i++)
 		if (gate_cidr_parse(list[i], &c) == 0 && gate_ip_in(ip, &c))
@@ -115,7 +114,7 @@ gate_in_list(const struct gate_ip *ip, const char *const *list, size_t n)
 int
 gate_ip_loopback(const struct gate_ip *ip)
 {
-	static const char *const	lo[] = { "127.0.0.0/8", "::1/128" };
+	static const char *const lo[] = { "127.0.0.0/8", "::1/128" };
 
 	return (gate_in_list(ip, lo, sizeof(lo) / sizeof(lo[0])));
 }
@@ -124,9 +123,15 @@ int
 gate_ip_private(const struct gate_ip *ip)
 {
 	/* 100.64.0.0/10 (carrier-grade NAT) is shared space, not private. */
-	static const char *const	priv[] = {
-		"127.0.0.0/8", "::1/128", "10.0.0.0/8", "172.16.0.0/12",
-		"192.168.0.0/16", "169.254.0.0/16", "fc00::/7", "fe80::/10",
+	static const char *const priv[] = {
+		"127.0.0.0/8",
+		"::1/128",
+		"10.0.0.0/8",
+		"172.16.0.0/12",
+		"192.168.0.0/16",
+		"169.254.0.0/16",
+		"fc00::/7",
+		"fe80::/10",
 	};
 
 	return (gate_in_list(ip, priv, sizeof(priv) / sizeof(priv[0])));
@@ -135,7 +140,7 @@ gate_ip_private(const struct gate_ip *ip)
 void
 gate_ip_format(const struct gate_ip *ip, char *buf, size_t size)
 {
-	char	tmp[INET6_ADDRSTRLEN];
+	char tmp[INET6_ADDRSTRLEN];
 
 	if (gate_is_v4(ip))
 		inet_ntop(AF_INET, ip->a + 12, tmp, sizeof(tmp));
@@ -147,7 +152,7 @@ gate_ip_format(const struct gate_ip *ip, char *buf, size_t size)
 static int
 gate_trusted_proxy(const struct gate_conf *conf, const struct gate_ip *ip)
 {
-	size_t	i;
+	size_t i;
 
 	if (gate_ip_loopback(ip))
 		return (1);
@@ -185,18 +190,19 @@ static int
 gate_walk_xff(const struct gate_conf *conf, const char *xff,
     struct gate_ip *client)
 {
-	char		 hop[INET6_ADDRSTRLEN + 4];
-	const char	*end, *start;
-	struct gate_ip	 ip;
-	int		 found = 0;
+	char	       hop[INET6_ADDRSTRLEN + 4];
+	const char    *end, *start;
+	struct gate_ip ip;
+	int	       found = 0;
 
 	end = xff + strlen(xff);
 	for (;;) {
 		start = end;
 		while (start > xff && start[-1] != ',')
 			start--;
-		if (gate_trim(start, (size_t)(end - start), hop,
-		    sizeof(hop)) == -1 || hop[0] == '\0')
+		if (gate_trim(start, (size_t)(end - start), hop, sizeof(hop)) ==
+			-1 ||
+		    hop[0] == '\0')
 			return (-1);
 		if (gate_ip_parse(hop, &ip) == -1)
 			return (-1);
@@ -212,18 +218,19 @@ gate_walk_xff(const struct gate_conf *conf, const char *xff,
 }
 
 enum gate_verdict
-gate_check(const struct gate_conf *conf, const struct gate_req *r,
-    char *client, size_t size)
+gate_check(const struct gate_conf *conf, const struct gate_req *r, char *client,
+    size_t size)
 {
-	struct gate_ip	 peer, ip;
-	char		 tmp[INET6_ADDRSTRLEN + 4];
-	int		 have_peer = 0;
+	struct gate_ip peer, ip;
+	char	       tmp[INET6_ADDRSTRLEN + 4];
+	int	       have_peer = 0;
 
 	if (size > 0)
 		client[0] = '\0';
 	if (r->remote_addr != NULL &&
 	    gate_trim(r->remote_addr, strlen(r->remote_addr), tmp,
-	    sizeof(tmp)) == 0 && gate_ip_parse(tmp, &peer) == 0) {
+		sizeof(tmp)) == 0 &&
+	    gate_ip_parse(tmp, &peer) == 0) {
 		gate_ip_format(&peer, client, size);
 		have_peer = 1;
 	}
@@ -247,7 +254,8 @@ gate_check(const struct gate_conf *conf, const struct gate_req *r,
 				return (GATE_DENY_BAD_HOP);
 		} else if (r->real_ip != NULL) {
 			if (gate_trim(r->real_ip, strlen(r->real_ip), tmp,
-			    sizeof(tmp)) == -1 || gate_ip_parse(tmp, &ip) == -1)
+				sizeof(tmp)) == -1 ||
+			    gate_ip_parse(tmp, &ip) == -1)
 				return (GATE_DENY_BAD_HOP);
 		} else
 			ip = peer;
@@ -271,8 +279,7 @@ gate_check(const struct gate_conf *conf, const struct gate_req *r,
 	}
 	/* Local by address; untrusted forwarded headers on a loopback peer
 	 * are ignored (DESIGN 6), and the socket checked is the peer's. */
-	return (conf->local_account ? GATE_LOCAL_UNVERIFIED :
-	    GATE_ALLOW_LOCAL);
+	return (conf->local_account ? GATE_LOCAL_UNVERIFIED : GATE_ALLOW_LOCAL);
 }
 
 int
@@ -285,9 +292,9 @@ gate_allowed(enum gate_verdict v)
 int
 gate_hostport_parse(const char *s, char *name, size_t size, int *port)
 {
-	const char	*p, *colon = NULL;
-	size_t		 len, i;
-	long		 v;
+	const char *p, *colon = NULL;
+	size_t	    len, i;
+	long	    v;
 
 	*port = -1;
 	if (s == NULL || s[0] == '\0')
@@ -303,7 +310,7 @@ gate_hostport_parse(const char *s, char *name, size_t size, int *port)
 	} else {
 		colon = strchr(s, ':');
 		if (colon != NULL && strchr(colon + 1, ':') != NULL)
-			return (-1);	/* bare IPv6 is not a Host */
+			return (-1); /* bare IPv6 is not a Host */
 		len = colon != NULL ? (size_t)(colon - s) : strlen(s);
 	}
 	if (len == 0 || len >= size)
@@ -357,8 +364,8 @@ gate_default_port(const char *scheme)
 static int
 gate_own_host(const struct gate_http *h, char *name, size_t size, int *port)
 {
-	long	 v;
-	char	*end;
+	long  v;
+	char *end;
 
 	if (h->host != NULL) {
 		if (gate_hostport_parse(h->host, name, size, port) == -1)
@@ -382,14 +389,14 @@ gate_own_host(const struct gate_http *h, char *name, size_t size, int *port)
 int
 gate_csrf_ok(const struct gate_http *h)
 {
-	char		 oname[256], name[256];
-	const char	*scheme, *rest;
-	size_t		 slen;
-	int		 oport, port;
+	char	    oname[256], name[256];
+	const char *scheme, *rest;
+	size_t	    slen;
+	int	    oport, port;
 
 	if (h->fetch_site != NULL &&
 	    (strcasecmp(h->fetch_site, "cross-site") == 0 ||
-	    strcasecmp(h->fetch_site, "same-site") == 0))
+		strcasecmp(h->fetch_site, "same-site") == 0))
 		return (0);
 	if (h->origin == NULL)
 		return (1);
@@ -417,9 +424,9 @@ gate_csrf_ok(const struct gate_http *h)
 int
 gate_host_ok(const struct gate_conf *conf, const struct gate_http *h)
 {
-	char	name[256];
-	int	port;
-	size_t	i;
+	char   name[256];
+	int    port;
+	size_t i;
 
 	if (h->host == NULL ||
 	    gate_hostport_parse(h->host, name, sizeof(name), &port) == -1)
@@ -439,8 +446,8 @@ gate_host_ok(const struct gate_conf *conf, const struct gate_http *h)
 static int
 gate_split(const char *list, int (*fn)(void *, const char *), void *arg)
 {
-	const char	*p = list, *q;
-	char		 item[300];
+	const char *p = list, *q;
+	char	    item[300];
 
 	while (*p != '\0') {
 		q = strchr(p, ',');
@@ -458,8 +465,8 @@ gate_split(const char *list, int (*fn)(void *, const char *), void *arg)
 static int
 gate_add_cidr(void *arg, const char *item)
 {
-	struct gate_conf	*conf = arg;
-	struct gate_cidr	 c, *n;
+	struct gate_conf *conf = arg;
+	struct gate_cidr  c, *n;
 
 	if (gate_cidr_parse(item, &c) == -1)
 		return (-1);
@@ -474,8 +481,8 @@ gate_add_cidr(void *arg, const char *item)
 static int
 gate_add_host(void *arg, const char *item)
 {
-	struct gate_conf	*conf = arg;
-	struct gate_host	 h, *n;
+	struct gate_conf *conf = arg;
+	struct gate_host  h, *n;
 
 	if (gate_hostport_parse(item, h.name, sizeof(h.name), &h.port) == -1)
 		return (-1);
@@ -489,8 +496,8 @@ gate_add_host(void *arg, const char *item)
 
 int
 gate_conf_load(struct gate_conf *conf, const char *allow_remote,
-    const char *trust_xff, const char *proxy_cidrs,
-    const char *allowed_hosts, const char **cause)
+    const char *trust_xff, const char *proxy_cidrs, const char *allowed_hosts,
+    const char **cause)
 {
 	memset(conf, 0, sizeof(*conf));
 	conf->allow_remote = allow_remote != NULL &&
@@ -525,8 +532,7 @@ gate_conf_mode(struct gate_conf *conf, const char *auth, const char *local,
 		*cause = "PTYD_AUTH: \"none\" or \"front\"";
 		return (-1);
 	}
-	if (local == NULL || local[0] == '\0' ||
-	    strcmp(local, "account") == 0)
+	if (local == NULL || local[0] == '\0' || strcmp(local, "account") == 0)
 		conf->local_account = 1;
 	else if (strcmp(local, "address") == 0)
 		conf->local_account = 0;

@@ -17,32 +17,32 @@
 
 /* An address, IPv4 held as IPv4-mapped IPv6 (::ffff:a.b.c.d). */
 struct gate_ip {
-	uint8_t		a[16];
+	uint8_t a[16];
 };
 
 struct gate_cidr {
-	struct gate_ip	net;
-	unsigned int	bits;		/* over the 128-bit form */
+	struct gate_ip net;
+	unsigned int   bits; /* over the 128-bit form */
 };
 
 struct gate_host {
-	char		name[256];	/* lower case; IPv6 kept in brackets */
-	int		port;		/* -1: any port */
+	char name[256]; /* lower case; IPv6 kept in brackets */
+	int  port;	/* -1: any port */
 };
 
 /* Configuration, read once from the process environment. */
 struct gate_conf {
-	int			 auth_front;	/* PTYD_AUTH=front */
-	int			 local_account;	/* PTYD_LOCAL=account */
-	int			 allow_remote;	/* PTYD_ALLOW_REMOTE=1 */
-	int			 trust_xff;	/* PTYD_TRUST_FORWARDED_FOR=1 */
-	struct gate_cidr	*proxies;	/* PTYD_TRUSTED_PROXY_CIDRS */
-	size_t			 nproxies;
-	struct gate_host	*hosts;		/* PTYD_ALLOWED_HOSTS */
-	size_t			 nhosts;
+	int		  auth_front;	 /* PTYD_AUTH=front */
+	int		  local_account; /* PTYD_LOCAL=account */
+	int		  allow_remote;	 /* PTYD_ALLOW_REMOTE=1 */
+	int		  trust_xff;	 /* PTYD_TRUST_FORWARDED_FOR=1 */
+	struct gate_cidr *proxies;	 /* PTYD_TRUSTED_PROXY_CIDRS */
+	size_t		  nproxies;
+	struct gate_host *hosts; /* PTYD_ALLOWED_HOSTS */
+	size_t		  nhosts;
 };
 
-#define GATE_DEFAULT_HOSTS	"localhost,127.0.0.1,[::1]"
+#define GATE_DEFAULT_HOSTS "localhost,127.0.0.1,[::1]"
 
 /* The one message a denied request gets. */
 #define GATE_DENY_MESSAGE \
@@ -58,10 +58,10 @@ struct gate_conf {
  * Fill conf from the four environment values (each may be NULL: unset).
  * Returns 0, or -1 with *cause set (static text) on a malformed list.
  */
-int	gate_conf_load(struct gate_conf *, const char *allow_remote,
-	    const char *trust_xff, const char *proxy_cidrs,
-	    const char *allowed_hosts, const char **cause);
-void	gate_conf_free(struct gate_conf *);
+int  gate_conf_load(struct gate_conf *, const char *allow_remote,
+     const char *trust_xff, const char *proxy_cidrs, const char *allowed_hosts,
+     const char **cause);
+void gate_conf_free(struct gate_conf *);
 
 /*
  * Set who vouches for identity and what "local" means from PTYD_AUTH
@@ -69,25 +69,25 @@ void	gate_conf_free(struct gate_conf *);
  * default, or "address"); NULL or "" is the default.  0, or -1 with *cause
  * on any other value: a typo must not silently fall back to a mode.
  */
-int	gate_conf_mode(struct gate_conf *, const char *auth, const char *local,
-	    const char **cause);
+int gate_conf_mode(struct gate_conf *, const char *auth, const char *local,
+    const char **cause);
 
 /* Parse an IPv4 or IPv6 literal (IPv6 optionally in brackets). 0 or -1. */
-int	gate_ip_parse(const char *, struct gate_ip *);
+int gate_ip_parse(const char *, struct gate_ip *);
 /* "a.b.c.d/n", "v6/n", or a bare address (a host route).  0 or -1. */
-int	gate_cidr_parse(const char *, struct gate_cidr *);
-int	gate_ip_in(const struct gate_ip *, const struct gate_cidr *);
-int	gate_ip_loopback(const struct gate_ip *);
-int	gate_ip_private(const struct gate_ip *);	/* loopback included */
+int gate_cidr_parse(const char *, struct gate_cidr *);
+int gate_ip_in(const struct gate_ip *, const struct gate_cidr *);
+int gate_ip_loopback(const struct gate_ip *);
+int gate_ip_private(const struct gate_ip *); /* loopback included */
 /* Text form, IPv4-mapped addresses written as IPv4. */
-void	gate_ip_format(const struct gate_ip *, char *, size_t);
+void gate_ip_format(const struct gate_ip *, char *, size_t);
 
 /* Per-request inputs of the gate; NULL means the header was absent. */
 struct gate_req {
-	const char	*remote_user;
-	const char	*remote_addr;
-	const char	*forwarded_for;		/* X-Forwarded-For */
-	const char	*real_ip;		/* X-Real-IP */
+	const char *remote_user;
+	const char *remote_addr;
+	const char *forwarded_for; /* X-Forwarded-For */
+	const char *real_ip;	   /* X-Real-IP */
 };
 
 enum gate_verdict {
@@ -102,9 +102,9 @@ enum gate_verdict {
 	GATE_DENY_FORWARDED,	/* forwarded headers from an untrusted peer */
 	GATE_DENY_BAD_HOP,	/* blank, malformed or non-IP forwarded hop */
 	GATE_DENY_PUBLIC,	/* the client is neither loopback nor private */
-	GATE_DENY_UNVERIFIABLE,	/* local by address, but only a forwarded
+	GATE_DENY_UNVERIFIABLE, /* local by address, but only a forwarded
 				 * header says so: no socket to check */
-	GATE_DENY_OTHER_ACCOUNT,/* the peer's socket belongs to another uid,
+	GATE_DENY_OTHER_ACCOUNT, /* the peer's socket belongs to another uid,
 				 * or was not found */
 };
 
@@ -114,31 +114,31 @@ enum gate_verdict {
  * GATE_LOCAL_UNVERIFIED allows only once the caller has checked the peer's
  * uid (gate_allowed says no to it, so a caller that forgets fails closed).
  */
-enum gate_verdict gate_check(const struct gate_conf *,
-	    const struct gate_req *, char *client, size_t size);
-int	gate_allowed(enum gate_verdict);
+enum gate_verdict gate_check(const struct gate_conf *, const struct gate_req *,
+    char *client, size_t size);
+int		  gate_allowed(enum gate_verdict);
 
 /* Inputs of the CSRF and Host checks; NULL means absent. */
 struct gate_http {
-	const char	*scheme;	/* REQUEST_SCHEME */
-	const char	*https;		/* HTTPS ("on" under TLS) */
-	const char	*host;		/* HTTP_HOST */
-	const char	*server_name;	/* SERVER_NAME, when Host is absent */
-	const char	*server_port;	/* SERVER_PORT, when Host is absent */
-	const char	*origin;	/* HTTP_ORIGIN */
-	const char	*fetch_site;	/* HTTP_SEC_FETCH_SITE */
+	const char *scheme;	 /* REQUEST_SCHEME */
+	const char *https;	 /* HTTPS ("on" under TLS) */
+	const char *host;	 /* HTTP_HOST */
+	const char *server_name; /* SERVER_NAME, when Host is absent */
+	const char *server_port; /* SERVER_PORT, when Host is absent */
+	const char *origin;	 /* HTTP_ORIGIN */
+	const char *fetch_site;	 /* HTTP_SEC_FETCH_SITE */
 };
 
 /* 1 if the request may proceed: Origin absent or equal to the request's
  * own origin, Sec-Fetch-Site neither cross-site nor same-site. */
-int	gate_csrf_ok(const struct gate_http *);
+int gate_csrf_ok(const struct gate_http *);
 
 /* 1 if the Host header's host (and port, where the entry pins one) is in
  * the allowlist.  Only applied when REMOTE_USER is empty. */
-int	gate_host_ok(const struct gate_conf *, const struct gate_http *);
+int gate_host_ok(const struct gate_conf *, const struct gate_http *);
 
 /* Split "host[:port]" / "[v6][:port]": host lower-cased into name, port or
  * -1.  0, or -1 if malformed. */
-int	gate_hostport_parse(const char *, char *name, size_t size, int *port);
+int gate_hostport_parse(const char *, char *name, size_t size, int *port);
 
 #endif /* FRONT_GATE_H */

@@ -24,7 +24,7 @@
 #include "stream.h"
 #include "utf8.h"
 
-#define REPLY_BUF	(PROTO_HDR_LEN + 16 * 1024)
+#define REPLY_BUF (PROTO_HDR_LEN + 16 * 1024)
 
 enum endpoint {
 	EP_START,
@@ -37,9 +37,9 @@ enum endpoint {
 };
 
 static const struct route {
-	const char	*name;
-	enum endpoint	 ep;
-	const char	*method;
+	const char   *name;
+	enum endpoint ep;
+	const char   *method;
 } routes[] = {
 	{ "start", EP_START, "POST" },
 	{ "input", EP_INPUT, "POST" },
@@ -57,11 +57,11 @@ static const struct route {
 static int
 call(struct ctx *c, uint16_t type, const void *msg, uint16_t want, void *out)
 {
-	struct frame_out	 fo;
-	struct frame_hdr	 hdr;
-	struct msg_error	 me;
-	uint8_t			*buf = NULL;
-	int			 rv = -1;
+	struct frame_out fo;
+	struct frame_hdr hdr;
+	struct msg_error me;
+	uint8_t		*buf = NULL;
+	int		 rv = -1;
 
 	frame_out_init(&fo);
 	if (msg_encode(&fo, type, msg) == -1) {
@@ -73,7 +73,7 @@ call(struct ctx *c, uint16_t type, const void *msg, uint16_t want, void *out)
 		goto out;
 	}
 	if (ptyd_call(&c->r->conf->ptyd, &fo, &hdr, buf, REPLY_BUF,
-	    client_now_ms() + FRONT_CALL_MS) == -1) {
+		client_now_ms() + FRONT_CALL_MS) == -1) {
 		ptyd_answer_failed(c->r, errno);
 		goto out;
 	}
@@ -109,8 +109,8 @@ static int
 get_text(struct ctx *c, json_t *obj, const char *key, char *out, size_t size,
     const char *msg)
 {
-	json_t		*v = json_object_get(obj, key);
-	const char	*s;
+	json_t	   *v = json_object_get(obj, key);
+	const char *s;
 
 	out[0] = '\0';
 	if (v == NULL || json_is_null(v))
@@ -128,10 +128,10 @@ get_text(struct ctx *c, json_t *obj, const char *key, char *out, size_t size,
 static int
 get_sid(struct ctx *c, json_t *body, char *sid, size_t size)
 {
-	const char	*err;
+	const char *err;
 
-	if (json_get_sid(body, c->has_qsid ? c->qsid : NULL, sid, size,
-	    &err) == -1)
+	if (json_get_sid(body, c->has_qsid ? c->qsid : NULL, sid, size, &err) ==
+	    -1)
 		return (bad(c, err));
 	return (0);
 }
@@ -141,14 +141,14 @@ static int
 get_sid_size(struct ctx *c, json_t *body, char *sid, size_t size,
     uint16_t *rows, uint16_t *cols)
 {
-	const char	*err;
+	const char *err;
 
 	if (get_sid(c, body, sid, size) == -1)
 		return (-1);
 	if (json_get_dim(body, "rows", JSON_ROWS_MIN, JSON_ROWS_MAX, rows,
-	    &err) == -1 ||
+		&err) == -1 ||
 	    json_get_dim(body, "cols", JSON_COLS_MIN, JSON_COLS_MAX, cols,
-	    &err) == -1)
+		&err) == -1)
 		return (bad(c, err));
 	return (0);
 }
@@ -157,7 +157,7 @@ get_sid_size(struct ctx *c, json_t *body, char *sid, size_t size,
 static void
 answer_ok(struct ctx *c)
 {
-	json_t	*o = json_pack("{s:b}", "ok", 1);
+	json_t *o = json_pack("{s:b}", "ok", 1);
 
 	http_json(c->r, 200, o, NULL);
 	json_decref(o);
@@ -166,13 +166,12 @@ answer_ok(struct ctx *c)
 static void
 ep_start(struct ctx *c, json_t *body)
 {
-	struct msg_start	 m;
-	struct msg_started	 st;
-	json_t			*v, *o;
+	struct msg_start   m;
+	struct msg_started st;
+	json_t		  *v, *o;
 
 	memset(&m, 0, sizeof(m));
-	if (get_sid_size(c, body, m.sid, sizeof(m.sid), &m.rows,
-	    &m.cols) == -1)
+	if (get_sid_size(c, body, m.sid, sizeof(m.sid), &m.rows, &m.cols) == -1)
 		return;
 	v = json_object_get(body, "restart");
 	if (v != NULL && !json_is_null(v) && !json_is_boolean(v)) {
@@ -181,15 +180,15 @@ ep_start(struct ctx *c, json_t *body)
 	}
 	m.restart = v != NULL && json_is_true(v);
 	if (get_text(c, body, "workspace", m.workspace, sizeof(m.workspace),
-	    "workspace must be a path") == -1)
+		"workspace must be a path") == -1)
 		return;
 	strcpy(m.owner, c->owner);
 	strcpy(m.actor, c->actor);
 	if (call(c, MSG_START, &m, MSG_STARTED, &st) == -1)
 		return;
-	o = json_pack("{s:b, s:s, s:s, s:b, s:i, s:b}", "ok", 1,
-	    "session_id", m.sid, "workspace", st.workspace, "running", 1,
-	    "pid", (json_int_t)st.pid, "reused", st.reused != 0);
+	o = json_pack("{s:b, s:s, s:s, s:b, s:i, s:b}", "ok", 1, "session_id",
+	    m.sid, "workspace", st.workspace, "running", 1, "pid",
+	    (json_int_t)st.pid, "reused", st.reused != 0);
 	http_json(c->r, 200, o, NULL);
 	json_decref(o);
 }
@@ -197,9 +196,9 @@ ep_start(struct ctx *c, json_t *body)
 static void
 ep_input(struct ctx *c, json_t *body)
 {
-	struct msg_input	 m;
-	struct msg_input_done	 d;
-	json_t			*v, *o;
+	struct msg_input      m;
+	struct msg_input_done d;
+	json_t		     *v, *o;
 
 	memset(&m, 0, sizeof(m));
 	if (get_sid(c, body, m.sid, sizeof(m.sid)) == -1)
@@ -217,7 +216,7 @@ ep_input(struct ctx *c, json_t *body)
 	m.len = json_string_length(v);
 	/* Absent or null: no id (a retry of it could run twice). */
 	if (get_text(c, body, "input_id", m.input_id, sizeof(m.input_id),
-	    "invalid input_id") == -1)
+		"invalid input_id") == -1)
 		return;
 	v = json_object_get(body, "input_id");
 	if (v != NULL && !json_is_null(v) &&
@@ -248,11 +247,10 @@ ep_input(struct ctx *c, json_t *body)
 static void
 ep_resize(struct ctx *c, json_t *body)
 {
-	struct msg_resize	 m;
+	struct msg_resize m;
 
 	memset(&m, 0, sizeof(m));
-	if (get_sid_size(c, body, m.sid, sizeof(m.sid), &m.rows,
-	    &m.cols) == -1)
+	if (get_sid_size(c, body, m.sid, sizeof(m.sid), &m.rows, &m.cols) == -1)
 		return;
 	strcpy(m.owner, c->owner);
 	if (call(c, MSG_RESIZE, &m, MSG_OK, NULL) == 0)
@@ -262,9 +260,9 @@ ep_resize(struct ctx *c, json_t *body)
 static void
 ep_close(struct ctx *c, json_t *body)
 {
-	struct msg_close	 m;
-	struct msg_close_reply	 cr;
-	json_t			*o;
+	struct msg_close       m;
+	struct msg_close_reply cr;
+	json_t		      *o;
 
 	memset(&m, 0, sizeof(m));
 	if (get_sid(c, body, m.sid, sizeof(m.sid)) == -1)
@@ -290,22 +288,21 @@ us_to_json(int64_t us)
 static void
 ep_list(struct ctx *c)
 {
-	struct frame_out	 fo;
-	struct frame_hdr	 hdr;
-	struct msg_list		 m;
-	struct msg_list_item	 it;
-	struct msg_error	 me;
-	uint8_t			*buf = NULL;
-	json_t			*arr = NULL, *o, *item;
-	int64_t			 deadline;
-	int			 fd = -1;
+	struct frame_out     fo;
+	struct frame_hdr     hdr;
+	struct msg_list	     m;
+	struct msg_list_item it;
+	struct msg_error     me;
+	uint8_t		    *buf = NULL;
+	json_t		    *arr = NULL, *o, *item;
+	int64_t		     deadline;
+	int		     fd = -1;
 
 	memset(&m, 0, sizeof(m));
 	strcpy(m.owner, c->owner);
 	frame_out_init(&fo);
 	if (msg_encode(&fo, MSG_LIST, &m) == -1 ||
-	    (buf = malloc(REPLY_BUF)) == NULL ||
-	    (arr = json_array()) == NULL) {
+	    (buf = malloc(REPLY_BUF)) == NULL || (arr = json_array()) == NULL) {
 		http_error(c->r, 500, "internal error", 0);
 		goto out;
 	}
@@ -321,13 +318,15 @@ ep_list(struct ctx *c)
 		}
 		if (hdr.type == MSG_LIST_END)
 			break;
-		if (hdr.type == MSG_ERROR && msg_decode(MSG_ERROR,
-		    buf + PROTO_HDR_LEN, hdr.len, &me) == 0) {
+		if (hdr.type == MSG_ERROR &&
+		    msg_decode(MSG_ERROR, buf + PROTO_HDR_LEN, hdr.len, &me) ==
+			0) {
 			ptyd_answer_error(c->r, &me);
 			goto out;
 		}
-		if (hdr.type != MSG_LIST_ITEM || msg_decode(MSG_LIST_ITEM,
-		    buf + PROTO_HDR_LEN, hdr.len, &it) == -1) {
+		if (hdr.type != MSG_LIST_ITEM ||
+		    msg_decode(MSG_LIST_ITEM, buf + PROTO_HDR_LEN, hdr.len,
+			&it) == -1) {
 			http_error(c->r, 500, "internal error", 0);
 			goto out;
 		}
@@ -335,12 +334,12 @@ ep_list(struct ctx *c)
 		if (strcmp(it.owner, c->owner) != 0)
 			continue;
 		item = json_pack("{s:s, s:i, s:s, s:i, s:i, s:b, s:o, s:i, "
-		    "s:o, s:o, s:o}",
+				 "s:o, s:o, s:o}",
 		    "session_id", it.sid, "pid", (json_int_t)it.pid,
 		    "workspace", it.workspace, "rows", (json_int_t)it.rows,
 		    "cols", (json_int_t)it.cols, "running", it.running != 0,
-		    "exit_code", it.has_exit_code ?
-		    json_integer(it.exit_code) : json_null(),
+		    "exit_code",
+		    it.has_exit_code ? json_integer(it.exit_code) : json_null(),
 		    "subscribers", (json_int_t)it.subscribers,
 		    "unwatched_since", us_to_json(it.unwatched_since_us),
 		    "last_activity", us_to_json(it.last_activity_us),
@@ -364,16 +363,16 @@ out:
 static void
 ep_health(struct ctx *c)
 {
-	struct msg_stats_reply	 st;
-	json_t			*o;
+	struct msg_stats_reply st;
+	json_t		      *o;
 
 	if (call(c, MSG_STATS, NULL, MSG_STATS_REPLY, &st) == -1)
 		return;
 	o = json_pack("{s:b, s:{s:i, s:f, s:i, s:i, s:i, s:I}}", "ok", 1,
 	    "ptyd", "pid", (json_int_t)st.pid, "uptime",
 	    (double)st.uptime_us / 1e6, "terminals", (json_int_t)st.terminals,
-	    "exited", (json_int_t)st.exited, "viewers",
-	    (json_int_t)st.viewers, "db_errors", (json_int_t)st.db_errors);
+	    "exited", (json_int_t)st.exited, "viewers", (json_int_t)st.viewers,
+	    "db_errors", (json_int_t)st.db_errors);
 	http_json(c->r, 200, o, NULL);
 	json_decref(o);
 }
@@ -383,9 +382,9 @@ ep_health(struct ctx *c)
 static char *
 read_body(struct ctx *c, size_t *lenp)
 {
-	char	*body;
-	size_t	 len = 0;
-	ssize_t	 n;
+	char   *body;
+	size_t	len = 0;
+	ssize_t n;
 
 	if ((body = malloc(FRONT_BODY_MAX + 1)) == NULL) {
 		http_error(c->r, 500, "internal error", 0);
@@ -417,15 +416,15 @@ read_body(struct ctx *c, size_t *lenp)
 static int
 content_length_over(struct req *r)
 {
-	const char		*cl = req_param(r, "CONTENT_LENGTH");
-	unsigned long long	 v = 0;
-	size_t			 i;
+	const char	  *cl = req_param(r, "CONTENT_LENGTH");
+	unsigned long long v = 0;
+	size_t		   i;
 
 	if (cl == NULL)
 		return (0);
 	for (i = 0; cl[i] != '\0'; i++) {
 		if (cl[i] < '0' || cl[i] > '9')
-			return (0);	/* the web server's business */
+			return (0); /* the web server's business */
 		if (v > FRONT_BODY_MAX)
 			return (1);
 		v = v * 10 + (unsigned long long)(cl[i] - '0');
@@ -442,12 +441,13 @@ content_length_over(struct req *r)
 static enum gate_verdict
 check_account(struct req *r)
 {
-	struct peer_key	k;
+	struct peer_key k;
 	uid_t		uid;
 
 	if (peer_key_parse(&k, req_param(r, "REMOTE_ADDR"),
-	    req_param(r, "REMOTE_PORT"), req_param(r, "SERVER_ADDR"),
-	    req_param(r, "SERVER_PORT")) == -1 || peer_uid(&k, &uid) == -1)
+		req_param(r, "REMOTE_PORT"), req_param(r, "SERVER_ADDR"),
+		req_param(r, "SERVER_PORT")) == -1 ||
+	    peer_uid(&k, &uid) == -1)
 		return (GATE_DENY_OTHER_ACCOUNT);
 	if (uid != r->conf->account_uid && uid != 0)
 		return (GATE_DENY_OTHER_ACCOUNT);
@@ -457,17 +457,17 @@ check_account(struct req *r)
 void
 handlers_serve(struct req *r)
 {
-	struct ctx		 c;
-	struct gate_req		 g;
-	struct gate_http	 h;
-	const struct route	*rt = NULL;
-	char			 client[64], allow[64];
-	const char		*err, *user;
-	char			*body = NULL;
-	size_t			 i, blen = 0;
-	json_t			*obj = NULL;
-	enum gate_verdict	 v;
-	int			 q;
+	struct ctx	    c;
+	struct gate_req	    g;
+	struct gate_http    h;
+	const struct route *rt = NULL;
+	char		    client[64], allow[64];
+	const char	   *err, *user;
+	char		   *body = NULL;
+	size_t		    i, blen = 0;
+	json_t		   *obj = NULL;
+	enum gate_verdict   v;
+	int		    q;
 
 	memset(&c, 0, sizeof(c));
 	c.r = r;
@@ -515,8 +515,10 @@ handlers_serve(struct req *r)
 	h.origin = req_param(r, "HTTP_ORIGIN");
 	h.fetch_site = req_param(r, "HTTP_SEC_FETCH_SITE");
 	if (user[0] == '\0' && !gate_host_ok(&r->conf->gate, &h)) {
-		http_error(r, 403, "forbidden: Host is not in "
-		    "PTYD_ALLOWED_HOSTS", 0);
+		http_error(r, 403,
+		    "forbidden: Host is not in "
+		    "PTYD_ALLOWED_HOSTS",
+		    0);
 		return;
 	}
 	if (!gate_csrf_ok(&h)) {
@@ -534,8 +536,10 @@ handlers_serve(struct req *r)
 			return;
 		/* 415 */
 		if (!http_is_json(req_param(r, "CONTENT_TYPE"))) {
-			http_error(r, 415, "Content-Type must be "
-			    "application/json", 0);
+			http_error(r, 415,
+			    "Content-Type must be "
+			    "application/json",
+			    0);
 			goto out;
 		}
 	}
@@ -554,8 +558,7 @@ handlers_serve(struct req *r)
 		goto out;
 	}
 	c.has_qsid = q == 1;
-	if (body != NULL &&
-	    (obj = json_body_parse(body, blen, &err)) == NULL) {
+	if (body != NULL && (obj = json_body_parse(body, blen, &err)) == NULL) {
 		http_error(r, 400, err, 0);
 		goto out;
 	}

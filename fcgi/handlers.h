@@ -17,16 +17,16 @@ struct req;
 
 /* What every endpoint knows about its request once the checks passed. */
 struct ctx {
-	struct req	*r;
-	const char	*method;
-	char		 endpoint[32];
-	const char	*owner;			/* REMOTE_USER, "" if local */
-	char		 actor[PROTO_ACTOR_MAX + 1];	/* user@address */
-	char		 qsid[PROTO_SID_MAX + 1];	/* from the query */
-	int		 has_qsid;
+	struct req *r;
+	const char *method;
+	char	    endpoint[32];
+	const char *owner;			/* REMOTE_USER, "" if local */
+	char	    actor[PROTO_ACTOR_MAX + 1]; /* user@address */
+	char	    qsid[PROTO_SID_MAX + 1];	/* from the query */
+	int	    has_qsid;
 };
 
 /* Serve one request from first check to last byte (not the finish). */
-void	handlers_serve(struct req *);
+void handlers_serve(struct req *);
 
 #endif /* FRONT_HANDLERS_H */

@@ -34,12 +34,12 @@
 #include "http.h"
 #include "json.h"
 
-#define HTTP_RECORD_HDR		8	/* FCGI_Header */
-#define HTTP_SEND_RECORDS	8	/* records per sendmsg */
+#define HTTP_RECORD_HDR	  8 /* FCGI_Header */
+#define HTTP_SEND_RECORDS 8 /* records per sendmsg */
 
 /* How much of an over-long body we read and drop so that nginx is never
  * cut off while still sending it (which it reports as a 502). */
-#define HTTP_DRAIN_MAX	(4 * 1024 * 1024)
+#define HTTP_DRAIN_MAX (4 * 1024 * 1024)
 
 void
 req_init_fcgi(struct req *r, const struct front_conf *conf, FCGX_Request *q,
@@ -56,7 +56,7 @@ req_init_fcgi(struct req *r, const struct front_conf *conf, FCGX_Request *q,
 void
 req_will_last(struct req *r)
 {
-	void	(*cb)(void *) = r->last_cb;
+	void (*cb)(void *) = r->last_cb;
 
 	r->last_cb = NULL;
 	if (cb != NULL)
@@ -66,9 +66,9 @@ req_will_last(struct req *r)
 void
 req_init_cgi(struct req *r, const struct front_conf *conf)
 {
-	const char	*cl;
-	char		*end;
-	unsigned long	 v;
+	const char   *cl;
+	char	     *end;
+	unsigned long v;
 
 	memset(r, 0, sizeof(*r));
 	r->conf = conf;
@@ -97,7 +97,7 @@ req_param(struct req *r, const char *name)
 ssize_t
 req_read(struct req *r, void *buf, size_t len)
 {
-	ssize_t	n;
+	ssize_t n;
 	int	got;
 
 	if (r->in_eof || len == 0)
@@ -138,7 +138,7 @@ req_drain(struct req *r, size_t max)
 {
 	char	scratch[4096];
 	size_t	total = 0;
-	ssize_t	n;
+	ssize_t n;
 
 	while (!r->in_eof) {
 		if (total >= max)
@@ -153,8 +153,8 @@ req_drain(struct req *r, size_t max)
 int
 req_write(struct req *r, const void *data, size_t len)
 {
-	const char	*p = data;
-	ssize_t		 n;
+	const char *p = data;
+	ssize_t	    n;
 
 	if (r->out_failed)
 		return (-1);
@@ -187,8 +187,8 @@ fail:
 static void
 http_record_hdr(uint8_t *h, int id, size_t len)
 {
-	h[0] = 1;			/* FCGI_VERSION_1 */
-	h[1] = 6;			/* FCGI_STDOUT */
+	h[0] = 1; /* FCGI_VERSION_1 */
+	h[1] = 6; /* FCGI_STDOUT */
 	h[2] = (uint8_t)(id >> 8);
 	h[3] = (uint8_t)id;
 	h[4] = (uint8_t)(len >> 8);
@@ -200,14 +200,14 @@ http_record_hdr(uint8_t *h, int id, size_t len)
 ssize_t
 req_send(struct req *r, const void *data, size_t len)
 {
-	struct iovec	 iov[2 * HTTP_SEND_RECORDS + 2];
-	uint8_t		 hdr[HTTP_SEND_RECORDS][HTTP_RECORD_HDR];
-	size_t		 rlen[HTTP_SEND_RECORDS];
-	const uint8_t	*p = data;
-	struct msghdr	 msg;
-	size_t		 off = 0, cur = 0, n, take, taken = 0;
-	ssize_t		 w;
-	int		 niov = 0, nrec = 0, i;
+	struct iovec   iov[2 * HTTP_SEND_RECORDS + 2];
+	uint8_t	       hdr[HTTP_SEND_RECORDS][HTTP_RECORD_HDR];
+	size_t	       rlen[HTTP_SEND_RECORDS];
+	const uint8_t *p = data;
+	struct msghdr  msg;
+	size_t	       off = 0, cur = 0, n, take, taken = 0;
+	ssize_t	       w;
+	int	       niov = 0, nrec = 0, i;
 
 	if (r->out_failed)
 		return (-1);
@@ -295,10 +295,10 @@ req_conn_fd(struct req *r)
 void
 req_finish_fcgi(struct req *r)
 {
-	FCGX_Request	*q = r->fcgx;
-	char		 scratch[512];
-	ssize_t		 n;
-	int		 fd, drained;
+	FCGX_Request *q = r->fcgx;
+	char	      scratch[512];
+	ssize_t	      n;
+	int	      fd, drained;
 
 	drained = req_drain(r, HTTP_DRAIN_MAX) == 0;
 	/*
@@ -364,8 +364,8 @@ int
 http_respond(struct req *r, int status, const char *ctype, const char *cache,
     const char *extra, const char *body, size_t len)
 {
-	struct buf	b;
-	int		rv;
+	struct buf b;
+	int	   rv;
 
 	buf_init(&b, len + 4096);
 	buf_adds(&b, "Status: ");
@@ -392,8 +392,8 @@ http_respond(struct req *r, int status, const char *ctype, const char *cache,
 int
 http_json(struct req *r, int status, json_t *obj, const char *extra)
 {
-	char	*s;
-	int	 rv;
+	char *s;
+	int   rv;
 
 	if (obj == NULL || (s = json_dump(obj)) == NULL)
 		return (http_respond(r, 500, "application/json; charset=utf-8",
@@ -407,9 +407,9 @@ http_json(struct req *r, int status, json_t *obj, const char *extra)
 int
 http_error(struct req *r, int status, const char *msg, int retry_after)
 {
-	struct buf	body;
-	char		extra[64];
-	int		rv;
+	struct buf body;
+	char	   extra[64];
+	int	   rv;
 
 	buf_init(&body, 4096);
 	buf_adds(&body, "{\"error\": \"");
@@ -432,7 +432,7 @@ http_error(struct req *r, int status, const char *msg, int retry_after)
 void
 http_last_segment(const char *path, char *out, size_t size)
 {
-	size_t	end, start, len;
+	size_t end, start, len;
 
 	out[0] = '\0';
 	if (path == NULL)
@@ -453,7 +453,7 @@ http_last_segment(const char *path, char *out, size_t size)
 void
 http_endpoint(struct req *r, char *out, size_t size)
 {
-	const char	*p;
+	const char *p;
 
 	if ((p = req_param(r, "PATH_INFO")) != NULL && p[0] != '\0')
 		http_last_segment(p, out, size);
@@ -478,9 +478,9 @@ http_hexval(char c)
 int
 http_query_get(const char *query, const char *name, char *out, size_t size)
 {
-	const char	*p, *end, *eq;
-	size_t		 nlen = strlen(name), o;
-	int		 hi, lo;
+	const char *p, *end, *eq;
+	size_t	    nlen = strlen(name), o;
+	int	    hi, lo;
 
 	if (query == NULL)
 		return (0);
@@ -488,7 +488,8 @@ http_query_get(const char *query, const char *name, char *out, size_t size)
 		end = p + strcspn(p, "&");
 		eq = memchr(p, '=', (size_t)(end - p));
 		if ((eq != NULL ? (size_t)(eq - p) : (size_t)(end - p)) !=
-		    nlen || strncmp(p, name, nlen) != 0)
+			nlen ||
+		    strncmp(p, name, nlen) != 0)
 			continue;
 		o = 0;
 		for (p = eq != NULL ? eq + 1 : end; p < end; p++) {
@@ -497,7 +498,8 @@ http_query_get(const char *query, const char *name, char *out, size_t size)
 			if (*p == '+')
 				out[o++] = ' ';
 			else if (*p == '%') {
-				if (end - p < 3 || (hi = http_hexval(p[1])) < 0 ||
+				if (end - p < 3 ||
+				    (hi = http_hexval(p[1])) < 0 ||
 				    (lo = http_hexval(p[2])) < 0 ||
 				    (hi == 0 && lo == 0))
 					return (-1);
@@ -515,8 +517,8 @@ http_query_get(const char *query, const char *name, char *out, size_t size)
 int
 http_is_json(const char *ct)
 {
-	static const char	type[] = "application/json";
-	size_t			len = sizeof(type) - 1;
+	static const char type[] = "application/json";
+	size_t		  len = sizeof(type) - 1;
 
 	if (ct == NULL)
 		return (0);

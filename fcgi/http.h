@@ -25,56 +25,56 @@ struct front_conf;
  * unbuffered response through one buffer of fastcgi_buffer_size (64k in
  * nginx/ptyd-location.conf); a record and its header fit in it whole.
  */
-#define HTTP_RECORD_MAX		(32 * 1024)
+#define HTTP_RECORD_MAX (32 * 1024)
 
 struct req {
-	const struct front_conf	*conf;
-	FCGX_Request		*fcgx;		/* NULL: plain CGI */
-	int			 in_fd;		/* CGI: request body */
-	int			 out_fd;	/* CGI: response */
-	int			 stop_fd;	/* readable on shutdown, or -1 */
-	size_t			 cgi_left;	/* CGI: CONTENT_LENGTH left */
-	int			 in_eof;	/* the body has been read to EOF */
-	int			 out_failed;	/* a write failed: client gone */
-	int			 abandon;	/* close without ending it */
-	int			 responded;	/* a status line was written */
+	const struct front_conf *conf;
+	FCGX_Request		*fcgx;	     /* NULL: plain CGI */
+	int			 in_fd;	     /* CGI: request body */
+	int			 out_fd;     /* CGI: response */
+	int			 stop_fd;    /* readable on shutdown, or -1 */
+	size_t			 cgi_left;   /* CGI: CONTENT_LENGTH left */
+	int			 in_eof;     /* the body has been read to EOF */
+	int			 out_failed; /* a write failed: client gone */
+	int			 abandon;    /* close without ending it */
+	int			 responded;  /* a status line was written */
 	/* Called once by req_will_last (the server's thread pool). */
-	void			(*last_cb)(void *);
-	void			*last_arg;
+	void (*last_cb)(void *);
+	void *last_arg;
 	/* FastCGI STDOUT records written by req_send, not by libfcgi. */
-	uint8_t			 rec_hdr[8];	/* the record in flight */
-	size_t			 rec_hdr_off;	/* bytes of rec_hdr sent */
-	size_t			 rec_left;	/* its content still to send */
+	uint8_t rec_hdr[8];  /* the record in flight */
+	size_t	rec_hdr_off; /* bytes of rec_hdr sent */
+	size_t	rec_left;    /* its content still to send */
 };
 
 /* A request over FastCGI (params already read by FCGX_Accept_r). */
-void	req_init_fcgi(struct req *, const struct front_conf *,
-	    FCGX_Request *, int stop_fd);
+void req_init_fcgi(struct req *, const struct front_conf *, FCGX_Request *,
+    int stop_fd);
 
 /*
  * Say that this request will last (an output stream): the server lets
  * another thread accept connections now instead of after its hand-off
  * delay.  A no-op for CGI and after the first call.
  */
-void	req_will_last(struct req *);
+void req_will_last(struct req *);
 /* The one request of a CGI process: environment, fd 0 and fd 1. */
-void	req_init_cgi(struct req *, const struct front_conf *);
+void req_init_cgi(struct req *, const struct front_conf *);
 
 /* A param (FastCGI) or environment variable (CGI); NULL if unset. */
 const char *req_param(struct req *, const char *);
 
 /* Read body bytes: >0, 0 at EOF, -1 on error (ETIMEDOUT, ECONNRESET). */
-ssize_t	req_read(struct req *, void *, size_t);
+ssize_t req_read(struct req *, void *, size_t);
 /* Read and drop what is left of the body, at most max bytes.  0 when the
  * body ended, -1 if it did not (too long, or an error). */
-int	req_drain(struct req *, size_t max);
+int req_drain(struct req *, size_t max);
 
 /*
  * Write all of data; -1 marks the request out_failed.  Over FastCGI the
  * bytes wait in libfcgi's buffer and go out when it fills or when the
  * request finishes, in the same write as the end records.
  */
-int	req_write(struct req *, const void *, size_t);
+int req_write(struct req *, const void *, size_t);
 
 /*
  * The stream's writer: as much of data[0..len) as the web server takes
@@ -87,10 +87,10 @@ int	req_write(struct req *, const void *, size_t);
  * full, poll it for POLLOUT), or -1 when the client has gone.  Do not mix
  * with req_write in one response.
  */
-ssize_t	req_send(struct req *, const void *, size_t);
+ssize_t req_send(struct req *, const void *, size_t);
 /* The descriptor whose hangup means the client has gone (FastCGI
  * connection, or CGI stdout). */
-int	req_conn_fd(struct req *);
+int req_conn_fd(struct req *);
 
 /*
  * Finish a FastCGI request: drain the body, end the streams (libfcgi writes
@@ -98,35 +98,32 @@ int	req_conn_fd(struct req *);
  * letting it close the connection, and close it ourselves at once (see
  * http.c for why).
  */
-void	req_finish_fcgi(struct req *);
+void req_finish_fcgi(struct req *);
 
 const char *http_reason(int status);
 
 /* A whole response: status, Content-Type, Cache-Control, optional extra
  * header lines (each ending "\r\n"), Content-Length, body. */
-int	http_respond(struct req *, int status, const char *ctype,
-	    const char *cache, const char *extra, const char *body,
-	    size_t len);
+int http_respond(struct req *, int status, const char *ctype, const char *cache,
+    const char *extra, const char *body, size_t len);
 /* JSON response with Cache-Control: no-store. */
-int	http_json(struct req *, int status, json_t *obj, const char *extra);
+int http_json(struct req *, int status, json_t *obj, const char *extra);
 /* {"error": msg}; retry_after > 0 adds Retry-After. */
-int	http_error(struct req *, int status, const char *msg,
-	    int retry_after);
+int http_error(struct req *, int status, const char *msg, int retry_after);
 
 /* The last path segment of PATH_INFO, else DOCUMENT_URI, else REQUEST_URI
  * without its query; trailing slashes ignored.  "" if none. */
-void	http_endpoint(struct req *, char *out, size_t size);
+void http_endpoint(struct req *, char *out, size_t size);
 /* Same, from one path string (for tests). */
-void	http_last_segment(const char *path, char *out, size_t size);
+void http_last_segment(const char *path, char *out, size_t size);
 
 /*
  * Look name up in a query string (first occurrence), percent-decoding the
  * value into out.  1 found, 0 absent, -1 malformed or too long.
  */
-int	http_query_get(const char *query, const char *name, char *out,
-	    size_t size);
+int http_query_get(const char *query, const char *name, char *out, size_t size);
 
 /* 1 if the media type is application/json (parameters allowed). */
-int	http_is_json(const char *content_type);
+int http_is_json(const char *content_type);
 
 #endif /* FRONT_HTTP_H */

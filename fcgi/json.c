@@ -21,8 +21,8 @@ static const char json_hex[] = "0123456789abcdef";
 static int
 json_plain(unsigned char c)
 {
-	return (c >= 0x20 && c != 0x7f && c != '"' && c != '\\' &&
-	    c != 0xc2 && c != 0xe2);
+	return (c >= 0x20 && c != 0x7f && c != '"' && c != '\\' && c != 0xc2 &&
+	    c != 0xe2);
 }
 
 /*
@@ -30,17 +30,17 @@ json_plain(unsigned char c)
  * runs).  Each term is nonzero in some high bit iff some byte matches; a
  * borrow can only start at a matching byte, so "any" is exact.
  */
-#define JSON_ONES	0x0101010101010101ULL
-#define JSON_HIGH	0x8080808080808080ULL
-#define JSON_HAS_ZERO(x)	(((x) - JSON_ONES) & ~(x))
-#define JSON_HAS_BYTE(w, c)	JSON_HAS_ZERO((w) ^ (JSON_ONES * (c)))
+#define JSON_ONES	    0x0101010101010101ULL
+#define JSON_HIGH	    0x8080808080808080ULL
+#define JSON_HAS_ZERO(x)    (((x)-JSON_ONES) & ~(x))
+#define JSON_HAS_BYTE(w, c) JSON_HAS_ZERO((w) ^ (JSON_ONES * (c)))
 
 static int
 json_plain8(uint64_t w)
 {
-	uint64_t	bad;
+	uint64_t bad;
 
-	bad = ((w - JSON_ONES * 0x20) & ~w) |	/* a byte below 0x20 */
+	bad = ((w - JSON_ONES * 0x20) & ~w) | /* a byte below 0x20 */
 	    JSON_HAS_BYTE(w, 0x7f) | JSON_HAS_BYTE(w, '"') |
 	    JSON_HAS_BYTE(w, '\\') | JSON_HAS_BYTE(w, 0xc2) |
 	    JSON_HAS_BYTE(w, 0xe2);
@@ -50,7 +50,7 @@ json_plain8(uint64_t w)
 static int
 json_add_u(struct buf *out, unsigned int cp)
 {
-	char	e[6] = { '\\', 'u', '0', '0', '0', '0' };
+	char e[6] = { '\\', 'u', '0', '0', '0', '0' };
 
 	e[2] = json_hex[(cp >> 12) & 0xf];
 	e[3] = json_hex[(cp >> 8) & 0xf];
@@ -62,11 +62,11 @@ json_add_u(struct buf *out, unsigned int cp)
 int
 json_escape(struct buf *out, const char *s, size_t len)
 {
-	const unsigned char	*p = (const unsigned char *)s;
-	size_t			 i = 0, j;
-	uint64_t		 w;
-	unsigned char		 c;
-	const char		*e;
+	const unsigned char *p = (const unsigned char *)s;
+	size_t		     i = 0, j;
+	uint64_t	     w;
+	unsigned char	     c;
+	const char	    *e;
 
 	/* Nothing to escape is the common case: one reservation for it. */
 	if (buf_reserve(out, len) == -1)
@@ -152,8 +152,8 @@ json_token_valid(const char *s, size_t max)
 json_t *
 json_body_parse(const char *body, size_t len, const char **err)
 {
-	json_error_t	 jerr;
-	json_t		*obj;
+	json_error_t jerr;
+	json_t	    *obj;
 
 	/* NUL is allowed in strings because terminal input carries it
 	 * (Ctrl-@); every text field other than input data checks for it. */
@@ -175,8 +175,8 @@ int
 json_get_sid(json_t *obj, const char *qsid, char *sid, size_t size,
     const char **err)
 {
-	json_t		*v;
-	const char	*s = NULL;
+	json_t	   *v;
+	const char *s = NULL;
 
 	v = obj != NULL ? json_object_get(obj, "session_id") : NULL;
 	if (v != NULL && !json_is_null(v)) {
@@ -231,8 +231,8 @@ int
 json_get_dim(json_t *obj, const char *key, int min, int max, uint16_t *out,
     const char **err)
 {
-	json_t	*v;
-	double	 d;
+	json_t *v;
+	double	d;
 
 	*out = 0;
 	v = json_object_get(obj, key);
@@ -250,7 +250,7 @@ json_get_dim(json_t *obj, const char *key, int min, int max, uint16_t *out,
 	return (0);
 bad:
 	*err = strcmp(key, "rows") == 0 ? "rows must be an integer" :
-	    "cols must be an integer";
+					  "cols must be an integer";
 	return (-1);
 }
 

@@ -34,9 +34,9 @@
 #include "http.h"
 #include "server.h"
 
-#define DEFAULT_PROCESSES	6
-#define DEFAULT_THREADS		400
-#define DEFAULT_STACK		(256 * 1024)
+#define DEFAULT_PROCESSES 6
+#define DEFAULT_THREADS	  400
+#define DEFAULT_STACK	  (256 * 1024)
 
 static void
 usage(void)
@@ -57,23 +57,22 @@ usage(void)
 static int64_t
 parse_seconds(const char *s)
 {
-	char	*end;
-	double	 v;
+	char  *end;
+	double v;
 
 	errno = 0;
 	v = strtod(s, &end);
-	if (errno != 0 || end == s || *end != '\0' || !isfinite(v) ||
-	    v <= 0 || v > 86400)
+	if (errno != 0 || end == s || *end != '\0' || !isfinite(v) || v <= 0 ||
+	    v > 86400)
 		return (-1);
-	return ((int64_t)(v * 1000 + 0.5) > 0 ? (int64_t)(v * 1000 + 0.5) :
-	    1);
+	return ((int64_t)(v * 1000 + 0.5) > 0 ? (int64_t)(v * 1000 + 0.5) : 1);
 }
 
 static int
 parse_int(const char *s, int min, int max)
 {
-	char	*end;
-	long	 v;
+	char *end;
+	long  v;
 
 	errno = 0;
 	v = strtol(s, &end, 10);
@@ -88,7 +87,7 @@ static void
 default_ptyd(char *out, size_t size)
 {
 	char	self[PATH_MAX], cand[PATH_MAX + 16];
-	ssize_t	n;
+	ssize_t n;
 
 	snprintf(out, size, "ptyd");
 	if ((n = readlink("/proc/self/exe", self, sizeof(self) - 1)) <= 0)
@@ -102,17 +101,17 @@ default_ptyd(char *out, size_t size)
 /* Who may connect to the FastCGI socket besides us (--socket-group,
  * --socket-mode): the web server's group, where it runs as another user. */
 struct sock_perm {
-	gid_t	gid;		/* (gid_t)-1: our own group, untouched */
-	mode_t	mode;
+	gid_t  gid; /* (gid_t)-1: our own group, untouched */
+	mode_t mode;
 };
 
 static int
 listen_unix(const char *path, const struct sock_perm *perm)
 {
-	struct sockaddr_un	sun;
-	struct stat		sb;
-	int			fd;
-	mode_t			old;
+	struct sockaddr_un sun;
+	struct stat	   sb;
+	int		   fd;
+	mode_t		   old;
 
 	memset(&sun, 0, sizeof(sun));
 	sun.sun_family = AF_UNIX;
@@ -147,8 +146,9 @@ listen_unix(const char *path, const struct sock_perm *perm)
 		return (-1);
 	}
 	umask(old);
-	if ((perm->gid != (gid_t)-1 && chown(path, (uid_t)-1, perm->gid) == -1)
-	    || chmod(path, perm->mode) == -1) {
+	if ((perm->gid != (gid_t)-1 &&
+		chown(path, (uid_t)-1, perm->gid) == -1) ||
+	    chmod(path, perm->mode) == -1) {
 		flog_warn("--socket-group/--socket-mode on %s", path);
 		close(fd);
 		unlink(path);
@@ -166,9 +166,9 @@ listen_unix(const char *path, const struct sock_perm *perm)
 static int
 parse_group(const char *s, gid_t *gid)
 {
-	struct group	*gr;
-	char		*end;
-	unsigned long	 v;
+	struct group *gr;
+	char	     *end;
+	unsigned long v;
 
 	/* Option parsing, before any worker thread exists. */
 	/* cppcheck-suppress getgrnamCalled */
@@ -188,8 +188,8 @@ parse_group(const char *s, gid_t *gid)
 static int
 parse_mode(const char *s, mode_t *mode)
 {
-	char		*end;
-	unsigned long	 v;
+	char	     *end;
+	unsigned long v;
 
 	errno = 0;
 	v = strtoul(s, &end, 8);
@@ -203,9 +203,9 @@ parse_mode(const char *s, mode_t *mode)
 static int
 listen_inet(const char *spec)
 {
-	struct addrinfo	 hints, *res = NULL;
-	char		 host[256], *colon;
-	int		 fd = -1, on = 1, err;
+	struct addrinfo hints, *res = NULL;
+	char		host[256], *colon;
+	int		fd = -1, on = 1, err;
 
 	snprintf(host, sizeof(host), "%s", spec);
 	if ((colon = strrchr(host, ':')) == NULL)
@@ -220,7 +220,7 @@ listen_inet(const char *spec)
 	hints.ai_socktype = SOCK_STREAM;
 	hints.ai_flags = AI_NUMERICHOST | AI_NUMERICSERV | AI_PASSIVE;
 	if ((err = getaddrinfo(host[0] != '\0' ? host : "127.0.0.1", colon,
-	    &hints, &res)) != 0) {
+		 &hints, &res)) != 0) {
 		flog_warnx("--listen %s: %s", spec, gai_strerror(err));
 		return (-1);
 	}
@@ -242,19 +242,19 @@ listen_inet(const char *spec)
 static int
 stdin_is_listener(void)
 {
-	int		v = 0;
-	socklen_t	len = sizeof(v);
+	int	  v = 0;
+	socklen_t len = sizeof(v);
 
-	return (getsockopt(0, SOL_SOCKET, SO_ACCEPTCONN, &v, &len) == 0 &&
-	    v != 0);
+	return (
+	    getsockopt(0, SOL_SOCKET, SO_ACCEPTCONN, &v, &len) == 0 && v != 0);
 }
 
 /* What the command line says beyond the settings themselves. */
 struct main_opts {
-	const char		*listen_spec;	/* --listen */
-	const char		*sock;		/* --ptyd-socket */
-	const char		*prog;		/* --ptyd */
-	struct sock_perm	 perm;		/* --socket-group, -mode */
+	const char	*listen_spec; /* --listen */
+	const char	*sock;	      /* --ptyd-socket */
+	const char	*prog;	      /* --ptyd */
+	struct sock_perm perm;	      /* --socket-group, -mode */
 };
 
 /* The command line into conf, sc and o.  0, or the exit status. */
@@ -262,7 +262,7 @@ static int
 main_options(int argc, char *argv[], struct front_conf *conf,
     struct server_conf *sc, struct main_opts *o)
 {
-	static const struct option	 longopts[] = {
+	static const struct option longopts[] = {
 		{ "listen", required_argument, NULL, 'l' },
 		{ "ptyd-socket", required_argument, NULL, 's' },
 		{ "no-autostart", no_argument, NULL, 'n' },
@@ -275,7 +275,7 @@ main_options(int argc, char *argv[], struct front_conf *conf,
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	int				 ch;
+	int ch;
 
 	while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (ch) {
@@ -297,7 +297,7 @@ main_options(int argc, char *argv[], struct front_conf *conf,
 			break;
 		case 't':
 			if ((sc->max_threads = parse_int(optarg, 2,
-			    SERVER_MAX_THREADS)) == -1) {
+				 SERVER_MAX_THREADS)) == -1) {
 				flog_warnx("--max-threads: 2 to %d",
 				    SERVER_MAX_THREADS);
 				return (2);
@@ -338,7 +338,7 @@ main_options(int argc, char *argv[], struct front_conf *conf,
 static int
 main_config(struct front_conf *conf, const struct main_opts *o)
 {
-	const char	*cause;
+	const char *cause;
 
 	if (o->sock != NULL) {
 		if (strlen(o->sock) >= sizeof(conf->ptyd.socket)) {
@@ -348,7 +348,7 @@ main_config(struct front_conf *conf, const struct main_opts *o)
 		snprintf(conf->ptyd.socket, sizeof(conf->ptyd.socket), "%s",
 		    o->sock);
 	} else if (client_default_socket(conf->ptyd.socket,
-	    sizeof(conf->ptyd.socket)) == -1) {
+		       sizeof(conf->ptyd.socket)) == -1) {
 		flog_warnx("ptyd socket path too long");
 		return (2);
 	}
@@ -358,10 +358,11 @@ main_config(struct front_conf *conf, const struct main_opts *o)
 	else
 		default_ptyd(conf->ptyd.program, sizeof(conf->ptyd.program));
 	if (gate_conf_load(&conf->gate, getenv("PTYD_ALLOW_REMOTE"),
-	    getenv("PTYD_TRUST_FORWARDED_FOR"),
-	    getenv("PTYD_TRUSTED_PROXY_CIDRS"), getenv("PTYD_ALLOWED_HOSTS"),
-	    &cause) == -1 || gate_conf_mode(&conf->gate, getenv("PTYD_AUTH"),
-	    getenv("PTYD_LOCAL"), &cause) == -1) {
+		getenv("PTYD_TRUST_FORWARDED_FOR"),
+		getenv("PTYD_TRUSTED_PROXY_CIDRS"),
+		getenv("PTYD_ALLOWED_HOSTS"), &cause) == -1 ||
+	    gate_conf_mode(&conf->gate, getenv("PTYD_AUTH"),
+		getenv("PTYD_LOCAL"), &cause) == -1) {
 		flog_warnx("%s", cause);
 		return (2);
 	}
@@ -388,9 +389,11 @@ main_listen(const struct front_conf *conf, struct server_conf *sc,
 		/* Whoever reaches a TCP port can send any FastCGI
 		 * parameter: with PTYD_AUTH=front, any REMOTE_USER. */
 		if (conf->gate.auth_front)
-			flog_warnx("--listen %s: every host and user that can "
+			flog_warnx(
+			    "--listen %s: every host and user that can "
 			    "connect to this port can claim any REMOTE_USER; "
-			    "prefer a Unix socket", o->listen_spec);
+			    "prefer a Unix socket",
+			    o->listen_spec);
 		sc->listen_fd = listen_inet(o->listen_spec);
 	}
 	return (sc->listen_fd == -1 ? -1 : 0);
@@ -399,12 +402,12 @@ main_listen(const struct front_conf *conf, struct server_conf *sc,
 int
 main(int argc, char *argv[])
 {
-	static struct front_conf	 conf;
-	struct server_conf		 sc;
-	struct main_opts		 o;
-	struct req			 r;
-	const char			*env;
-	int				 rv;
+	static struct front_conf conf;
+	struct server_conf	 sc;
+	struct main_opts	 o;
+	struct req		 r;
+	const char		*env;
+	int			 rv;
 
 	/*
 	 * No shell may read our memory (DESIGN 6): it would find the

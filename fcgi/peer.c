@@ -21,16 +21,15 @@
 
 #include "peer.h"
 
-#define PEER_LINE_MAX	512
+#define PEER_LINE_MAX 512
 
 /* TCP states as the kernel numbers them (include/net/tcp_states.h). */
-#define PEER_TCP_TIME_WAIT	6
-#define PEER_TCP_LISTEN		10
-#define PEER_TCP_NEW_SYN_RECV	12
+#define PEER_TCP_TIME_WAIT    6
+#define PEER_TCP_LISTEN	      10
+#define PEER_TCP_NEW_SYN_RECV 12
 
-static const uint8_t peer_v4mapped[12] = {
-	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff
-};
+static const uint8_t peer_v4mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff,
+	0xff };
 
 /* A state in which the socket still has an owner. */
 static int
@@ -49,8 +48,8 @@ peer_is_v4(const struct gate_ip *ip)
 static int
 peer_port_parse(const char *s, uint16_t *port)
 {
-	unsigned long	 v = 0;
-	size_t		 i;
+	unsigned long v = 0;
+	size_t	      i;
 
 	if (s == NULL || s[0] == '\0' || strlen(s) > 5)
 		return (-1);
@@ -85,7 +84,7 @@ peer_key_parse(struct peer_key *k, const char *raddr, const char *rport,
 /* The request of an exact lookup of k's client socket in one family. */
 struct peer_req {
 	struct nlmsghdr		nlh;
-	struct inet_diag_req_v2	req;
+	struct inet_diag_req_v2 req;
 };
 
 static void
@@ -104,8 +103,9 @@ peer_req_init(struct peer_req *msg, int family, const struct peer_key *k)
 	 * socket into one by closing it right after sending its request,
 	 * which nginx may still pass on (pipelined behind another).
 	 */
-	msg->req.idiag_states = ~0U & ~((1U << PEER_TCP_TIME_WAIT) |
-	    (1U << PEER_TCP_NEW_SYN_RECV) | (1U << PEER_TCP_LISTEN));
+	msg->req.idiag_states = ~0U &
+	    ~((1U << PEER_TCP_TIME_WAIT) | (1U << PEER_TCP_NEW_SYN_RECV) |
+		(1U << PEER_TCP_LISTEN));
 	/* The client's socket: its local end is (src, sport). */
 	msg->req.id.idiag_sport = htons(k->lport);
 	msg->req.id.idiag_dport = htons(k->rport);
@@ -122,11 +122,11 @@ peer_req_init(struct peer_req *msg, int family, const struct peer_key *k)
 
 /* The uid in a reply of n bytes.  0, or -1 with *err (ENOENT: none). */
 static int
-peer_reply(const struct peer_key *k, struct nlmsghdr *h, ssize_t n,
-    uid_t *uid, int *err)
+peer_reply(const struct peer_key *k, struct nlmsghdr *h, ssize_t n, uid_t *uid,
+    int *err)
 {
-	const struct inet_diag_msg	*d;
-	const struct nlmsgerr		*e;
+	const struct inet_diag_msg *d;
+	const struct nlmsgerr	   *e;
 
 	*err = ENOENT;
 	for (; NLMSG_OK(h, (size_t)n); h = NLMSG_NEXT(h, n)) {
@@ -159,23 +159,23 @@ peer_reply(const struct peer_key *k, struct nlmsghdr *h, ssize_t n,
 static int
 peer_diag(int family, const struct peer_key *k, uid_t *uid)
 {
-	struct peer_req		 msg;
-	struct sockaddr_nl	 sa;
+	struct peer_req	   msg;
+	struct sockaddr_nl sa;
 	union {
-		struct nlmsghdr	 h;
-		char		 buf[4096];
+		struct nlmsghdr h;
+		char		buf[4096];
 	} u;
-	ssize_t			 n;
-	int			 fd, rv = -1, err = ENOENT;
+	ssize_t n;
+	int	fd, rv = -1, err = ENOENT;
 
 	peer_req_init(&msg, family, k);
 	if ((fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC,
-	    NETLINK_SOCK_DIAG)) == -1)
+		 NETLINK_SOCK_DIAG)) == -1)
 		return (-1);
 	memset(&sa, 0, sizeof(sa));
 	sa.nl_family = AF_NETLINK;
 	if (sendto(fd, &msg, sizeof(msg), 0, (struct sockaddr *)&sa,
-	    sizeof(sa)) != (ssize_t)sizeof(msg)) {
+		sizeof(sa)) != (ssize_t)sizeof(msg)) {
 		err = errno;
 		goto out;
 	}
@@ -197,7 +197,7 @@ out:
 int
 peer_uid(const struct peer_key *k, uid_t *uid)
 {
-	int	err;
+	int err;
 
 	/*
 	 * A v4 client's socket is AF_INET, unless the client used a
@@ -227,11 +227,11 @@ peer_uid(const struct peer_key *k, uid_t *uid)
 static int
 peer_proc_addr(const char *s, size_t len, struct gate_ip *ip, uint16_t *port)
 {
-	char		 word[9], *end;
-	const char	*colon;
-	uint32_t	 w;
-	unsigned long	 p;
-	size_t		 alen, i;
+	char	      word[9], *end;
+	const char   *colon;
+	uint32_t      w;
+	unsigned long p;
+	size_t	      alen, i;
 
 	if ((colon = memchr(s, ':', len)) == NULL)
 		return (-1);
@@ -266,7 +266,7 @@ peer_proc_addr(const char *s, size_t len, struct gate_ip *ip, uint16_t *port)
 static int
 peer_proc_num(const char *s, size_t len, int base, unsigned long *out)
 {
-	char	num[24], *end;
+	char num[24], *end;
 
 	if (len == 0 || len >= sizeof(num) || s[0] == '-')
 		return (-1);
@@ -280,10 +280,10 @@ peer_proc_num(const char *s, size_t len, int base, unsigned long *out)
 int
 peer_proc_line(const char *line, struct peer_key *k, uid_t *uid)
 {
-	const char	*p = line, *f[10];
-	size_t		 flen[10];
-	unsigned long	 v, st, inode;
-	int		 i;
+	const char   *p = line, *f[10];
+	size_t	      flen[10];
+	unsigned long v, st, inode;
+	int	      i;
 
 	/* sl local rem st tx:rx tr:when retrnsmt uid timeout inode ... */
 	for (i = 0; i < 10; i++) {
@@ -315,11 +315,11 @@ peer_proc_line(const char *line, struct peer_key *k, uid_t *uid)
 static int
 peer_proc_scan(const char *path, const struct peer_key *want, uid_t *uid)
 {
-	char		 line[PEER_LINE_MAX];
-	struct peer_key	 k;
-	uid_t		 u;
-	FILE		*f;
-	int		 rv = -1;
+	char		line[PEER_LINE_MAX];
+	struct peer_key k;
+	uid_t		u;
+	FILE	       *f;
+	int		rv = -1;
 
 	if ((f = fopen(path, "re")) == NULL)
 		return (-1);

@@ -27,19 +27,18 @@
 
 /* One end pair of a TCP connection, the client's view. */
 struct peer_key {
-	struct gate_ip	local;		/* the client: REMOTE_ADDR */
-	uint16_t	lport;		/* REMOTE_PORT */
-	struct gate_ip	remote;		/* the server: SERVER_ADDR */
-	uint16_t	rport;		/* SERVER_PORT */
+	struct gate_ip local;  /* the client: REMOTE_ADDR */
+	uint16_t       lport;  /* REMOTE_PORT */
+	struct gate_ip remote; /* the server: SERVER_ADDR */
+	uint16_t       rport;  /* SERVER_PORT */
 };
 
 /*
  * Fill key from the four CGI values.  0, or -1 if any is missing or
  * malformed.
  */
-int	peer_key_parse(struct peer_key *, const char *remote_addr,
-	    const char *remote_port, const char *server_addr,
-	    const char *server_port);
+int peer_key_parse(struct peer_key *, const char *remote_addr,
+    const char *remote_port, const char *server_addr, const char *server_port);
 
 /*
  * The uid owning the client's socket.  0 with *uid, or -1: not found on
@@ -49,15 +48,15 @@ int	peer_key_parse(struct peer_key *, const char *remote_addr,
  * for it, and a client can make its own socket one by closing it right
  * after sending its request.
  */
-int	peer_uid(const struct peer_key *, uid_t *uid);
+int peer_uid(const struct peer_key *, uid_t *uid);
 
 /*
  * One line of /proc/net/tcp or tcp6 (header lines give -1).  0 with the
  * line's key and uid filled in, or -1.  Exposed for the unit tests.
  */
-int	peer_proc_line(const char *line, struct peer_key *, uid_t *uid);
+int peer_proc_line(const char *line, struct peer_key *, uid_t *uid);
 
 /* The same lookup through /proc only (the fallback), for the tests. */
-int	peer_uid_proc(const struct peer_key *, uid_t *uid);
+int peer_uid_proc(const struct peer_key *, uid_t *uid);
 
 #endif /* FRONT_PEER_H */

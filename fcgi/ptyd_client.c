@@ -30,9 +30,8 @@
 #include "http.h"
 #include "ptyd_client.h"
 
-
 /* Poll interval while waiting on the lock or for ptyd to come up. */
-#define PTYD_POLL_MS	10
+#define PTYD_POLL_MS 10
 
 static int
 ptyd_down(int err)
@@ -43,7 +42,7 @@ ptyd_down(int err)
 static void
 ptyd_pause(int64_t deadline_ms)
 {
-	int64_t	left = deadline_ms - client_now_ms();
+	int64_t left = deadline_ms - client_now_ms();
 
 	if (left > PTYD_POLL_MS)
 		left = PTYD_POLL_MS;
@@ -55,7 +54,7 @@ ptyd_pause(int64_t deadline_ms)
 static int
 ptyd_alive(const struct ptyd_conf *conf, int64_t deadline_ms)
 {
-	int	fd;
+	int fd;
 
 	if ((fd = client_connect(conf->socket, deadline_ms)) != -1) {
 		close(fd);
@@ -68,7 +67,7 @@ ptyd_alive(const struct ptyd_conf *conf, int64_t deadline_ms)
 static int
 ptyd_mkdir(const char *sock)
 {
-	char	dir[sizeof(((struct ptyd_conf *)0)->socket)], *slash;
+	char dir[sizeof(((struct ptyd_conf *)0)->socket)], *slash;
 
 	snprintf(dir, sizeof(dir), "%s", sock);
 	if ((slash = strrchr(dir, '/')) == NULL || slash == dir)
@@ -83,12 +82,12 @@ ptyd_mkdir(const char *sock)
 static int
 ptyd_spawn(const struct ptyd_conf *conf, int64_t deadline_ms)
 {
-	posix_spawn_file_actions_t	 fa;
-	posix_spawnattr_t		 attr;
-	sigset_t			 none, all;
-	char				*argv[4], **env;
-	pid_t				 pid, w;
-	int				 status, err;
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t	   attr;
+	sigset_t		   none, all;
+	char			  *argv[4], **env;
+	pid_t			   pid, w;
+	int			   status, err;
 
 	argv[0] = (char *)"ptyd";
 	argv[1] = (char *)"--socket";
@@ -112,11 +111,9 @@ ptyd_spawn(const struct ptyd_conf *conf, int64_t deadline_ms)
 	posix_spawnattr_setflags(&attr,
 	    POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
 	if (strchr(conf->program, '/') != NULL)
-		err = posix_spawn(&pid, conf->program, &fa, &attr, argv,
-		    env);
+		err = posix_spawn(&pid, conf->program, &fa, &attr, argv, env);
 	else
-		err = posix_spawnp(&pid, conf->program, &fa, &attr, argv,
-		    env);
+		err = posix_spawnp(&pid, conf->program, &fa, &attr, argv, env);
 	free(env);
 	posix_spawn_file_actions_destroy(&fa);
 	posix_spawnattr_destroy(&attr);
@@ -143,9 +140,9 @@ ptyd_spawn(const struct ptyd_conf *conf, int64_t deadline_ms)
 		ptyd_pause(deadline_ms);
 	}
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-		flog_warnx("autostart: %s exited with status %d",
-		    conf->program, WIFEXITED(status) ? WEXITSTATUS(status) :
-		    128 + WTERMSIG(status));
+		flog_warnx("autostart: %s exited with status %d", conf->program,
+		    WIFEXITED(status) ? WEXITSTATUS(status) :
+					128 + WTERMSIG(status));
 	else
 		flog_info("autostart: started %s --socket %s", conf->program,
 		    conf->socket);
@@ -155,8 +152,8 @@ ptyd_spawn(const struct ptyd_conf *conf, int64_t deadline_ms)
 int
 ptyd_autostart(const struct ptyd_conf *conf, int64_t deadline_ms)
 {
-	char	lock[sizeof(conf->socket) + 8];
-	int	fd = -1, r, err;
+	char lock[sizeof(conf->socket) + 8];
+	int  fd = -1, r, err;
 
 	if (snprintf(lock, sizeof(lock), "%s.lock", conf->socket) >=
 	    (int)sizeof(lock)) {
@@ -191,7 +188,7 @@ ptyd_autostart(const struct ptyd_conf *conf, int64_t deadline_ms)
 done:
 	if (r == -1)
 		goto fail;
-	close(fd);	/* releases the lock */
+	close(fd); /* releases the lock */
 	return (0);
 fail:
 	err = errno;
@@ -205,7 +202,7 @@ int
 ptyd_open(const struct ptyd_conf *conf, const struct frame_out *fo,
     int64_t deadline_ms)
 {
-	int	fd, err;
+	int fd, err;
 
 	fd = client_connect(conf->socket, deadline_ms);
 	if (fd == -1 && ptyd_down(errno) && conf->autostart) {
@@ -213,7 +210,8 @@ ptyd_open(const struct ptyd_conf *conf, const struct frame_out *fo,
 		if (ptyd_autostart(conf, deadline_ms + 10000) == -1) {
 			err = errno;
 			flog_warnx("ptyd at %s is not running and could not "
-			    "be started: %s", conf->socket, strerror(err));
+				   "be started: %s",
+			    conf->socket, strerror(err));
 			errno = ECONNREFUSED;
 			return (-1);
 		}
@@ -234,7 +232,7 @@ int
 ptyd_call(const struct ptyd_conf *conf, const struct frame_out *fo,
     struct frame_hdr *hdr, uint8_t *buf, size_t size, int64_t deadline_ms)
 {
-	int	fd, r, err;
+	int fd, r, err;
 
 	if ((fd = ptyd_open(conf, fo, deadline_ms)) == -1)
 		return (-1);
@@ -245,11 +243,10 @@ ptyd_call(const struct ptyd_conf *conf, const struct frame_out *fo,
 	return (r);
 }
 
-
 void
 ptyd_answer_failed(struct req *r, int err)
 {
-	const struct contract_error	*e;
+	const struct contract_error *e;
 
 	switch (err) {
 	case ENOENT:
@@ -274,8 +271,8 @@ ptyd_answer_failed(struct req *r, int err)
 void
 ptyd_answer_error(struct req *r, const struct msg_error *me)
 {
-	const struct contract_error	*e = contract_error_of(me->code);
-	const char			*msg = e->message;
+	const struct contract_error *e = contract_error_of(me->code);
+	const char		    *msg = e->message;
 
 	/* 400 and 413 say what was wrong, in ptyd's words. */
 	if (msg == NULL)

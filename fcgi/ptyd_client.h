@@ -17,9 +17,9 @@
 #include "frame.h"
 
 struct ptyd_conf {
-	char	socket[108];		/* sizeof(sun_path) */
-	int	autostart;
-	char	program[PATH_MAX];	/* ptyd to run; no '/' = PATH */
+	char socket[108]; /* sizeof(sun_path) */
+	int  autostart;
+	char program[PATH_MAX]; /* ptyd to run; no '/' = PATH */
 };
 
 /*
@@ -28,13 +28,12 @@ struct ptyd_conf {
  * or ECONNREFUSED (not running, could not be started), ETIMEDOUT, or an I/O
  * error.  Nothing has reached ptyd when it fails before the send.
  */
-int	ptyd_open(const struct ptyd_conf *, const struct frame_out *fo,
-	    int64_t deadline_ms);
+int ptyd_open(const struct ptyd_conf *, const struct frame_out *fo,
+    int64_t deadline_ms);
 
 /* ptyd_open, then one reply frame into buf (size bytes), then close. */
-int	ptyd_call(const struct ptyd_conf *, const struct frame_out *fo,
-	    struct frame_hdr *hdr, uint8_t *buf, size_t size,
-	    int64_t deadline_ms);
+int ptyd_call(const struct ptyd_conf *, const struct frame_out *fo,
+    struct frame_hdr *hdr, uint8_t *buf, size_t size, int64_t deadline_ms);
 
 /*
  * Start ptyd unless it already answers: under an exclusive lock on
@@ -43,7 +42,7 @@ int	ptyd_call(const struct ptyd_conf *, const struct frame_out *fo,
  * for the daemonizing parent to exit, then for the socket to accept.
  * Returns 0 when ptyd answers, -1 with errno otherwise.
  */
-int	ptyd_autostart(const struct ptyd_conf *, int64_t deadline_ms);
+int ptyd_autostart(const struct ptyd_conf *, int64_t deadline_ms);
 
 /*
  * The HTTP answer to an exchange with ptyd that failed (shared by the
@@ -53,7 +52,7 @@ int	ptyd_autostart(const struct ptyd_conf *, int64_t deadline_ms);
  * the one table of lib/contract.c.
  */
 struct req;
-void	ptyd_answer_failed(struct req *, int err);
-void	ptyd_answer_error(struct req *, const struct msg_error *);
+void ptyd_answer_failed(struct req *, int err);
+void ptyd_answer_error(struct req *, const struct msg_error *);
 
 #endif /* FRONT_PTYD_CLIENT_H */

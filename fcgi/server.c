@@ -73,56 +73,56 @@
 #include "server.h"
 
 /* Idle followers kept warm; more than this exit after their request. */
-#define SERVER_IDLE_MAX		8
+#define SERVER_IDLE_MAX 8
 /* A worker process gets this long to finish after SIGTERM. */
-#define SERVER_GRACE_MS		2000
+#define SERVER_GRACE_MS 2000
 /* The master waits this long for workers before SIGKILL. */
-#define SERVER_KILL_MS		5000
+#define SERVER_KILL_MS 5000
 /* A request running this long hands leadership on (see above). */
-#define SERVER_HANDOFF_MS	10
+#define SERVER_HANDOFF_MS 10
 /* A connection that sends nothing, or takes nothing, for this long is
  * abandoned (libfcgi reads and writes block). */
-#define SERVER_RCV_TIMEOUT_S	30
-#define SERVER_SND_TIMEOUT_S	60
+#define SERVER_RCV_TIMEOUT_S 30
+#define SERVER_SND_TIMEOUT_S 60
 
 /* Scheduling priority of a thread serving a lasting request (a stream):
  * it yields the CPU to threads serving short requests at the default. */
-#define SERVER_LASTING_NICE	19
+#define SERVER_LASTING_NICE 19
 
 /* A thread of the pool while it leads (its identity as pool.busy). */
 struct lead {
-	struct pool	*p;
-	int		 demoted;	/* niced: ends after its request */
+	struct pool *p;
+	int	     demoted; /* niced: ends after its request */
 };
 
 struct pool {
-	const struct front_conf		*conf;
-	const struct server_conf	*sc;
-	int				 epfd;
-	int				 stop_fd;
-	pthread_mutex_t			 mtx;
-	pthread_cond_t			 follow;	/* followers wait here */
-	pthread_cond_t			 done;		/* nthreads reached 0 */
-	int				 timer_fd;	/* hand-off watchdog */
-	int				 nthreads;
-	int				 nidle;
-	int				 leader;	/* someone leads */
-	const struct lead		*busy;		/* the leader, serving */
-	int				 stopping;
-	int				 failed;	/* accept failed */
-	pthread_attr_t			 attr;
-	int64_t				 emfile_logged;
+	const struct front_conf	 *conf;
+	const struct server_conf *sc;
+	int			  epfd;
+	int			  stop_fd;
+	pthread_mutex_t		  mtx;
+	pthread_cond_t		  follow;   /* followers wait here */
+	pthread_cond_t		  done;	    /* nthreads reached 0 */
+	int			  timer_fd; /* hand-off watchdog */
+	int			  nthreads;
+	int			  nidle;
+	int			  leader; /* someone leads */
+	const struct lead	 *busy;	  /* the leader, serving */
+	int			  stopping;
+	int			  failed; /* accept failed */
+	pthread_attr_t		  attr;
+	int64_t			  emfile_logged;
 };
 
-static void	*pool_thread(void *);
+static void *pool_thread(void *);
 
 void
 server_serve_conn(const struct front_conf *conf, int fd, int stop_fd,
     void (*last_cb)(void *), void *last_arg)
 {
-	FCGX_Request	q;
-	struct req	r;
-	struct timeval	tv;
+	FCGX_Request   q;
+	struct req     r;
+	struct timeval tv;
 
 	tv.tv_sec = SERVER_RCV_TIMEOUT_S;
 	tv.tv_usec = 0;
@@ -168,9 +168,9 @@ server_serve_conn(const struct front_conf *conf, int fd, int stop_fd,
 static int
 pool_accept(struct pool *p)
 {
-	struct epoll_event	ev[2];
-	struct pollfd		pfd;
-	int			n, i, fd, stop;
+	struct epoll_event ev[2];
+	struct pollfd	   pfd;
+	int		   n, i, fd, stop;
 
 	for (;;) {
 		n = epoll_wait(p->epfd, ev, 2, -1);
@@ -227,8 +227,8 @@ pool_accept(struct pool *p)
 static int
 pool_spawn(struct pool *p)
 {
-	pthread_t	t;
-	int		err;
+	pthread_t t;
+	int	  err;
 
 	if ((err = pthread_create(&t, &p->attr, pool_thread, p)) != 0) {
 		if (client_now_ms() - p->emfile_logged > 10000) {
@@ -249,7 +249,7 @@ pool_spawn(struct pool *p)
 static void
 pool_timer(struct pool *p, int ms)
 {
-	struct itimerspec	its;
+	struct itimerspec its;
 
 	memset(&its, 0, sizeof(its));
 	its.it_value.tv_sec = ms / 1000;
@@ -279,8 +279,8 @@ pool_handoff(struct pool *p)
 static void
 pool_last_cb(void *arg)
 {
-	struct lead	*me = arg;
-	struct pool	*p = me->p;
+	struct lead *me = arg;
+	struct pool *p = me->p;
 
 	pthread_mutex_lock(&p->mtx);
 	if (p->busy == me)
@@ -288,7 +288,7 @@ pool_last_cb(void *arg)
 	pthread_mutex_unlock(&p->mtx);
 	/* This thread only (Linux: a thread id names one thread here). */
 	if (setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid),
-	    SERVER_LASTING_NICE) == 0)
+		SERVER_LASTING_NICE) == 0)
 		me->demoted = 1;
 }
 
@@ -297,7 +297,7 @@ pool_last_cb(void *arg)
 static void
 pool_watchdog(struct pool *p)
 {
-	uint64_t	ticks;
+	uint64_t ticks;
 
 	pthread_mutex_lock(&p->mtx);
 	if (read(p->timer_fd, &ticks, sizeof(ticks)) == sizeof(ticks)) {
@@ -310,7 +310,7 @@ pool_watchdog(struct pool *p)
 				pthread_cond_signal(&p->follow);
 			else if (p->nthreads >= p->sc->max_threads ||
 			    pool_spawn(p) == -1)
-				pool_timer(p, 1000);	/* try again */
+				pool_timer(p, 1000); /* try again */
 		}
 	}
 	pthread_mutex_unlock(&p->mtx);
@@ -319,9 +319,9 @@ pool_watchdog(struct pool *p)
 static void *
 pool_thread(void *arg)
 {
-	struct pool	*p = arg;
-	struct lead	 me;
-	int		 fd;
+	struct pool *p = arg;
+	struct lead  me;
+	int	     fd;
 
 	me.p = p;
 	me.demoted = 0;
@@ -366,7 +366,7 @@ pool_thread(void *arg)
 
 			pthread_mutex_lock(&p->mtx);
 			if (p->busy != &me || me.demoted)
-				break;		/* no longer the leader */
+				break; /* no longer the leader */
 			p->busy = NULL;
 			pool_timer(p, 0);
 		}
@@ -398,7 +398,7 @@ pool_thread(void *arg)
 static void
 server_sigmask(sigset_t *set)
 {
-	sigset_t	all;
+	sigset_t all;
 
 	sigemptyset(set);
 	sigaddset(set, SIGTERM);
@@ -413,16 +413,16 @@ server_sigmask(sigset_t *set)
 static void
 server_worker(const struct front_conf *conf, const struct server_conf *sc)
 {
-	struct pool		 p;
-	struct rlimit		 rl;
-	struct epoll_event	 ev;
-	struct timespec		 ts;
-	struct signalfd_siginfo	 si;
-	struct pollfd		 pfd[2];
-	pthread_condattr_t	 ca;
-	sigset_t		 set;
-	int			 sig_fd;
-	uint64_t		 one = 1;
+	struct pool		p;
+	struct rlimit		rl;
+	struct epoll_event	ev;
+	struct timespec		ts;
+	struct signalfd_siginfo si;
+	struct pollfd		pfd[2];
+	pthread_condattr_t	ca;
+	sigset_t		set;
+	int			sig_fd;
+	uint64_t		one = 1;
 
 	memset(&p, 0, sizeof(p));
 	p.conf = conf;
@@ -431,7 +431,7 @@ server_worker(const struct front_conf *conf, const struct server_conf *sc)
 
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
 		rl.rlim_cur = rl.rlim_max < SERVER_NOFILE ? rl.rlim_max :
-		    SERVER_NOFILE;
+							    SERVER_NOFILE;
 		if (setrlimit(RLIMIT_NOFILE, &rl) == -1)
 			flog_warn("setrlimit");
 	}
@@ -452,8 +452,8 @@ server_worker(const struct front_conf *conf, const struct server_conf *sc)
 	signal(SIGPIPE, SIG_IGN);
 	p.stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	p.epfd = epoll_create1(EPOLL_CLOEXEC);
-	p.timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC |
-	    TFD_NONBLOCK);
+	p.timer_fd = timerfd_create(CLOCK_MONOTONIC,
+	    TFD_CLOEXEC | TFD_NONBLOCK);
 	sig_fd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
 	if (p.stop_fd == -1 || p.epfd == -1 || p.timer_fd == -1 ||
 	    sig_fd == -1) {
@@ -538,7 +538,7 @@ server_worker(const struct front_conf *conf, const struct server_conf *sc)
 static pid_t
 server_fork(const struct front_conf *conf, const struct server_conf *sc)
 {
-	pid_t	pid;
+	pid_t pid;
 
 	if ((pid = fork()) == -1) {
 		flog_warn("fork");
@@ -552,16 +552,16 @@ server_fork(const struct front_conf *conf, const struct server_conf *sc)
 int
 server_run(const struct front_conf *conf, const struct server_conf *sc)
 {
-	pid_t		*kids;
-	int64_t		*born, deadline = -1;
-	sigset_t	 set;
-	siginfo_t	 si;
-	struct timespec	 ts;
-	pid_t		 pid;
-	int		 i, n, alive = 0, stopping = 0, status, sig;
+	pid_t	       *kids;
+	int64_t	       *born, deadline = -1;
+	sigset_t	set;
+	siginfo_t	si;
+	struct timespec ts;
+	pid_t		pid;
+	int		i, n, alive = 0, stopping = 0, status, sig;
 
 	if (fcntl(sc->listen_fd, F_SETFL,
-	    fcntl(sc->listen_fd, F_GETFL) | O_NONBLOCK) == -1 ||
+		fcntl(sc->listen_fd, F_GETFL) | O_NONBLOCK) == -1 ||
 	    fcntl(sc->listen_fd, F_SETFD, FD_CLOEXEC) == -1) {
 		flog_warn("listen socket");
 		return (1);
@@ -618,7 +618,8 @@ server_run(const struct front_conf *conf, const struct server_conf *sc)
 				}
 			if (!stopping)
 				flog_warnx("worker %ld ended (status %d); "
-				    "restarting", (long)pid, status);
+					   "restarting",
+				    (long)pid, status);
 		}
 		if (stopping && deadline != -1 && client_now_ms() > deadline) {
 			for (i = 0; i < n; i++)

@@ -20,28 +20,29 @@ struct front_conf;
  * at 1024.  Every worker sets RLIMIT_NOFILE to this, and a request holds at
  * most SERVER_FDS_PER_REQUEST of them, so the thread cap follows.
  */
-#define SERVER_NOFILE		1024
-#define SERVER_FDS_RESERVED	24	/* stdio, listen, epoll, eventfd, timerfd,
+#define SERVER_NOFILE 1024
+#define SERVER_FDS_RESERVED \
+	24			 /* stdio, listen, epoll, eventfd, timerfd,
 					   signalfd, ... */
-#define SERVER_FDS_PER_REQUEST	2	/* FastCGI connection + ptyd */
+#define SERVER_FDS_PER_REQUEST 2 /* FastCGI connection + ptyd */
 #define SERVER_MAX_THREADS \
 	((SERVER_NOFILE - SERVER_FDS_RESERVED) / SERVER_FDS_PER_REQUEST - 4)
 
 struct server_conf {
-	int	listen_fd;
-	int	processes;	/* worker processes */
-	int	max_threads;	/* per process: concurrent requests */
-	size_t	stack_size;
-	char	unlink_path[108];	/* unix socket to remove at exit */
+	int    listen_fd;
+	int    processes;   /* worker processes */
+	int    max_threads; /* per process: concurrent requests */
+	size_t stack_size;
+	char   unlink_path[108]; /* unix socket to remove at exit */
 };
 
 /* Serve until SIGTERM or SIGINT.  Returns the exit status. */
-int	server_run(const struct front_conf *, const struct server_conf *);
+int server_run(const struct front_conf *, const struct server_conf *);
 
 /* Serve the one connection fd (already accepted) to the end, then close
  * it.  last_cb(last_arg), if not NULL, is called when the request says it
  * will last (req_will_last). */
-void	server_serve_conn(const struct front_conf *, int fd, int stop_fd,
-	    void (*last_cb)(void *), void *last_arg);
+void server_serve_conn(const struct front_conf *, int fd, int stop_fd,
+    void (*last_cb)(void *), void *last_arg);
 
 #endif /* FRONT_SERVER_H */

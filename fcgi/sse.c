@@ -52,11 +52,11 @@ sse_output_text(struct buf *b, uint64_t id, const char *text, size_t len)
 int
 sse_base64(struct buf *out, const uint8_t *d, size_t len)
 {
-	static const char	 tab[] =
+	static const char tab[] =
 	    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-	char			*q;
-	size_t			 i;
-	uint32_t		 v;
+	char	*q;
+	size_t	 i;
+	uint32_t v;
 
 	/* Room for all of it once, then written in place. */
 	if (buf_reserve(out, (len + 2) / 3 * 4) == -1)
@@ -137,8 +137,8 @@ sse_error(struct buf *b, uint64_t id, const char *msg)
 int
 sse_parse_pos(const char *s, uint64_t *pos)
 {
-	uint64_t	v = 0;
-	size_t		i;
+	uint64_t v = 0;
+	size_t	 i;
 
 	if (s == NULL || s[0] == '\0')
 		return (-1);

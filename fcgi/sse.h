@@ -15,36 +15,34 @@
 
 #include "buf.h"
 
-#define SSE_HEARTBEAT	": heartbeat\n\n"
+#define SSE_HEARTBEAT ": heartbeat\n\n"
 
 /* output {"text": "..."}: text is well-formed UTF-8. */
-int	sse_output_text(struct buf *, uint64_t id, const char *text,
-	    size_t len);
+int sse_output_text(struct buf *, uint64_t id, const char *text, size_t len);
 /*
  * The same event in parts, for text escaped from more than one place:
  * sse_output_begin, json_escape of each part, sse_output_end.  The end
  * returns -1 if any part failed (the buffer remembers).
  */
-int	sse_output_begin(struct buf *, uint64_t id);
-int	sse_output_end(struct buf *);
+int sse_output_begin(struct buf *, uint64_t id);
+int sse_output_end(struct buf *);
 /* output {"b64": "..."}: raw bytes, base64 (RFC 4648, padded). */
-int	sse_output_b64(struct buf *, uint64_t id, const uint8_t *data,
-	    size_t len);
+int sse_output_b64(struct buf *, uint64_t id, const uint8_t *data, size_t len);
 /* gap {"lost": N} */
-int	sse_gap(struct buf *, uint64_t id, uint64_t lost);
+int sse_gap(struct buf *, uint64_t id, uint64_t lost);
 /* terminal_closed {"exit_code": N|null, "reason": "..."} */
-int	sse_closed(struct buf *, uint64_t id, int has_code, int32_t code,
-	    const char *reason);
+int sse_closed(struct buf *, uint64_t id, int has_code, int32_t code,
+    const char *reason);
 /* terminal_error {"error": "..."} */
-int	sse_error(struct buf *, uint64_t id, const char *msg);
+int sse_error(struct buf *, uint64_t id, const char *msg);
 
 /* Standard base64 of data appended to out. */
-int	sse_base64(struct buf *out, const uint8_t *data, size_t len);
+int sse_base64(struct buf *out, const uint8_t *data, size_t len);
 
 /*
  * A resume position: decimal digits only, no sign, no spaces, fitting in 64
  * bits.  Returns 0 with *pos, or -1 (counts as none).
  */
-int	sse_parse_pos(const char *s, uint64_t *pos);
+int sse_parse_pos(const char *s, uint64_t *pos);
 
 #endif /* FRONT_SSE_H */

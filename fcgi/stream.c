@@ -43,7 +43,7 @@
 #include "client.h"
 #include "flog.h"
 #include "front.h"
-#include "handlers.h"	/* struct ctx only */
+#include "handlers.h" /* struct ctx only */
 #include "http.h"
 #include "json.h"
 #include "sse.h"
@@ -51,20 +51,20 @@
 #include "utf8.h"
 
 /* Largest frame of the stream: MSG_OUTPUT with a full chunk. */
-#define STREAM_FRAME_MAX	(PROTO_HDR_LEN + 8 + PROTO_OUTPUT_CHUNK)
+#define STREAM_FRAME_MAX (PROTO_HDR_LEN + 8 + PROTO_OUTPUT_CHUNK)
 /* One read from ptyd takes up to this much: several full frames. */
-#define STREAM_IN_MAX		(4 * STREAM_FRAME_MAX)
+#define STREAM_IN_MAX (4 * STREAM_FRAME_MAX)
 /* Bound on one event: every byte escaped as \u00XX is six. */
-#define STREAM_EVENT_MAX	(8 * PROTO_OUTPUT_CHUNK)
+#define STREAM_EVENT_MAX (8 * PROTO_OUTPUT_CHUNK)
 /* Sanitised text of one frame: a byte can become U+FFFD, three. */
-#define STREAM_TEXT_MAX		(4 * PROTO_OUTPUT_CHUNK)
+#define STREAM_TEXT_MAX (4 * PROTO_OUTPUT_CHUNK)
 /* Frames are turned into events while the output holds less than this. */
-#define STREAM_OUT_HIGH		(64 * 1024)
-#define STREAM_OUT_MAX		(STREAM_OUT_HIGH + STREAM_EVENT_MAX)
+#define STREAM_OUT_HIGH (64 * 1024)
+#define STREAM_OUT_MAX	(STREAM_OUT_HIGH + STREAM_EVENT_MAX)
 /* Silence on the viewer's side, after ptyd hung up, that means stuck. */
-#define STREAM_STUCK_MS		10000
+#define STREAM_STUCK_MS 10000
 /* Streams of this process moving data at one time (see stream_turn_take). */
-#define STREAM_MOVERS		2
+#define STREAM_MOVERS 2
 /* SO_SNDBUF of the connection to the web server (the kernel doubles it). */
 static const int stream_sndbuf = 16 * 1024;
 
@@ -77,29 +77,29 @@ static const char stream_headers[] =
 
 enum stream_end {
 	END_NONE,
-	END_DONE,	/* terminal_closed queued, or ptyd ended the stream */
-	END_GONE,	/* the viewer went away or a write failed */
-	END_STOP,	/* this process is shutting down */
-	END_ERROR,	/* internal failure: terminal_error */
-	END_STUCK,	/* ptyd hung up and the viewer takes nothing */
+	END_DONE,  /* terminal_closed queued, or ptyd ended the stream */
+	END_GONE,  /* the viewer went away or a write failed */
+	END_STOP,  /* this process is shutting down */
+	END_ERROR, /* internal failure: terminal_error */
+	END_STUCK, /* ptyd hung up and the viewer takes nothing */
 };
 
 struct stream {
-	struct req		*r;
-	int			 fd;		/* ptyd */
-	int			 b64;
-	struct utf8_state	 u8;
-	uint64_t		 pos;		/* id of the last event */
-	uint64_t		 end;		/* position after the last byte seen */
-	uint8_t			*in;		/* frames from ptyd */
-	size_t			 inoff;		/* first byte not yet handled */
-	size_t			 inlen;
-	struct buf		 text;		/* sanitised text (slow path) */
-	struct buf		 out;		/* events for the viewer */
-	size_t			 outoff;	/* bytes of out already sent */
-	int64_t			 quiet_since;	/* last bytes to the viewer */
-	int64_t			 gone_at;	/* ptyd hung up then; 0: not */
-	int			 turn;		/* holds a mover's turn */
+	struct req	 *r;
+	int		  fd; /* ptyd */
+	int		  b64;
+	struct utf8_state u8;
+	uint64_t	  pos;	 /* id of the last event */
+	uint64_t	  end;	 /* position after the last byte seen */
+	uint8_t		 *in;	 /* frames from ptyd */
+	size_t		  inoff; /* first byte not yet handled */
+	size_t		  inlen;
+	struct buf	  text;	       /* sanitised text (slow path) */
+	struct buf	  out;	       /* events for the viewer */
+	size_t		  outoff;      /* bytes of out already sent */
+	int64_t		  quiet_since; /* last bytes to the viewer */
+	int64_t		  gone_at;     /* ptyd hung up then; 0: not */
+	int		  turn;	       /* holds a mover's turn */
 };
 
 /*
@@ -116,19 +116,19 @@ struct stream {
  * gives back an uncontended turn: a mutex, no wait.
  */
 struct stream_waiter {
-	TAILQ_ENTRY(stream_waiter)	 entry;
-	pthread_cond_t			 cv;
-	int				 granted;
+	TAILQ_ENTRY(stream_waiter) entry;
+	pthread_cond_t cv;
+	int	       granted;
 };
-static pthread_mutex_t	stream_turn_mtx = PTHREAD_MUTEX_INITIALIZER;
-static TAILQ_HEAD(, stream_waiter) stream_turn_q =
-    TAILQ_HEAD_INITIALIZER(stream_turn_q);
-static int		stream_movers;
+static pthread_mutex_t stream_turn_mtx = PTHREAD_MUTEX_INITIALIZER;
+static TAILQ_HEAD(, stream_waiter) stream_turn_q = TAILQ_HEAD_INITIALIZER(
+    stream_turn_q);
+static int stream_movers;
 
 static void
 stream_turn_take(struct stream *s)
 {
-	struct stream_waiter	w;
+	struct stream_waiter w;
 
 	if (s->turn)
 		return;
@@ -151,7 +151,7 @@ stream_turn_take(struct stream *s)
 static void
 stream_turn_give(struct stream *s)
 {
-	struct stream_waiter	*w;
+	struct stream_waiter *w;
 
 	if (!s->turn)
 		return;
@@ -177,7 +177,7 @@ stream_pending(const struct stream *s)
 static enum stream_end
 stream_push(struct stream *s)
 {
-	ssize_t	n;
+	ssize_t n;
 
 	if (!stream_pending(s))
 		return (END_NONE);
@@ -211,8 +211,8 @@ stream_flush_tail(struct stream *s)
 static enum stream_end
 stream_output(struct stream *s, const struct msg_output *m)
 {
-	uint64_t	id;
-	size_t		clean = 0;
+	uint64_t id;
+	size_t	 clean = 0;
 
 	s->end = m->end;
 	if (s->b64) {
@@ -229,8 +229,8 @@ stream_output(struct stream *s, const struct msg_output *m)
 	if (utf8_held(&s->u8) == 0)
 		clean = utf8_valid_prefix(m->data, m->len);
 	buf_reset(&s->text);
-	if (utf8_sanitise(&s->u8, m->data + clean, m->len - clean,
-	    &s->text) == -1)
+	if (utf8_sanitise(&s->u8, m->data + clean, m->len - clean, &s->text) ==
+	    -1)
 		return (END_ERROR);
 	/* Everything may be held back (a lone lead byte): no event yet. */
 	if (clean == 0 && s->text.len == 0)
@@ -250,10 +250,10 @@ stream_output(struct stream *s, const struct msg_output *m)
 static enum stream_end
 stream_frame(struct stream *s, const struct frame_hdr *h, const uint8_t *p)
 {
-	struct msg_output	mo;
-	struct msg_gap		mg;
-	struct msg_exit		mx;
-	enum stream_end		e;
+	struct msg_output mo;
+	struct msg_gap	  mg;
+	struct msg_exit	  mx;
+	enum stream_end	  e;
 
 	switch (h->type) {
 	case MSG_OUTPUT:
@@ -277,7 +277,7 @@ stream_frame(struct stream *s, const struct frame_hdr *h, const uint8_t *p)
 			return (e);
 		s->pos = mx.pos;
 		if (sse_closed(&s->out, mx.pos, mx.has_exit_code, mx.exit_code,
-		    mx.reason) == -1)
+			mx.reason) == -1)
 			return (END_ERROR);
 		return (END_DONE);
 	}
@@ -304,9 +304,9 @@ stream_has_frame(struct stream *s, struct frame_hdr *h)
 static enum stream_end
 stream_frames(struct stream *s)
 {
-	struct frame_hdr	h;
-	enum stream_end		e;
-	int			r;
+	struct frame_hdr h;
+	enum stream_end	 e;
+	int		 r;
 
 	while (s->out.len < STREAM_OUT_HIGH &&
 	    (r = stream_has_frame(s, &h)) != 0) {
@@ -326,7 +326,7 @@ stream_frames(struct stream *s)
 static enum stream_end
 stream_read(struct stream *s)
 {
-	ssize_t	n;
+	ssize_t n;
 
 	if (s->inoff > 0) {
 		memmove(s->in, s->in + s->inoff, s->inlen - s->inoff);
@@ -353,8 +353,8 @@ stream_read(struct stream *s)
 static int
 stream_conn_gone(short revents)
 {
-	return ((revents & (POLLIN | POLLHUP | POLLERR | POLLNVAL |
-	    POLLRDHUP)) != 0);
+	return ((revents &
+		    (POLLIN | POLLHUP | POLLERR | POLLNVAL | POLLRDHUP)) != 0);
 }
 
 /* Wait on the viewer's connection and the stop descriptor, and on ptyd:
@@ -363,16 +363,17 @@ stream_conn_gone(short revents)
 static enum stream_end
 stream_wait(struct stream *s, int want_ptyd, int timeout, int *ptyd_ready)
 {
-	struct pollfd	pfd[3];
-	int		n;
+	struct pollfd pfd[3];
+	int	      n;
 
 	*ptyd_ready = 0;
 	pfd[0].fd = want_ptyd || s->gone_at == 0 ? s->fd : -1;
 	pfd[0].events = want_ptyd ? POLLIN : POLLRDHUP;
 	pfd[1].fd = req_conn_fd(s->r);
 	/* A CGI stdout is only written, blocking: its errors still show. */
-	pfd[1].events = s->r->fcgx == NULL ? 0 : POLLIN | POLLRDHUP |
-	    (stream_pending(s) ? POLLOUT : 0);
+	pfd[1].events = s->r->fcgx == NULL ?
+	    0 :
+	    POLLIN | POLLRDHUP | (stream_pending(s) ? POLLOUT : 0);
 	pfd[2].fd = s->r->stop_fd;
 	pfd[2].events = POLLIN;
 	pfd[0].revents = pfd[1].revents = pfd[2].revents = 0;
@@ -395,12 +396,12 @@ stream_wait(struct stream *s, int want_ptyd, int timeout, int *ptyd_ready)
 static enum stream_end
 stream_wait_room(struct stream *s)
 {
-	int64_t	since, left = -1;
+	int64_t since, left = -1;
 	int	ready;
 
 	if (s->gone_at != 0) {
 		since = s->quiet_since > s->gone_at ? s->quiet_since :
-		    s->gone_at;
+						      s->gone_at;
 		left = since + STREAM_STUCK_MS - client_now_ms();
 		if (left <= 0)
 			return (END_STUCK);
@@ -413,7 +414,7 @@ stream_wait_room(struct stream *s)
 static enum stream_end
 stream_move(struct stream *s, int ready)
 {
-	enum stream_end	e = END_NONE;
+	enum stream_end e = END_NONE;
 
 	stream_turn_take(s);
 	if (ready)
@@ -427,10 +428,10 @@ stream_move(struct stream *s, int ready)
 static enum stream_end
 stream_loop(struct stream *s)
 {
-	struct frame_hdr	h;
-	int64_t			hb = s->r->conf->heartbeat_ms, left;
-	enum stream_end		e;
-	int			ready = 0;
+	struct frame_hdr h;
+	int64_t		 hb = s->r->conf->heartbeat_ms, left;
+	enum stream_end	 e;
+	int		 ready = 0;
 
 	for (;;) {
 		e = stream_move(s, ready);
@@ -449,12 +450,12 @@ stream_loop(struct stream *s)
 		left = s->quiet_since + hb - client_now_ms();
 		if (left <= 0) {
 			if (buf_add(&s->out, SSE_HEARTBEAT,
-			    sizeof(SSE_HEARTBEAT) - 1) == -1)
+				sizeof(SSE_HEARTBEAT) - 1) == -1)
 				return (END_ERROR);
 			continue;
 		}
 		if ((e = stream_wait(s, 1, (int)(left > 60000 ? 60000 : left),
-		    &ready)) != END_NONE)
+			 &ready)) != END_NONE)
 			return (e);
 	}
 }
@@ -464,7 +465,7 @@ stream_loop(struct stream *s)
 static enum stream_end
 stream_drain(struct stream *s)
 {
-	enum stream_end	e;
+	enum stream_end e;
 
 	while ((e = stream_push(s)) == END_NONE && stream_pending(s))
 		if ((e = stream_wait_room(s)) != END_NONE)
@@ -477,13 +478,13 @@ stream_drain(struct stream *s)
 static int
 stream_resume(struct req *r, uint64_t *pos)
 {
-	const char	*hdr = req_param(r, "HTTP_LAST_EVENT_ID");
-	char		 q[32];
+	const char *hdr = req_param(r, "HTTP_LAST_EVENT_ID");
+	char	    q[32];
 
 	if (hdr != NULL && hdr[0] != '\0')
 		return (sse_parse_pos(hdr, pos) == 0);
 	if (http_query_get(req_param(r, "QUERY_STRING"), "last_event_id", q,
-	    sizeof(q)) == 1)
+		sizeof(q)) == 1)
 		return (sse_parse_pos(q, pos) == 0);
 	return (0);
 }
@@ -491,15 +492,15 @@ stream_resume(struct req *r, uint64_t *pos)
 void
 stream_serve(struct ctx *c)
 {
-	struct stream		 s;
-	struct msg_attach	 m;
-	struct msg_attached	 ma;
-	struct msg_error	 me;
-	struct frame_out	 fo;
-	struct frame_hdr	 h;
-	enum stream_end		 e;
-	char			 enc[16];
-	int			 q;
+	struct stream	    s;
+	struct msg_attach   m;
+	struct msg_attached ma;
+	struct msg_error    me;
+	struct frame_out    fo;
+	struct frame_hdr    h;
+	enum stream_end	    e;
+	char		    enc[16];
+	int		    q;
 
 	memset(&s, 0, sizeof(s));
 	s.r = c->r;
@@ -515,8 +516,9 @@ stream_serve(struct ctx *c)
 	}
 	q = http_query_get(req_param(s.r, "QUERY_STRING"), "encoding", enc,
 	    sizeof(enc));
-	if (q == -1 || (q == 1 && enc[0] != '\0' &&
-	    strcmp(enc, "base64") != 0 && strcmp(enc, "text") != 0)) {
+	if (q == -1 ||
+	    (q == 1 && enc[0] != '\0' && strcmp(enc, "base64") != 0 &&
+		strcmp(enc, "text") != 0)) {
 		http_error(s.r, 400, "unsupported encoding", 0);
 		goto out;
 	}
@@ -555,9 +557,9 @@ stream_serve(struct ctx *c)
 		(void)setsockopt(req_conn_fd(s.r), SOL_SOCKET, SO_SNDBUF,
 		    &stream_sndbuf, sizeof(stream_sndbuf));
 	if ((s.fd = ptyd_open(&s.r->conf->ptyd, &fo,
-	    client_now_ms() + FRONT_CALL_MS)) == -1 ||
+		 client_now_ms() + FRONT_CALL_MS)) == -1 ||
 	    client_recv(s.fd, &h, s.in, STREAM_IN_MAX,
-	    client_now_ms() + FRONT_CALL_MS) == -1) {
+		client_now_ms() + FRONT_CALL_MS) == -1) {
 		ptyd_answer_failed(s.r, errno);
 		goto out;
 	}
@@ -594,8 +596,8 @@ stream_serve(struct ctx *c)
 		e = stream_drain(&s);
 	if (e == END_STUCK) {
 		flog_info("stream of %s: ptyd hung up and the viewer took"
-		    " nothing for %d s more; dropped", c->qsid,
-		    STREAM_STUCK_MS / 1000);
+			  " nothing for %d s more; dropped",
+		    c->qsid, STREAM_STUCK_MS / 1000);
 		s.r->abandon = 1;
 	}
 out:

@@ -12,6 +12,6 @@
 
 struct ctx;
 
-void	stream_serve(struct ctx *);
+void stream_serve(struct ctx *);
 
 #endif /* FRONT_STREAM_H */

@@ -16,7 +16,7 @@ static const uint8_t utf8_fffd[3] = { 0xef, 0xbf, 0xbd };
 static size_t
 utf8_ascii_end(const uint8_t *p, size_t i, size_t n)
 {
-	uint64_t	w;
+	uint64_t w;
 
 	/* A word without a high bit set is eight ASCII bytes. */
 	for (; i + 8 <= n; i += 8) {
@@ -44,7 +44,7 @@ utf8_held(const struct utf8_state *st)
 int
 utf8_seq(const uint8_t *p, size_t n, size_t *bad)
 {
-	uint8_t	c = p[0], lo = 0x80, hi = 0xbf;
+	uint8_t c = p[0], lo = 0x80, hi = 0xbf;
 	size_t	need, i;
 
 	*bad = 1;
@@ -57,15 +57,15 @@ utf8_seq(const uint8_t *p, size_t n, size_t *bad)
 	else if (c < 0xf0) {
 		need = 3;
 		if (c == 0xe0)
-			lo = 0xa0;	/* overlong */
+			lo = 0xa0; /* overlong */
 		else if (c == 0xed)
-			hi = 0x9f;	/* surrogates */
+			hi = 0x9f; /* surrogates */
 	} else {
 		need = 4;
 		if (c == 0xf0)
-			lo = 0x90;	/* overlong */
+			lo = 0x90; /* overlong */
 		else if (c == 0xf4)
-			hi = 0x8f;	/* above U+10FFFF */
+			hi = 0x8f; /* above U+10FFFF */
 	}
 	for (i = 1; i < need; i++) {
 		if (i >= n)
@@ -83,8 +83,8 @@ utf8_seq(const uint8_t *p, size_t n, size_t *bad)
 size_t
 utf8_valid_prefix(const uint8_t *p, size_t n)
 {
-	size_t	i = 0, bad;
-	int	r;
+	size_t i = 0, bad;
+	int    r;
 
 	for (;;) {
 		if ((i = utf8_ascii_end(p, i, n)) >= n)
@@ -102,7 +102,7 @@ utf8_valid_prefix(const uint8_t *p, size_t n)
 static int
 utf8_run(const uint8_t *p, size_t n, struct buf *out, size_t *rest)
 {
-	size_t	i = 0, j, bad;
+	size_t i = 0, j, bad;
 
 	*rest = 0;
 	while (i < n) {
@@ -127,7 +127,7 @@ int
 utf8_sanitise(struct utf8_state *st, const uint8_t *in, size_t len,
     struct buf *out)
 {
-	uint8_t	tmp[6];
+	uint8_t tmp[6];
 	size_t	take, n, rest, bad;
 	int	r;
 
@@ -185,7 +185,7 @@ utf8_flush(struct utf8_state *st, struct buf *out)
 size_t
 utf8_count(const char *s, size_t len)
 {
-	size_t	i, n = 0;
+	size_t i, n = 0;
 
 	for (i = 0; i < len; i++)
 		if (((unsigned char)s[i] & 0xc0) != 0x80)

@@ -22,9 +22,9 @@
 int
 client_default_socket(char *buf, size_t size)
 {
-	struct sockaddr_un	 sun;
-	const char		*env;
-	int			 n;
+	struct sockaddr_un sun;
+	const char	  *env;
+	int		   n;
 
 	if ((env = getenv("PTYD_SOCKET")) != NULL && *env != '\0')
 		n = snprintf(buf, size, "%s", env);
@@ -43,7 +43,7 @@ client_default_socket(char *buf, size_t size)
 int64_t
 client_now_ms(void)
 {
-	struct timespec	ts;
+	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ((int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
@@ -53,9 +53,9 @@ client_now_ms(void)
 static int
 client_wait(int fd, short events, int64_t deadline_ms)
 {
-	struct pollfd	pfd;
-	int64_t		left;
-	int		r;
+	struct pollfd pfd;
+	int64_t	      left;
+	int	      r;
 
 	for (;;) {
 		if (deadline_ms < 0)
@@ -80,9 +80,9 @@ client_wait(int fd, short events, int64_t deadline_ms)
 int
 client_connect(const char *path, int64_t deadline_ms)
 {
-	struct sockaddr_un	sun;
-	int64_t			left;
-	int			fd, err, backoff;
+	struct sockaddr_un sun;
+	int64_t		   left;
+	int		   fd, err, backoff;
 
 	memset(&sun, 0, sizeof(sun));
 	sun.sun_family = AF_UNIX;
@@ -109,7 +109,8 @@ client_connect(const char *path, int64_t deadline_ms)
 			continue;
 		if (errno != EAGAIN)
 			goto fail;
-		left = deadline_ms < 0 ? backoff : deadline_ms - client_now_ms();
+		left = deadline_ms < 0 ? backoff :
+					 deadline_ms - client_now_ms();
 		if (left <= 0) {
 			errno = ETIMEDOUT;
 			goto fail;
@@ -127,7 +128,7 @@ int
 client_send(int fd, const struct frame_out *fo, int64_t deadline_ms)
 {
 	size_t	off = 0;
-	ssize_t	n;
+	ssize_t n;
 
 	while (off < fo->len) {
 		n = send(fd, fo->buf + off, fo->len - off, MSG_NOSIGNAL);
@@ -152,7 +153,7 @@ static int
 client_read_full(int fd, uint8_t *buf, size_t len, int64_t deadline_ms)
 {
 	size_t	off = 0;
-	ssize_t	n;
+	ssize_t n;
 
 	while (off < len) {
 		n = read(fd, buf + off, len - off);
@@ -192,15 +193,15 @@ client_recv(int fd, struct frame_hdr *hdr, uint8_t *buf, size_t size,
 		errno = EMSGSIZE;
 		return (-1);
 	}
-	return (client_read_full(fd, buf + PROTO_HDR_LEN, hdr->len,
-	    deadline_ms));
+	return (
+	    client_read_full(fd, buf + PROTO_HDR_LEN, hdr->len, deadline_ms));
 }
 
 int
-client_call(const char *path, const struct frame_out *fo,
-    struct frame_hdr *hdr, uint8_t *buf, size_t size, int64_t deadline_ms)
+client_call(const char *path, const struct frame_out *fo, struct frame_hdr *hdr,
+    uint8_t *buf, size_t size, int64_t deadline_ms)
 {
-	int	fd, r, err;
+	int fd, r, err;
 
 	if ((fd = client_connect(path, deadline_ms)) == -1)
 		return (-1);

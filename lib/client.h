@@ -21,20 +21,20 @@
  * /tmp/ptyd-UID/ptyd.sock.  Returns 0, or -1 (ENAMETOOLONG) if it does not
  * fit in a sockaddr_un.
  */
-int	client_default_socket(char *buf, size_t size);
+int client_default_socket(char *buf, size_t size);
 
 /* Monotonic clock in milliseconds, for deadlines. */
-int64_t	client_now_ms(void);
+int64_t client_now_ms(void);
 
 /*
  * Connect to the socket at path before deadline_ms (client_now_ms() time).
  * Returns a CLOEXEC, non-blocking fd, or -1 with errno (ENOENT,
  * ECONNREFUSED: ptyd is not running; ETIMEDOUT).
  */
-int	client_connect(const char *path, int64_t deadline_ms);
+int client_connect(const char *path, int64_t deadline_ms);
 
 /* Send the whole frame.  Returns 0, or -1 with errno (ETIMEDOUT, EPIPE, ...). */
-int	client_send(int fd, const struct frame_out *fo, int64_t deadline_ms);
+int client_send(int fd, const struct frame_out *fo, int64_t deadline_ms);
 
 /*
  * Read one frame into buf (size bytes, at least PROTO_HDR_LEN; the payload
@@ -43,14 +43,14 @@ int	client_send(int fd, const struct frame_out *fo, int64_t deadline_ms);
  * EMSGSIZE (payload over PROTO_MAX_PAYLOAD or over size).  After -1 the
  * connection is unusable.  deadline_ms < 0 waits for ever.
  */
-int	client_recv(int fd, struct frame_hdr *hdr, uint8_t *buf, size_t size,
-	    int64_t deadline_ms);
+int client_recv(int fd, struct frame_hdr *hdr, uint8_t *buf, size_t size,
+    int64_t deadline_ms);
 
 /*
  * One request, one reply: connect, send fo, read one frame into buf, close.
  * Returns 0, or -1 with errno as above.
  */
-int	client_call(const char *path, const struct frame_out *fo,
-	    struct frame_hdr *hdr, uint8_t *buf, size_t size, int64_t deadline_ms);
+int client_call(const char *path, const struct frame_out *fo,
+    struct frame_hdr *hdr, uint8_t *buf, size_t size, int64_t deadline_ms);
 
 #endif /* PTYD_CLIENT_H */

@@ -7,15 +7,15 @@
 int
 contract_token_valid(const char *s, size_t max)
 {
-	size_t	n;
+	size_t n;
 
 	for (n = 0; s[n] != '\0'; n++) {
 		if (n >= max)
 			return (0);
 		if (!((s[n] >= 'a' && s[n] <= 'z') ||
-		    (s[n] >= 'A' && s[n] <= 'Z') ||
-		    (s[n] >= '0' && s[n] <= '9') ||
-		    s[n] == '.' || s[n] == '_' || s[n] == ':' || s[n] == '-'))
+			(s[n] >= 'A' && s[n] <= 'Z') ||
+			(s[n] >= '0' && s[n] <= '9') || s[n] == '.' ||
+			s[n] == '_' || s[n] == ':' || s[n] == '-'))
 			return (0);
 	}
 	return (n > 0);
@@ -58,14 +58,18 @@ static const struct contract_error contract_errors[] = {
 	[PROTO_ERR_TOO_LARGE] = { 413, NULL, 0 },
 	[PROTO_ERR_VIEWER_LIMIT] = { 429, "too many viewers for this terminal",
 	    CONTRACT_RETRY_AFTER },
-	[PROTO_ERR_INPUT_FULL] = { 429, "terminal is not reading its input; "
-	    "retry later", CONTRACT_RETRY_AFTER },
+	[PROTO_ERR_INPUT_FULL] = { 429,
+	    "terminal is not reading its input; "
+	    "retry later",
+	    CONTRACT_RETRY_AFTER },
 	[PROTO_ERR_INTERNAL] = { 500, "internal error", 0 },
 	[PROTO_ERR_VERSION] = { 500, "internal error", 0 },
 	[PROTO_ERR_SHUTDOWN] = { 503, "ptyd is shutting down; retry later",
 	    CONTRACT_RETRY_AFTER },
-	[PROTO_ERR_TERM_LIMIT] = { 429, "terminal limit reached: every "
-	    "terminal is another user's; retry later", CONTRACT_RETRY_AFTER },
+	[PROTO_ERR_TERM_LIMIT] = { 429,
+	    "terminal limit reached: every "
+	    "terminal is another user's; retry later",
+	    CONTRACT_RETRY_AFTER },
 };
 
 static const struct contract_error contract_failures[] = {
@@ -87,8 +91,8 @@ contract_error_of(unsigned int code)
 const struct contract_error *
 contract_failure(enum contract_fail f)
 {
-	if ((unsigned int)f >= sizeof(contract_failures) /
-	    sizeof(contract_failures[0]))
+	if ((unsigned int)f >=
+	    sizeof(contract_failures) / sizeof(contract_failures[0]))
 		f = CONTRACT_FAIL_INTERNAL;
 	return (&contract_failures[f]);
 }

@@ -14,25 +14,25 @@
 
 #include <stddef.h>
 
-#define CONTRACT_SID_MAX	128	/* session_id: 1..128 tokens */
-#define CONTRACT_INPUT_ID_MAX	64	/* input_id: 1..64 tokens */
-#define CONTRACT_ROWS_MIN	2
-#define CONTRACT_ROWS_MAX	500
-#define CONTRACT_ROWS_DEFAULT	24
-#define CONTRACT_COLS_MIN	10
-#define CONTRACT_COLS_MAX	1000
-#define CONTRACT_COLS_DEFAULT	80
-#define CONTRACT_INPUT_CHARS	8192		/* code points per input */
-#define CONTRACT_BODY_MAX	(64 * 1024)	/* request body bytes */
-#define CONTRACT_RETRY_AFTER	1		/* seconds, every 429 and 503 */
+#define CONTRACT_SID_MAX      128 /* session_id: 1..128 tokens */
+#define CONTRACT_INPUT_ID_MAX 64  /* input_id: 1..64 tokens */
+#define CONTRACT_ROWS_MIN     2
+#define CONTRACT_ROWS_MAX     500
+#define CONTRACT_ROWS_DEFAULT 24
+#define CONTRACT_COLS_MIN     10
+#define CONTRACT_COLS_MAX     1000
+#define CONTRACT_COLS_DEFAULT 80
+#define CONTRACT_INPUT_CHARS  8192	  /* code points per input */
+#define CONTRACT_BODY_MAX     (64 * 1024) /* request body bytes */
+#define CONTRACT_RETRY_AFTER  1		  /* seconds, every 429 and 503 */
 
 /* The HTTP answer to one error (DESIGN 2): status, message (no paths, no
  * internals; NULL: ptyd's own message, else "bad request"), and whether
  * Retry-After goes with it (every 429 and 503). */
 struct contract_error {
-	int		 status;
-	const char	*message;
-	int		 retry_after;	/* seconds, 0: none */
+	int	    status;
+	const char *message;
+	int	    retry_after; /* seconds, 0: none */
 };
 
 /* ptyd's MSG_ERROR code (PROTO_ERR_*); an unknown one is a 500. */
@@ -40,21 +40,21 @@ const struct contract_error *contract_error_of(unsigned int proto_code);
 
 /* What ptyd.fcgi answers when the exchange with ptyd itself failed. */
 enum contract_fail {
-	CONTRACT_FAIL_NOT_RUNNING,	/* no socket, refused */
-	CONTRACT_FAIL_NOT_ANSWERING,	/* timed out, cut */
+	CONTRACT_FAIL_NOT_RUNNING,   /* no socket, refused */
+	CONTRACT_FAIL_NOT_ANSWERING, /* timed out, cut */
 	CONTRACT_FAIL_INTERNAL,
 };
 const struct contract_error *contract_failure(enum contract_fail);
 
 /* 1 if s is 1..max characters of [A-Za-z0-9._:-]. */
-int	contract_token_valid(const char *s, size_t max);
-int	contract_sid_valid(const char *s);
-int	contract_input_id_valid(const char *s);
+int contract_token_valid(const char *s, size_t max);
+int contract_sid_valid(const char *s);
+int contract_input_id_valid(const char *s);
 
 /*
  * Clamp a size into range.  0 means "not given": the default on start,
  * unchanged (left 0) otherwise.
  */
-void	contract_clamp(unsigned int *rows, unsigned int *cols, int start);
+void contract_clamp(unsigned int *rows, unsigned int *cols, int start);
 
 #endif /* PTYD_CONTRACT_H */

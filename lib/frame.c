@@ -20,29 +20,37 @@ enum field_type {
 	F_U64,
 	F_I32,
 	F_I64,
-	F_TEXT,		/* char[max + 1] inline, NUL-terminated, no NUL inside */
-	F_BYTES,	/* const uint8_t * at off, size_t at lenoff; u32-prefixed */
-	F_REST,		/* like F_BYTES, but the rest of the payload, no prefix */
+	F_TEXT,	 /* char[max + 1] inline, NUL-terminated, no NUL inside */
+	F_BYTES, /* const uint8_t * at off, size_t at lenoff; u32-prefixed */
+	F_REST,	 /* like F_BYTES, but the rest of the payload, no prefix */
 };
 
 struct field {
-	enum field_type	type;
+	enum field_type type;
 	size_t		off;
-	size_t		max;		/* F_TEXT, F_BYTES, F_REST */
-	size_t		lenoff;		/* F_BYTES, F_REST */
+	size_t		max;	/* F_TEXT, F_BYTES, F_REST */
+	size_t		lenoff; /* F_BYTES, F_REST */
 };
 
 struct msg_desc {
-	uint16_t		 type;
-	const char		*name;
-	const struct field	*fields;
-	size_t			 nfields;
+	uint16_t	    type;
+	const char	   *name;
+	const struct field *fields;
+	size_t		    nfields;
 };
 
-#define TEXT(s, m, lim)	{ F_TEXT, offsetof(struct s, m), (lim), 0 }
-#define NUM(t, s, m)	{ t, offsetof(struct s, m), 0, 0 }
+#define TEXT(s, m, lim) \
+	{ \
+		F_TEXT, offsetof(struct s, m), (lim), 0 \
+	}
+#define NUM(t, s, m) \
+	{ \
+		t, offsetof(struct s, m), 0, 0 \
+	}
 #define BYTES(t, s, m, l, lim) \
-	{ t, offsetof(struct s, m), (lim), offsetof(struct s, l) }
+	{ \
+		t, offsetof(struct s, m), (lim), offsetof(struct s, l) \
+	}
 
 static const struct field start_fields[] = {
 	TEXT(msg_start, owner, PROTO_OWNER_MAX),
@@ -140,8 +148,14 @@ static const struct field exit_fields[] = {
 	NUM(F_U64, msg_exit, pos),
 };
 
-#define DESC(t, f)	{ t, #t, f, sizeof(f) / sizeof(f[0]) }
-#define DESC0(t)	{ t, #t, NULL, 0 }
+#define DESC(t, f) \
+	{ \
+		t, #t, f, sizeof(f) / sizeof(f[0]) \
+	}
+#define DESC0(t) \
+	{ \
+		t, #t, NULL, 0 \
+	}
 
 static const struct msg_desc msgs[] = {
 	DESC(MSG_START, start_fields),
@@ -168,7 +182,7 @@ static const struct msg_desc msgs[] = {
 static const struct msg_desc *
 msg_desc_find(uint16_t type)
 {
-	size_t	i;
+	size_t i;
 
 	for (i = 0; i < sizeof(msgs) / sizeof(msgs[0]); i++)
 		if (msgs[i].type == type)
@@ -179,7 +193,7 @@ msg_desc_find(uint16_t type)
 const char *
 msg_name(uint16_t type)
 {
-	const struct msg_desc	*d = msg_desc_find(type);
+	const struct msg_desc *d = msg_desc_find(type);
 
 	return (d != NULL ? d->name : "unknown");
 }
@@ -187,7 +201,7 @@ msg_name(uint16_t type)
 static void
 put_be(uint8_t *p, uint64_t v, size_t n)
 {
-	size_t	i;
+	size_t i;
 
 	for (i = 0; i < n; i++)
 		p[i] = (uint8_t)(v >> (8 * (n - 1 - i)));
@@ -196,8 +210,8 @@ put_be(uint8_t *p, uint64_t v, size_t n)
 static uint64_t
 get_be(const uint8_t *p, size_t n)
 {
-	uint64_t	v = 0;
-	size_t		i;
+	uint64_t v = 0;
+	size_t	 i;
 
 	for (i = 0; i < n; i++)
 		v = (v << 8) | p[i];
@@ -255,7 +269,7 @@ frame_out_free(struct frame_out *fo)
 static uint8_t *
 frame_out_reserve(struct frame_out *fo, size_t n)
 {
-	uint8_t	*nbuf;
+	uint8_t *nbuf;
 	size_t	 ncap;
 
 	if (fo->failed)
@@ -284,7 +298,7 @@ frame_out_reserve(struct frame_out *fo, size_t n)
 static void
 put_num(struct frame_out *fo, uint64_t v, size_t n)
 {
-	uint8_t	*p;
+	uint8_t *p;
 
 	if ((p = frame_out_reserve(fo, n)) != NULL)
 		put_be(p, v, n);
@@ -293,7 +307,7 @@ put_num(struct frame_out *fo, uint64_t v, size_t n)
 static void
 put_bytes(struct frame_out *fo, const void *data, size_t len, int prefix)
 {
-	uint8_t	*p;
+	uint8_t *p;
 
 	if (prefix)
 		put_num(fo, len, 4);
@@ -304,10 +318,10 @@ put_bytes(struct frame_out *fo, const void *data, size_t len, int prefix)
 int
 msg_encode(struct frame_out *fo, uint16_t type, const void *msg)
 {
-	const struct msg_desc	*d;
-	const struct field	*f;
-	const uint8_t		*m = msg;
-	size_t			 i, len;
+	const struct msg_desc *d;
+	const struct field    *f;
+	const uint8_t	      *m = msg;
+	size_t		       i, len;
 
 	if ((d = msg_desc_find(type)) == NULL) {
 		errno = EINVAL;
@@ -332,10 +346,12 @@ msg_encode(struct frame_out *fo, uint16_t type, const void *msg)
 			put_num(fo, *(const uint64_t *)(m + f->off), 8);
 			break;
 		case F_I32:
-			put_num(fo, (uint32_t)*(const int32_t *)(m + f->off), 4);
+			put_num(fo, (uint32_t) * (const int32_t *)(m + f->off),
+			    4);
 			break;
 		case F_I64:
-			put_num(fo, (uint64_t)*(const int64_t *)(m + f->off), 8);
+			put_num(fo, (uint64_t) * (const int64_t *)(m + f->off),
+			    8);
 			break;
 		case F_TEXT:
 			len = strnlen((const char *)(m + f->off), f->max + 1);
@@ -352,8 +368,8 @@ msg_encode(struct frame_out *fo, uint16_t type, const void *msg)
 				errno = EINVAL;
 				return (-1);
 			}
-			put_bytes(fo, *(const uint8_t *const *)(m + f->off), len,
-			    f->type == F_BYTES);
+			put_bytes(fo, *(const uint8_t *const *)(m + f->off),
+			    len, f->type == F_BYTES);
 			break;
 		}
 	}
@@ -368,11 +384,11 @@ msg_encode(struct frame_out *fo, uint16_t type, const void *msg)
 int
 msg_decode(uint16_t type, const uint8_t *p, size_t left, void *msg)
 {
-	const struct msg_desc	*d;
-	const struct field	*f;
-	uint8_t			*m = msg;
-	size_t			 i, n, len;
-	uint64_t		 v;
+	const struct msg_desc *d;
+	const struct field    *f;
+	uint8_t		      *m = msg;
+	size_t		       i, n, len;
+	uint64_t	       v;
 
 	if ((d = msg_desc_find(type)) == NULL) {
 		errno = EINVAL;
@@ -387,8 +403,10 @@ msg_decode(uint16_t type, const uint8_t *p, size_t left, void *msg)
 		case F_U64:
 		case F_I32:
 		case F_I64:
-			n = f->type == F_U8 ? 1 : f->type == F_U16 ? 2 :
-			    (f->type == F_U32 || f->type == F_I32) ? 4 : 8;
+			n = f->type == F_U8			   ? 1 :
+			    f->type == F_U16			   ? 2 :
+			    (f->type == F_U32 || f->type == F_I32) ? 4 :
+								     8;
 			if (left < n)
 				goto bad;
 			v = get_be(p, n);

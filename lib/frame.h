@@ -21,10 +21,10 @@
 #include "proto.h"
 
 struct frame_hdr {
-	uint16_t	type;
-	uint8_t		version;
-	uint8_t		flags;
-	uint32_t	len;
+	uint16_t type;
+	uint8_t	 version;
+	uint8_t	 flags;
+	uint32_t len;
 };
 
 /*
@@ -33,155 +33,155 @@ struct frame_hdr {
  * PROTO_MAX_PAYLOAD).  The header is filled in either way, so the caller can
  * answer a version mismatch before dropping the connection.
  */
-int	frame_hdr_decode(const uint8_t *buf, struct frame_hdr *);
-void	frame_hdr_encode(uint8_t *buf, uint16_t type, uint32_t len);
+int  frame_hdr_decode(const uint8_t *buf, struct frame_hdr *);
+void frame_hdr_encode(uint8_t *buf, uint16_t type, uint32_t len);
 
 /* One outgoing frame, header included, in a buffer grown up to the limit. */
 struct frame_out {
-	uint8_t		*buf;
-	size_t		 len;		/* bytes used, header included */
-	size_t		 cap;
-	int		 failed;	/* ENOMEM or EMSGSIZE seen */
+	uint8_t *buf;
+	size_t	 len; /* bytes used, header included */
+	size_t	 cap;
+	int	 failed; /* ENOMEM or EMSGSIZE seen */
 };
 
-void	frame_out_init(struct frame_out *);
-void	frame_out_free(struct frame_out *);	/* keeps the struct usable */
+void frame_out_init(struct frame_out *);
+void frame_out_free(struct frame_out *); /* keeps the struct usable */
 
 /* msg is the struct for type.  Returns 0 with fo holding the whole frame,
  * or -1 with errno EMSGSIZE, ENOMEM, or EINVAL (unknown type, text field
  * over its limit). */
-int	msg_encode(struct frame_out *fo, uint16_t type, const void *msg);
+int msg_encode(struct frame_out *fo, uint16_t type, const void *msg);
 
 /* Decode a payload of the given type into msg (the struct for type).
  * Returns 0, or -1 with errno EBADMSG (malformed: short, long, field over
  * its limit, NUL in text) or EINVAL (unknown type). */
-int	msg_decode(uint16_t type, const uint8_t *payload, size_t len, void *msg);
+int msg_decode(uint16_t type, const uint8_t *payload, size_t len, void *msg);
 
 /*
  * MSG_OUTPUT without copying the data: write the header and the u64 end
  * (FRAME_OUTPUT_PREFIX bytes) to buf; the caller sends len data bytes after
  * them (1..PROTO_OUTPUT_CHUNK).
  */
-#define FRAME_OUTPUT_PREFIX	(PROTO_HDR_LEN + 8)
-void	frame_output_prefix(uint8_t *buf, uint64_t end, size_t len);
+#define FRAME_OUTPUT_PREFIX (PROTO_HDR_LEN + 8)
+void frame_output_prefix(uint8_t *buf, uint64_t end, size_t len);
 
 /* The name of a message type, for logs ("MSG_START"), or "unknown". */
 const char *msg_name(uint16_t type);
 
 struct msg_start {
-	char		owner[PROTO_OWNER_MAX + 1];
-	char		sid[PROTO_SID_MAX + 1];
-	char		workspace[PROTO_PATH_MAX + 1];
-	uint16_t	rows;
-	uint16_t	cols;
-	uint8_t		restart;
-	char		actor[PROTO_ACTOR_MAX + 1];
+	char	 owner[PROTO_OWNER_MAX + 1];
+	char	 sid[PROTO_SID_MAX + 1];
+	char	 workspace[PROTO_PATH_MAX + 1];
+	uint16_t rows;
+	uint16_t cols;
+	uint8_t	 restart;
+	char	 actor[PROTO_ACTOR_MAX + 1];
 };
 
 struct msg_input {
-	char		 owner[PROTO_OWNER_MAX + 1];
-	char		 sid[PROTO_SID_MAX + 1];
-	char		 input_id[PROTO_INPUT_ID_MAX + 1];
-	const uint8_t	*data;
-	size_t		 len;
+	char	       owner[PROTO_OWNER_MAX + 1];
+	char	       sid[PROTO_SID_MAX + 1];
+	char	       input_id[PROTO_INPUT_ID_MAX + 1];
+	const uint8_t *data;
+	size_t	       len;
 };
 
 struct msg_input_done {
-	uint8_t		duplicate;
+	uint8_t duplicate;
 };
 
 struct msg_resize {
-	char		owner[PROTO_OWNER_MAX + 1];
-	char		sid[PROTO_SID_MAX + 1];
-	uint16_t	rows;
-	uint16_t	cols;
+	char	 owner[PROTO_OWNER_MAX + 1];
+	char	 sid[PROTO_SID_MAX + 1];
+	uint16_t rows;
+	uint16_t cols;
 };
 
 struct msg_close {
-	char		owner[PROTO_OWNER_MAX + 1];
-	char		sid[PROTO_SID_MAX + 1];
-	char		actor[PROTO_ACTOR_MAX + 1];
+	char owner[PROTO_OWNER_MAX + 1];
+	char sid[PROTO_SID_MAX + 1];
+	char actor[PROTO_ACTOR_MAX + 1];
 };
 
 struct msg_attach {
-	char		owner[PROTO_OWNER_MAX + 1];
-	char		sid[PROTO_SID_MAX + 1];
-	uint8_t		has_pos;
-	uint64_t	pos;
-	char		actor[PROTO_ACTOR_MAX + 1];
+	char	 owner[PROTO_OWNER_MAX + 1];
+	char	 sid[PROTO_SID_MAX + 1];
+	uint8_t	 has_pos;
+	uint64_t pos;
+	char	 actor[PROTO_ACTOR_MAX + 1];
 };
 
 struct msg_list {
-	uint8_t		all_owners;
-	char		owner[PROTO_OWNER_MAX + 1];
+	uint8_t all_owners;
+	char	owner[PROTO_OWNER_MAX + 1];
 };
 
 /* MSG_OK and MSG_STATS have no fields: pass NULL. */
 
 struct msg_error {
-	uint16_t	code;		/* enum proto_err */
-	char		message[PROTO_ERRMSG_MAX + 1];
+	uint16_t code; /* enum proto_err */
+	char	 message[PROTO_ERRMSG_MAX + 1];
 };
 
 struct msg_started {
-	int32_t		pid;
-	char		workspace[PROTO_PATH_MAX + 1];
-	uint8_t		reused;
+	int32_t pid;
+	char	workspace[PROTO_PATH_MAX + 1];
+	uint8_t reused;
 };
 
 struct msg_close_reply {
-	uint8_t		closed;
+	uint8_t closed;
 };
 
 struct msg_list_item {
-	char		sid[PROTO_SID_MAX + 1];
-	char		owner[PROTO_OWNER_MAX + 1];
-	int32_t		pid;
-	char		workspace[PROTO_PATH_MAX + 1];
-	uint16_t	rows;
-	uint16_t	cols;
-	uint8_t		running;
-	uint8_t		has_exit_code;
-	int32_t		exit_code;
-	uint32_t	subscribers;
-	int64_t		unwatched_since_us;	/* -1: watched */
-	int64_t		last_activity_us;
-	int64_t		started_at_us;
+	char	 sid[PROTO_SID_MAX + 1];
+	char	 owner[PROTO_OWNER_MAX + 1];
+	int32_t	 pid;
+	char	 workspace[PROTO_PATH_MAX + 1];
+	uint16_t rows;
+	uint16_t cols;
+	uint8_t	 running;
+	uint8_t	 has_exit_code;
+	int32_t	 exit_code;
+	uint32_t subscribers;
+	int64_t	 unwatched_since_us; /* -1: watched */
+	int64_t	 last_activity_us;
+	int64_t	 started_at_us;
 };
 
 struct msg_list_end {
-	uint32_t	count;
+	uint32_t count;
 };
 
 struct msg_stats_reply {
-	int32_t		pid;
-	int64_t		uptime_us;
-	uint32_t	terminals;
-	uint32_t	exited;
-	uint32_t	viewers;
-	uint64_t	db_errors;
+	int32_t	 pid;
+	int64_t	 uptime_us;
+	uint32_t terminals;
+	uint32_t exited;
+	uint32_t viewers;
+	uint64_t db_errors;
 };
 
 struct msg_attached {
-	uint64_t	base;
+	uint64_t base;
 };
 
 struct msg_output {
-	uint64_t	 end;
-	const uint8_t	*data;
-	size_t		 len;
+	uint64_t       end;
+	const uint8_t *data;
+	size_t	       len;
 };
 
 struct msg_gap {
-	uint64_t	lost;
-	uint64_t	pos;
+	uint64_t lost;
+	uint64_t pos;
 };
 
 struct msg_exit {
-	uint8_t		has_exit_code;
-	int32_t		exit_code;
-	char		reason[PROTO_REASON_MAX + 1];
-	uint64_t	pos;
+	uint8_t	 has_exit_code;
+	int32_t	 exit_code;
+	char	 reason[PROTO_REASON_MAX + 1];
+	uint64_t pos;
 };
 
 #endif /* PTYD_FRAME_H */

@@ -8,29 +8,24 @@
 
 #include "harden.h"
 
-extern char	**environ;
+extern char **environ;
 
-static const char *const harden_names[] = {
-	"PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LANGUAGE", "TZ",
-	"TMPDIR", NULL
-};
+static const char *const harden_names[] = { "PATH", "HOME", "USER", "LOGNAME",
+	"SHELL", "LANG", "LANGUAGE", "TZ", "TMPDIR", NULL };
 static const char *const harden_shell_prefixes[] = { "LC_", "XDG_", NULL };
-static const char *const harden_daemon_prefixes[] = {
-	"LC_", "XDG_", "PTYD_", NULL
-};
+static const char *const harden_daemon_prefixes[] = { "LC_", "XDG_", "PTYD_",
+	NULL };
 
-const struct harden_allow harden_shell_env = {
-	harden_names, harden_shell_prefixes
-};
-const struct harden_allow harden_daemon_env = {
-	harden_names, harden_daemon_prefixes
-};
+const struct harden_allow harden_shell_env = { harden_names,
+	harden_shell_prefixes };
+const struct harden_allow harden_daemon_env = { harden_names,
+	harden_daemon_prefixes };
 
 int
 harden_env_allowed(const struct harden_allow *a, const char *entry)
 {
-	const char	*eq = strchr(entry, '=');
-	size_t		 len, i, plen;
+	const char *eq = strchr(entry, '=');
+	size_t	    len, i, plen;
 
 	if (eq == NULL || eq == entry)
 		return (0);
@@ -56,8 +51,8 @@ harden_nodump(void)
 void
 harden_env(const struct harden_allow *a)
 {
-	char	**old = environ, **keep, *copy;
-	size_t	  n, i, j;
+	char **old = environ, **keep, *copy;
+	size_t n, i, j;
 
 	if (old == NULL)
 		return;
@@ -84,8 +79,8 @@ harden_env(const struct harden_allow *a)
 char **
 harden_env_filter(const struct harden_allow *a)
 {
-	char	**out;
-	size_t	  n, i, j;
+	char **out;
+	size_t n, i, j;
 
 	for (n = 0; environ != NULL && environ[n] != NULL; n++)
 		;

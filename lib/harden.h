@@ -15,8 +15,8 @@
 
 /* An allowlist: exact names, and prefixes ("LC_" matches "LC_ALL"). */
 struct harden_allow {
-	const char *const	*names;
-	const char *const	*prefixes;
+	const char *const *names;
+	const char *const *prefixes;
 };
 
 /* DESIGN 4: what of the daemon's environment a shell may see (PATH HOME
@@ -26,10 +26,10 @@ extern const struct harden_allow harden_shell_env;
 extern const struct harden_allow harden_daemon_env;
 
 /* 1 if "NAME=value" is on the list. */
-int	harden_env_allowed(const struct harden_allow *, const char *entry);
+int harden_env_allowed(const struct harden_allow *, const char *entry);
 
 /* prctl(PR_SET_DUMPABLE, 0).  0, or -1 with errno. */
-int	harden_nodump(void);
+int harden_nodump(void);
 
 /*
  * Keep only the allowed variables (copied to the heap; environ points at
@@ -37,10 +37,10 @@ int	harden_nodump(void);
  * with, where /proc/PID/environ reads them.  Call before anything keeps a
  * pointer from getenv().
  */
-void	harden_env(const struct harden_allow *);
+void harden_env(const struct harden_allow *);
 
 /* A NULL-terminated copy of the allowed entries of environ, for a child
  * (free the array, not the strings, which stay environ's). */
-char	**harden_env_filter(const struct harden_allow *);
+char **harden_env_filter(const struct harden_allow *);
 
 #endif /* PTYD_HARDEN_H */

@@ -9,7 +9,7 @@
 size_t
 logtime_format(char *buf, size_t size)
 {
-	struct timespec	ts;
+	struct timespec ts;
 	struct tm	tm;
 	size_t		n;
 	int		r;

@@ -9,6 +9,6 @@
 
 /* "YYYY-MM-DD HH:MM:SS.mmm " (local time) into buf; its length, or 0 if
  * it does not fit. */
-size_t	logtime_format(char *buf, size_t size);
+size_t logtime_format(char *buf, size_t size);
 
 #endif /* PTYD_LOGTIME_H */

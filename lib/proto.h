@@ -39,20 +39,20 @@
 
 #include <stdint.h>
 
-#define PROTO_VERSION		2	/* 2: MSG_INPUT carries an input_id */
-#define PROTO_HDR_LEN		8
-#define PROTO_MAX_PAYLOAD	(256 * 1024)
+#define PROTO_VERSION	  2 /* 2: MSG_INPUT carries an input_id */
+#define PROTO_HDR_LEN	  8
+#define PROTO_MAX_PAYLOAD (256 * 1024)
 
 /* Field limits (bytes).  A field over its limit makes the frame malformed. */
-#define PROTO_SID_MAX		128	/* session_id: 1..128 of [A-Za-z0-9._:-] */
-#define PROTO_OWNER_MAX		256	/* REMOTE_USER; empty = local */
-#define PROTO_PATH_MAX		4096	/* workspace */
-#define PROTO_ACTOR_MAX		320	/* "user@address" for the audit log */
-#define PROTO_REASON_MAX	32
-#define PROTO_ERRMSG_MAX	256
-#define PROTO_INPUT_MAX		(8192 * 4)	/* 8192 code points of UTF-8 */
-#define PROTO_INPUT_ID_MAX	64	/* input_id: 1..64 of [A-Za-z0-9._:-] */
-#define PROTO_OUTPUT_CHUNK	(32 * 1024)	/* max data bytes in one MSG_OUTPUT */
+#define PROTO_SID_MAX	   128	/* session_id: 1..128 of [A-Za-z0-9._:-] */
+#define PROTO_OWNER_MAX	   256	/* REMOTE_USER; empty = local */
+#define PROTO_PATH_MAX	   4096 /* workspace */
+#define PROTO_ACTOR_MAX	   320	/* "user@address" for the audit log */
+#define PROTO_REASON_MAX   32
+#define PROTO_ERRMSG_MAX   256
+#define PROTO_INPUT_MAX	   (8192 * 4)  /* 8192 code points of UTF-8 */
+#define PROTO_INPUT_ID_MAX 64	       /* input_id: 1..64 of [A-Za-z0-9._:-] */
+#define PROTO_OUTPUT_CHUNK (32 * 1024) /* max data bytes in one MSG_OUTPUT */
 
 /* Requests, client -> ptyd: 0x0100 - 0x01ff. */
 enum {
@@ -118,15 +118,16 @@ enum {
 
 /* Error codes carried by MSG_ERROR, and the HTTP status each maps to. */
 enum proto_err {
-	PROTO_ERR_BAD_REQUEST = 1,	/* 400 */
-	PROTO_ERR_NOT_RUNNING = 2,	/* 404 terminal not running */
-	PROTO_ERR_TOO_LARGE = 3,	/* 413 */
-	PROTO_ERR_VIEWER_LIMIT = 4,	/* 429 viewer limit */
-	PROTO_ERR_INPUT_FULL = 5,	/* 429 + Retry-After: pending input over bound */
-	PROTO_ERR_INTERNAL = 6,		/* 500 */
-	PROTO_ERR_VERSION = 7,		/* 500: peers disagree on PROTO_VERSION */
-	PROTO_ERR_SHUTDOWN = 8,		/* 503: ptyd is going away */
-	PROTO_ERR_TERM_LIMIT = 9,	/* 429 + Retry-After: the cap is full
+	PROTO_ERR_BAD_REQUEST = 1,  /* 400 */
+	PROTO_ERR_NOT_RUNNING = 2,  /* 404 terminal not running */
+	PROTO_ERR_TOO_LARGE = 3,    /* 413 */
+	PROTO_ERR_VIEWER_LIMIT = 4, /* 429 viewer limit */
+	PROTO_ERR_INPUT_FULL =
+	    5, /* 429 + Retry-After: pending input over bound */
+	PROTO_ERR_INTERNAL = 6,	  /* 500 */
+	PROTO_ERR_VERSION = 7,	  /* 500: peers disagree on PROTO_VERSION */
+	PROTO_ERR_SHUTDOWN = 8,	  /* 503: ptyd is going away */
+	PROTO_ERR_TERM_LIMIT = 9, /* 429 + Retry-After: the cap is full
 					 * of other owners' terminals */
 };
 

@@ -56,91 +56,91 @@
 #include "term.h"
 #include "xmalloc.h"
 
-#define CONN_BATCH	16	/* output frames per writev */
-#define CONN_CTL_MAX	96	/* ATTACHED + GAP, or EXIT */
+#define CONN_BATCH   16 /* output frames per writev */
+#define CONN_CTL_MAX 96 /* ATTACHED + GAP, or EXIT */
 /* Output bytes per loop turn: to one viewer, and to all.  A turn's writes
  * then cost about a millisecond, and a viewer alone still gets a few
  * hundred MB/s. */
-#define CONN_VIEWER_TURN	(128 * 1024)
-#define CONN_TURN		(1024 * 1024)
+#define CONN_VIEWER_TURN (128 * 1024)
+#define CONN_TURN	 (1024 * 1024)
 /* Replay bytes per second to all viewers, and the burst allowed above
  * that: one viewer attaching to a full ring gets it at once, a thousand
  * share the rate (bench/storm: nginx stays responsive at this rate and
  * not at four times it). */
-#define CONN_REPLAY_RATE	(192LL * 1024 * 1024)
-#define CONN_REPLAY_BURST	(2LL * 1024 * 1024)
+#define CONN_REPLAY_RATE  (192LL * 1024 * 1024)
+#define CONN_REPLAY_BURST (2LL * 1024 * 1024)
 /* How long a viewer out of replay allowance waits before it tries again. */
-#define CONN_REPLAY_WAIT	1000	/* us */
+#define CONN_REPLAY_WAIT 1000 /* us */
 
 /* Where a stream waits for the pump (conn.ready). */
-#define CONN_QUEUED	1	/* conn_ready */
-#define CONN_HELD	2	/* conn_held: out of replay allowance */
+#define CONN_QUEUED 1 /* conn_ready */
+#define CONN_HELD   2 /* conn_held: out of replay allowance */
 
 enum conn_state {
-	CONN_READ_HDR,		/* reading the 8-byte header */
-	CONN_READ_BODY,		/* reading the payload */
-	CONN_REPLY,		/* writing the reply, then close */
-	CONN_STREAM,		/* an attached viewer */
-	CONN_DEAD,		/* torn down, freed at the end of the turn */
+	CONN_READ_HDR,	/* reading the 8-byte header */
+	CONN_READ_BODY, /* reading the payload */
+	CONN_REPLY,	/* writing the reply, then close */
+	CONN_STREAM,	/* an attached viewer */
+	CONN_DEAD,	/* torn down, freed at the end of the turn */
 };
 
 struct conn {
-	LIST_ENTRY(conn)	 entry;
-	TAILQ_ENTRY(conn)	 ready_entry;	/* in conn_ready or conn_held */
-	int			 ready;		/* CONN_QUEUED, CONN_HELD */
-	uint64_t		 replay_end;	/* ring end when it attached */
-	int			 fd;
-	struct ev_io		 io;
-	enum conn_state		 state;
-	struct ev_timer		 timer;		/* request deadline, or stall */
-	struct ev_defer		 defer;		/* free */
+	LIST_ENTRY(conn) entry;
+	TAILQ_ENTRY(conn) ready_entry; /* in conn_ready or conn_held */
+	int		ready;	       /* CONN_QUEUED, CONN_HELD */
+	uint64_t	replay_end;    /* ring end when it attached */
+	int		fd;
+	struct ev_io	io;
+	enum conn_state state;
+	struct ev_timer timer; /* request deadline, or stall */
+	struct ev_defer defer; /* free */
 
-	uint8_t			 hdr[PROTO_HDR_LEN];
-	struct frame_hdr	 fh;
-	size_t			 got;
-	uint8_t			*payload;
+	uint8_t		 hdr[PROTO_HDR_LEN];
+	struct frame_hdr fh;
+	size_t		 got;
+	uint8_t		*payload;
 
-	uint8_t			*out;		/* CONN_REPLY */
-	size_t			 outlen;
-	size_t			 outcap;
-	size_t			 outoff;
+	uint8_t *out; /* CONN_REPLY */
+	size_t	 outlen;
+	size_t	 outcap;
+	size_t	 outoff;
 
-	struct viewer		 v;		/* CONN_STREAM */
-	uint8_t			 ctl[CONN_CTL_MAX];
-	uint8_t			 ctl_len;
-	uint8_t			 ctl_off;
-	uint8_t			 exit_queued;
-	uint8_t			 blocked;	/* socket full */
-	uint8_t			 inflight;	/* a frame partly written */
-	uint8_t			 prefix[FRAME_OUTPUT_PREFIX];
-	uint32_t		 flen;		/* its data bytes */
-	uint32_t		 fsent;		/* its bytes sent, prefix incl. */
-	int64_t			 last_progress;
+	struct viewer v; /* CONN_STREAM */
+	uint8_t	      ctl[CONN_CTL_MAX];
+	uint8_t	      ctl_len;
+	uint8_t	      ctl_off;
+	uint8_t	      exit_queued;
+	uint8_t	      blocked;	/* socket full */
+	uint8_t	      inflight; /* a frame partly written */
+	uint8_t	      prefix[FRAME_OUTPUT_PREFIX];
+	uint32_t      flen;  /* its data bytes */
+	uint32_t      fsent; /* its bytes sent, prefix incl. */
+	int64_t	      last_progress;
 };
 
-static LIST_HEAD(, conn)	 conns = LIST_HEAD_INITIALIZER(conns);
+static LIST_HEAD(, conn) conns = LIST_HEAD_INITIALIZER(conns);
 /* Viewers with output to write and room to write it, oldest first. */
-static TAILQ_HEAD(, conn)	 conn_ready = TAILQ_HEAD_INITIALIZER(conn_ready);
-static struct ev_defer		 conn_pump_defer;
-static int			 conn_pump_inited;
+static TAILQ_HEAD(, conn) conn_ready = TAILQ_HEAD_INITIALIZER(conn_ready);
+static struct ev_defer conn_pump_defer;
+static int	       conn_pump_inited;
 /* Viewers waiting for replay allowance, and what there is of it. */
-static TAILQ_HEAD(, conn)	 conn_held = TAILQ_HEAD_INITIALIZER(conn_held);
-static struct ev_timer		 conn_held_timer;
-static int64_t			 conn_replay_allow = CONN_REPLAY_BURST;
-static int64_t			 conn_replay_at;
-static unsigned int		 conn_n;
-static int64_t			 conn_started_at;
-static int			 conn_shutting_down;
+static TAILQ_HEAD(, conn) conn_held = TAILQ_HEAD_INITIALIZER(conn_held);
+static struct ev_timer conn_held_timer;
+static int64_t	       conn_replay_allow = CONN_REPLAY_BURST;
+static int64_t	       conn_replay_at;
+static unsigned int    conn_n;
+static int64_t	       conn_started_at;
+static int	       conn_shutting_down;
 
-static void	conn_read(struct conn *);
-static void	conn_destroy(struct conn *);
-static void	conn_io_cb(int, uint32_t, void *);
-static void	conn_timer_cb(void *);
-static void	conn_free_cb(void *);
-static int	conn_stream_flush(struct conn *, size_t);
-static void	conn_stream_kick(struct conn *);
-static void	conn_viewer_wake(struct viewer *);
-static void	conn_reply_flush(struct conn *);
+static void conn_read(struct conn *);
+static void conn_destroy(struct conn *);
+static void conn_io_cb(int, uint32_t, void *);
+static void conn_timer_cb(void *);
+static void conn_free_cb(void *);
+static int  conn_stream_flush(struct conn *, size_t);
+static void conn_stream_kick(struct conn *);
+static void conn_viewer_wake(struct viewer *);
+static void conn_reply_flush(struct conn *);
 
 void
 conn_init(int64_t started_at)
@@ -158,7 +158,7 @@ conn_count(void)
 void
 conn_create(int fd)
 {
-	struct conn	*c;
+	struct conn *c;
 
 	c = xcalloc(1, sizeof(*c));
 	c->fd = fd;
@@ -182,7 +182,7 @@ conn_create(int fd)
 static int
 conn_want(struct conn *c, uint32_t events)
 {
-	int	r;
+	int r;
 
 	if (c->io.fd == -1)
 		r = ev_io_add(&c->io, c->fd, events, conn_io_cb, c);
@@ -198,7 +198,7 @@ conn_want(struct conn *c, uint32_t events)
 static void
 conn_free_cb(void *arg)
 {
-	struct conn	*c = arg;
+	struct conn *c = arg;
 
 	free(c->payload);
 	free(c->out);
@@ -231,7 +231,7 @@ conn_destroy(struct conn *c)
 void
 conn_shutdown(void)
 {
-	struct conn	*c, *next;
+	struct conn *c, *next;
 
 	conn_shutting_down = 1;
 	for (c = LIST_FIRST(&conns); c != NULL; c = next) {
@@ -244,7 +244,7 @@ conn_shutdown(void)
 void
 conn_close_all(void)
 {
-	struct conn	*c;
+	struct conn *c;
 
 	while ((c = LIST_FIRST(&conns)) != NULL) {
 		/* One last try to hand a viewer what it is owed. */
@@ -262,7 +262,7 @@ conn_close_all(void)
 static void
 conn_out_append(struct conn *c, const struct frame_out *fo)
 {
-	size_t	ncap;
+	size_t ncap;
 
 	if (c->outlen + fo->len > c->outcap) {
 		ncap = c->outcap != 0 ? c->outcap : 256;
@@ -278,7 +278,7 @@ conn_out_append(struct conn *c, const struct frame_out *fo)
 static void
 conn_reply(struct conn *c, uint16_t type, const void *msg)
 {
-	struct frame_out	fo;
+	struct frame_out fo;
 
 	frame_out_init(&fo);
 	if (msg_encode(&fo, type, msg) == -1)
@@ -290,7 +290,7 @@ conn_reply(struct conn *c, uint16_t type, const void *msg)
 static void
 conn_error(struct conn *c, enum proto_err code, const char *message)
 {
-	struct msg_error	m;
+	struct msg_error m;
 
 	memset(&m, 0, sizeof(m));
 	m.code = (uint16_t)code;
@@ -328,7 +328,7 @@ conn_term_error(struct conn *c, enum term_err e)
 static void
 conn_list_item(struct conn *c, const struct term *t, int64_t now)
 {
-	struct msg_list_item	m;
+	struct msg_list_item m;
 
 	(void)now;
 	memset(&m, 0, sizeof(m));
@@ -343,7 +343,8 @@ conn_list_item(struct conn *c, const struct term *t, int64_t now)
 	m.exit_code = m.has_exit_code ? t->exit_code : 0;
 	m.subscribers = t->nviewers;
 	m.unwatched_since_us = t->unwatched_since >= 0 ?
-	    ev_wall_us(t->unwatched_since) : -1;
+	    ev_wall_us(t->unwatched_since) :
+	    -1;
 	m.last_activity_us = ev_wall_us(t->last_activity);
 	m.started_at_us = ev_wall_us(t->started_at);
 	conn_reply(c, MSG_LIST_ITEM, &m);
@@ -352,7 +353,7 @@ conn_list_item(struct conn *c, const struct term *t, int64_t now)
 static void
 conn_queue_ctl(struct conn *c, uint16_t type, const void *msg)
 {
-	struct frame_out	fo;
+	struct frame_out fo;
 
 	frame_out_init(&fo);
 	if (msg_encode(&fo, type, msg) == -1 ||
@@ -366,15 +367,15 @@ conn_queue_ctl(struct conn *c, uint16_t type, const void *msg)
 static void
 conn_attach(struct conn *c, const struct msg_attach *m, int64_t now)
 {
-	struct msg_attached	ma;
-	struct msg_gap		mg;
-	uint64_t		resume, lost;
-	enum term_err		e;
+	struct msg_attached ma;
+	struct msg_gap	    mg;
+	uint64_t	    resume, lost;
+	enum term_err	    e;
 
 	c->v.wake = conn_viewer_wake;
 	c->v.arg = c;
-	e = term_attach(m->owner, m->sid, &c->v, m->has_pos, m->pos,
-	    m->actor, now, &resume, &lost);
+	e = term_attach(m->owner, m->sid, &c->v, m->has_pos, m->pos, m->actor,
+	    now, &resume, &lost);
 	if (e != TERM_OK) {
 		conn_term_error(c, e);
 		return;
@@ -405,24 +406,24 @@ static void
 conn_dispatch(struct conn *c)
 {
 	union {
-		struct msg_start	start;
-		struct msg_input	input;
-		struct msg_resize	resize;
-		struct msg_close	close;
-		struct msg_attach	attach;
-		struct msg_list		list;
-	}			 m;
-	struct term_start_req	 req;
-	struct msg_started	 ms;
-	struct msg_close_reply	 mc;
-	struct msg_list_end	 me;
-	struct msg_stats_reply	 mst;
-	struct msg_input_done	 mi;
-	struct term		*t;
-	int64_t			 now = ev_now();
-	int			 reused, dup;
-	enum term_err		 e;
-	unsigned int		 terms, exited, viewers;
+		struct msg_start  start;
+		struct msg_input  input;
+		struct msg_resize resize;
+		struct msg_close  close;
+		struct msg_attach attach;
+		struct msg_list	  list;
+	} m;
+	struct term_start_req  req;
+	struct msg_started     ms;
+	struct msg_close_reply mc;
+	struct msg_list_end    me;
+	struct msg_stats_reply mst;
+	struct msg_input_done  mi;
+	struct term	      *t;
+	int64_t		       now = ev_now();
+	int		       reused, dup;
+	enum term_err	       e;
+	unsigned int	       terms, exited, viewers;
 
 	c->state = CONN_REPLY;
 	if (msg_decode(c->fh.type, c->payload, c->fh.len, &m) == -1) {
@@ -555,15 +556,15 @@ conn_is_request(uint16_t type)
 static void
 conn_read(struct conn *c)
 {
-	ssize_t	n;
+	ssize_t n;
 
 	while (c->state == CONN_READ_HDR || c->state == CONN_READ_BODY) {
 		if (c->state == CONN_READ_HDR)
-			n = read(c->fd, c->hdr + c->got, sizeof(c->hdr) -
-			    c->got);
+			n = read(c->fd, c->hdr + c->got,
+			    sizeof(c->hdr) - c->got);
 		else
-			n = read(c->fd, c->payload + c->got, c->fh.len -
-			    c->got);
+			n = read(c->fd, c->payload + c->got,
+			    c->fh.len - c->got);
 		if (n == -1 && errno == EINTR)
 			continue;
 		if (n == -1 && errno == EAGAIN) {
@@ -612,7 +613,7 @@ conn_read(struct conn *c)
 static void
 conn_reply_flush(struct conn *c)
 {
-	ssize_t	n;
+	ssize_t n;
 
 	while (c->outoff < c->outlen) {
 		n = send(c->fd, c->out + c->outoff, c->outlen - c->outoff,
@@ -638,7 +639,7 @@ conn_reply_flush(struct conn *c)
 static void
 conn_stream_events(struct conn *c)
 {
-	uint32_t	ev = EPOLLIN | EPOLLRDHUP;
+	uint32_t ev = EPOLLIN | EPOLLRDHUP;
 
 	if (c->blocked)
 		ev |= EPOLLOUT;
@@ -655,8 +656,8 @@ conn_stream_block(struct conn *c, int64_t now)
 		conn_stream_events(c);
 	}
 	if (c->state != CONN_DEAD && !ev_timer_pending(&c->timer))
-		ev_timer_at(&c->timer, c->last_progress +
-		    ptyd_conf.stall_timeout);
+		ev_timer_at(&c->timer,
+		    c->last_progress + ptyd_conf.stall_timeout);
 }
 
 static void
@@ -673,8 +674,8 @@ conn_stream_unblock(struct conn *c)
 static void
 conn_queue_exit(struct conn *c)
 {
-	struct term	*t = c->v.term;
-	struct msg_exit	 m;
+	struct term    *t = c->v.term;
+	struct msg_exit m;
 
 	memset(&m, 0, sizeof(m));
 	m.has_exit_code = (uint8_t)t->has_exit_code;
@@ -691,7 +692,7 @@ conn_queue_exit(struct conn *c)
 int64_t
 conn_replay_allowance(int64_t now)
 {
-	int64_t	d;
+	int64_t d;
 
 	if (now > conn_replay_at) {
 		/*
@@ -722,17 +723,17 @@ conn_replay_allowance(int64_t now)
 static int
 conn_stream_flush(struct conn *c, size_t budget)
 {
-	struct iovec	 iov[2 + 3 * CONN_BATCH];
-	uint8_t		 prefixes[CONN_BATCH][FRAME_OUTPUT_PREFIX];
-	uint64_t	 fpos[CONN_BATCH + 1], p, limit, e;
-	uint32_t	 flen[CONN_BATCH + 1], fsent[CONN_BATCH + 1];
-	struct term	*t;
-	struct iovec	 slice[2];
-	size_t		 total, left, len, sent, need;
-	ssize_t		 n;
-	int64_t		 now = ev_now(), allow;
-	size_t		 spent = 0, replay;
-	int		 niov, nframes, nslice, i, first_new;
+	struct iovec iov[2 + 3 * CONN_BATCH];
+	uint8_t	     prefixes[CONN_BATCH][FRAME_OUTPUT_PREFIX];
+	uint64_t     fpos[CONN_BATCH + 1], p, limit, e;
+	uint32_t     flen[CONN_BATCH + 1], fsent[CONN_BATCH + 1];
+	struct term *t;
+	struct iovec slice[2];
+	size_t	     total, left, len, sent, need;
+	ssize_t	     n;
+	int64_t	     now = ev_now(), allow;
+	size_t	     spent = 0, replay;
+	int	     niov, nframes, nslice, i, first_new;
 
 	while (c->state == CONN_STREAM) {
 		t = c->v.term;
@@ -777,7 +778,7 @@ conn_stream_flush(struct conn *c, size_t budget)
 			} else
 				sent = c->fsent - FRAME_OUTPUT_PREFIX;
 			if (ring_peek(&t->ring, c->v.pos + sent, c->flen - sent,
-			    slice, &nslice) != c->flen - sent)
+				slice, &nslice) != c->flen - sent)
 				goto lost;
 			for (i = 0; i < nslice; i++)
 				iov[niov++] = slice[i];
@@ -818,7 +819,8 @@ conn_stream_flush(struct conn *c, size_t budget)
 			p += len;
 		}
 		if (nframes == 0) {
-			if (term_finished(t) && c->v.pos >= ring_end(&t->ring)) {
+			if (term_finished(t) &&
+			    c->v.pos >= ring_end(&t->ring)) {
 				conn_queue_exit(c);
 				continue;
 			}
@@ -842,7 +844,8 @@ conn_stream_flush(struct conn *c, size_t budget)
 		/* Replay is charged as written (a frame's prefix with it). */
 		if (replay > 0)
 			conn_replay_allow -= (int64_t)((size_t)n < replay ?
-			    (size_t)n : replay);
+				(size_t)n :
+				replay);
 		left = (size_t)n;
 		for (i = 0; i < nframes; i++) {
 			need = FRAME_OUTPUT_PREFIX + flen[i] - fsent[i];
@@ -887,9 +890,9 @@ lost:
 static void
 conn_pump_cb(void *arg)
 {
-	struct conn	*c;
-	size_t		 budget = CONN_TURN, share;
-	int		 r;
+	struct conn *c;
+	size_t	     budget = CONN_TURN, share;
+	int	     r;
 
 	(void)arg;
 	while (budget > 0 && (c = TAILQ_FIRST(&conn_ready)) != NULL) {
@@ -907,10 +910,10 @@ conn_pump_cb(void *arg)
 			TAILQ_INSERT_TAIL(&conn_held, c, ready_entry);
 			c->ready = CONN_HELD;
 			if (!ev_timer_pending(&conn_held_timer))
-				ev_timer_at(&conn_held_timer, ev_now() +
-				    CONN_REPLAY_WAIT);
+				ev_timer_at(&conn_held_timer,
+				    ev_now() + CONN_REPLAY_WAIT);
 		} else if (budget > PROTO_OUTPUT_CHUNK)
-			budget -= PROTO_OUTPUT_CHUNK;	/* a syscall's worth */
+			budget -= PROTO_OUTPUT_CHUNK; /* a syscall's worth */
 		else
 			budget = 0;
 	}
@@ -923,8 +926,8 @@ conn_pump_cb(void *arg)
 static void
 conn_held_cb(void *arg)
 {
-	struct conn	*c;
-	int64_t		 allow = conn_replay_allowance(ev_now());
+	struct conn *c;
+	int64_t	     allow = conn_replay_allowance(ev_now());
 
 	(void)arg;
 	while (allow > 0 && (c = TAILQ_FIRST(&conn_held)) != NULL) {
@@ -957,7 +960,7 @@ conn_stream_kick(struct conn *c)
 static void
 conn_viewer_wake(struct viewer *v)
 {
-	struct conn	*c = v->arg;
+	struct conn *c = v->arg;
 
 	if (c->state == CONN_STREAM && !c->blocked)
 		conn_stream_kick(c);
@@ -968,8 +971,8 @@ conn_viewer_wake(struct viewer *v)
 static void
 conn_stream_readable(struct conn *c, uint32_t events)
 {
-	uint8_t	buf[64];
-	ssize_t	n;
+	uint8_t buf[64];
+	ssize_t n;
 
 	if (events & (EPOLLRDHUP | EPOLLHUP | EPOLLERR)) {
 		conn_destroy(c);
@@ -985,7 +988,7 @@ conn_stream_readable(struct conn *c, uint32_t events)
 static void
 conn_io_cb(int fd, uint32_t events, void *arg)
 {
-	struct conn	*c = arg;
+	struct conn *c = arg;
 
 	(void)fd;
 	switch (c->state) {
@@ -1018,8 +1021,8 @@ conn_io_cb(int fd, uint32_t events, void *arg)
 static void
 conn_timer_cb(void *arg)
 {
-	struct conn	*c = arg;
-	int64_t		 now = ev_now();
+	struct conn *c = arg;
+	int64_t	     now = ev_now();
 
 	if (c->state != CONN_STREAM) {
 		/* A request that never arrived, or a reply nobody reads. */
@@ -1029,8 +1032,8 @@ conn_timer_cb(void *arg)
 	if (!c->blocked)
 		return;
 	if (now - c->last_progress < ptyd_conf.stall_timeout) {
-		ev_timer_at(&c->timer, c->last_progress +
-		    ptyd_conf.stall_timeout);
+		ev_timer_at(&c->timer,
+		    c->last_progress + ptyd_conf.stall_timeout);
 		return;
 	}
 	log_info("viewer of %s stalled for %lld s: cut off",

@@ -12,15 +12,15 @@
 
 #include <stdint.h>
 
-void		conn_init(int64_t started_at);
+void conn_init(int64_t started_at);
 /* Take an accepted, CLOEXEC and NONBLOCK fd. */
-void		conn_create(int fd);
+void conn_create(int fd);
 /* Shutdown has begun: drop idle requests, answer new ones SHUTDOWN. */
-void		conn_shutdown(void);
+void conn_shutdown(void);
 /* Close every connection now (shutdown's deadline). */
-void		conn_close_all(void);
-unsigned int	conn_count(void);
+void	     conn_close_all(void);
+unsigned int conn_count(void);
 /* Bytes of replay the viewers may be sent now (a rate after a burst). */
-int64_t		conn_replay_allowance(int64_t now);
+int64_t conn_replay_allowance(int64_t now);
 
 #endif /* PTYD_CONN_H */

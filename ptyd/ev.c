@@ -25,19 +25,19 @@
 #include "log.h"
 #include "xmalloc.h"
 
-#define EV_BATCH	256
+#define EV_BATCH 256
 
-static int		  ev_epfd = -1;
-static struct ev_timer	**ev_heap;
-static size_t		  ev_nheap, ev_capheap;
-static struct ev_defer	 *ev_deferred, **ev_deferred_tail = &ev_deferred;
-static struct ev_defer	 *ev_later, **ev_later_tail = &ev_later;
-static int64_t		  ev_cached;
+static int		 ev_epfd = -1;
+static struct ev_timer **ev_heap;
+static size_t		 ev_nheap, ev_capheap;
+static struct ev_defer	*ev_deferred, **ev_deferred_tail = &ev_deferred;
+static struct ev_defer	*ev_later, **ev_later_tail = &ev_later;
+static int64_t		 ev_cached;
 
 static int64_t
 ev_clock_read(clockid_t id)
 {
-	struct timespec	ts;
+	struct timespec ts;
 
 	clock_gettime(id, &ts);
 	return ((int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000);
@@ -61,8 +61,8 @@ ev_now(void)
 int64_t
 ev_wall_us(int64_t mono)
 {
-	return (mono + (ev_clock_read(CLOCK_REALTIME) -
-	    ev_clock_read(CLOCK_MONOTONIC)));
+	return (mono +
+	    (ev_clock_read(CLOCK_REALTIME) - ev_clock_read(CLOCK_MONOTONIC)));
 }
 
 int
@@ -89,7 +89,7 @@ int
 ev_io_add(struct ev_io *io, int fd, uint32_t events,
     void (*cb)(int, uint32_t, void *), void *arg)
 {
-	struct epoll_event	ee;
+	struct epoll_event ee;
 
 	io->fd = -1;
 	io->cb = cb;
@@ -111,7 +111,7 @@ ev_io_add(struct ev_io *io, int fd, uint32_t events,
 int
 ev_io_set(struct ev_io *io, uint32_t events)
 {
-	struct epoll_event	ee;
+	struct epoll_event ee;
 
 	if (io->fd == -1 || io->events == events)
 		return (0);
@@ -128,8 +128,9 @@ ev_io_del(struct ev_io *io)
 {
 	if (io->fd == -1)
 		return;
-	if (ev_epfd != -1 && epoll_ctl(ev_epfd, EPOLL_CTL_DEL, io->fd,
-	    NULL) == -1 && errno != EBADF && errno != ENOENT)
+	if (ev_epfd != -1 &&
+	    epoll_ctl(ev_epfd, EPOLL_CTL_DEL, io->fd, NULL) == -1 &&
+	    errno != EBADF && errno != ENOENT)
 		log_warn("epoll_ctl del %d", io->fd);
 	io->fd = -1;
 }
@@ -146,7 +147,7 @@ ev_heap_place(size_t i, struct ev_timer *t)
 static void
 ev_heap_up(size_t i)
 {
-	struct ev_timer	*t = ev_heap[i];
+	struct ev_timer *t = ev_heap[i];
 	size_t		 parent;
 
 	while (i > 0) {
@@ -162,7 +163,7 @@ ev_heap_up(size_t i)
 static void
 ev_heap_down(size_t i)
 {
-	struct ev_timer	*t = ev_heap[i];
+	struct ev_timer *t = ev_heap[i];
 	size_t		 child;
 
 	for (;;) {
@@ -198,7 +199,7 @@ ev_timer_pending(const struct ev_timer *t)
 void
 ev_timer_stop(struct ev_timer *t)
 {
-	struct ev_timer	*last;
+	struct ev_timer *last;
 	size_t		 i;
 
 	if (t->slot == 0)
@@ -266,7 +267,7 @@ static int
 ev_defer_unlink(struct ev_defer **head, struct ev_defer ***tailp,
     struct ev_defer *d)
 {
-	struct ev_defer	**pp;
+	struct ev_defer **pp;
 
 	for (pp = head; *pp != NULL; pp = &(*pp)->next) {
 		if (*pp == d) {
@@ -293,7 +294,7 @@ ev_defer_cancel(struct ev_defer *d)
 static void
 ev_run_deferred(void)
 {
-	struct ev_defer	*d;
+	struct ev_defer *d;
 
 	/* What was put off to this turn goes first, in its order. */
 	if (ev_later != NULL) {
@@ -319,7 +320,7 @@ ev_run_deferred(void)
 static void
 ev_run_timers(void)
 {
-	struct ev_timer	*t;
+	struct ev_timer *t;
 	int64_t		 now = ev_clock();
 
 	while (ev_nheap > 0 && ev_heap[0]->when <= now) {
@@ -332,10 +333,10 @@ ev_run_timers(void)
 int
 ev_run_once(int64_t max_wait)
 {
-	struct epoll_event	 evs[EV_BATCH];
-	struct ev_io		*io;
-	int64_t			 wait, now;
-	int			 n, i, ms;
+	struct epoll_event evs[EV_BATCH];
+	struct ev_io	  *io;
+	int64_t		   wait, now;
+	int		   n, i, ms;
 
 	now = ev_clock();
 	wait = max_wait;
@@ -348,8 +349,9 @@ ev_run_once(int64_t max_wait)
 	if (ev_deferred != NULL || ev_later != NULL)
 		wait = 0;
 	/* Round up so a timer is never woken for early and spun on. */
-	ms = wait < 0 ? -1 : wait > 3600000000LL ? 3600000 :
-	    (int)((wait + 999) / 1000);
+	ms = wait < 0		? -1 :
+	    wait > 3600000000LL ? 3600000 :
+				  (int)((wait + 999) / 1000);
 	n = epoll_wait(ev_epfd, evs, EV_BATCH, ms);
 	if (n == -1) {
 		if (errno != EINTR)

@@ -30,22 +30,22 @@
 #include "listen.h"
 #include "log.h"
 
-#define LISTEN_BACKLOG		512
-#define LISTEN_BACKOFF		(100 * 1000)	/* us after EMFILE */
-#define LISTEN_EMFILE_LOG	(10 * 1000000LL)	/* one line per 10 s */
+#define LISTEN_BACKLOG	  512
+#define LISTEN_BACKOFF	  (100 * 1000)	   /* us after EMFILE */
+#define LISTEN_EMFILE_LOG (10 * 1000000LL) /* one line per 10 s */
 
-static int		 listen_fd = -1;
-static int		 listen_reserve = -1;
-static char		 listen_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
-static struct ev_io	 listen_io;
-static struct ev_timer	 listen_backoff;
-static int64_t		 listen_emfile_logged = -LISTEN_EMFILE_LOG;
-static uid_t		 listen_uid;	/* ours: peers must match, or be root */
+static int	       listen_fd = -1;
+static int	       listen_reserve = -1;
+static char	       listen_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+static struct ev_io    listen_io;
+static struct ev_timer listen_backoff;
+static int64_t	       listen_emfile_logged = -LISTEN_EMFILE_LOG;
+static uid_t	       listen_uid; /* ours: peers must match, or be root */
 
 int
 listen_check_dir(const char *dir, int create)
 {
-	struct stat	st;
+	struct stat st;
 
 	if (lstat(dir, &st) == -1) {
 		if (errno != ENOENT || !create) {
@@ -82,7 +82,7 @@ listen_check_dir(const char *dir, int create)
 static int
 listen_make_dir(const char *dir)
 {
-	char	 buf[PATH_MAX], *p;
+	char buf[PATH_MAX], *p;
 
 	if (strlen(dir) >= sizeof(buf)) {
 		log_warnx("socket directory %s: too long", dir);
@@ -106,8 +106,8 @@ listen_make_dir(const char *dir)
 static int
 listen_stale(const struct sockaddr_un *sun)
 {
-	struct stat	st;
-	int		fd, r;
+	struct stat st;
+	int	    fd, r;
 
 	if (lstat(sun->sun_path, &st) == -1)
 		return (errno == ENOENT ? 0 : -1);
@@ -138,9 +138,9 @@ listen_stale(const struct sockaddr_un *sun)
 int
 listen_open(const char *path)
 {
-	struct sockaddr_un	 sun;
-	char			 dir[sizeof(sun.sun_path)], *slash;
-	mode_t			 old;
+	struct sockaddr_un sun;
+	char		   dir[sizeof(sun.sun_path)], *slash;
+	mode_t		   old;
 
 	memset(&sun, 0, sizeof(sun));
 	sun.sun_family = AF_UNIX;
@@ -208,9 +208,9 @@ listen_backoff_cb(void *arg)
 static void
 listen_accept_cb(int fd, uint32_t events, void *arg)
 {
-	struct ucred	cred;
-	socklen_t	len;
-	int		cfd, i;
+	struct ucred cred;
+	socklen_t    len;
+	int	     cfd, i;
 
 	(void)events;
 	(void)arg;
@@ -230,7 +230,7 @@ listen_accept_cb(int fd, uint32_t events, void *arg)
 				if (ev_now() - listen_emfile_logged >=
 				    LISTEN_EMFILE_LOG) {
 					log_warnx("accept: out of descriptors, "
-					    "shedding connections");
+						  "shedding connections");
 					listen_emfile_logged = ev_now();
 				}
 				if (listen_reserve != -1) {
@@ -252,8 +252,9 @@ listen_accept_cb(int fd, uint32_t events, void *arg)
 			return;
 		}
 		len = sizeof(cred);
-		if (getsockopt(cfd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == -1
-		    || (cred.uid != listen_uid && cred.uid != 0)) {
+		if (getsockopt(cfd, SOL_SOCKET, SO_PEERCRED, &cred, &len) ==
+			-1 ||
+		    (cred.uid != listen_uid && cred.uid != 0)) {
 			log_warnx("refused a connection from uid %ld",
 			    len == sizeof(cred) ? (long)cred.uid : -1L);
 			close(cfd);
@@ -272,8 +273,8 @@ listen_start(void)
 		return (-1);
 	}
 	ev_timer_init(&listen_backoff, listen_backoff_cb, NULL);
-	return (ev_io_add(&listen_io, listen_fd, EPOLLIN, listen_accept_cb,
-	    NULL));
+	return (
+	    ev_io_add(&listen_io, listen_fd, EPOLLIN, listen_accept_cb, NULL));
 }
 
 void

@@ -11,13 +11,13 @@
 
 /* Bind and listen (before daemonizing, so a parent can wait for us and
  * then connect).  0, or -1 with the reason logged. */
-int	listen_open(const char *path);
+int listen_open(const char *path);
 /* Start accepting in the loop. */
-int	listen_start(void);
+int listen_start(void);
 /* Stop accepting, close and unlink the socket. */
-void	listen_close(void);
+void listen_close(void);
 
 /* The directory and stale-socket checks (exposed for tests). */
-int	listen_check_dir(const char *dir, int create);
+int listen_check_dir(const char *dir, int create);
 
 #endif /* PTYD_LISTEN_H */

@@ -18,10 +18,10 @@
 #include "log.h"
 #include "logtime.h"
 
-static const char	*log_path;
-static int		 log_fd = -1;	/* -1: stderr (or syslog) */
-static int		 log_syslog;
-static int		 log_verbose;
+static const char *log_path;
+static int	   log_fd = -1; /* -1: stderr (or syslog) */
+static int	   log_syslog;
+static int	   log_verbose;
 
 void
 log_init(const char *path, int to_syslog, int verbose)
@@ -38,7 +38,7 @@ log_init(const char *path, int to_syslog, int verbose)
 void
 log_reopen(void)
 {
-	int	fd;
+	int fd;
 
 	if (log_path == NULL)
 		return;
@@ -66,14 +66,14 @@ static void
 log_vemit(int pri, const char *prefix, const char *fmt, va_list ap,
     int with_errno)
 {
-	char		 line[2048];
-	size_t		 n = 0;
-	int		 r, saved = errno;
+	char   line[2048];
+	size_t n = 0;
+	int    r, saved = errno;
 
 	if (!log_syslog) {
 		n = logtime_format(line, sizeof(line));
-		r = snprintf(line + n, sizeof(line) - n, "ptyd[%ld]: ",
-		    (long)getpid());
+		r = snprintf(line + n, sizeof(line) - n,
+		    "ptyd[%ld]: ", (long)getpid());
 		if (r > 0)
 			n += (size_t)r;
 	}
@@ -110,7 +110,7 @@ log_vemit(int pri, const char *prefix, const char *fmt, va_list ap,
 void
 log_warn(const char *fmt, ...)
 {
-	va_list	ap;
+	va_list ap;
 
 	va_start(ap, fmt);
 	log_vemit(LOG_WARNING, NULL, fmt, ap, 1);
@@ -120,7 +120,7 @@ log_warn(const char *fmt, ...)
 void
 log_warnx(const char *fmt, ...)
 {
-	va_list	ap;
+	va_list ap;
 
 	va_start(ap, fmt);
 	log_vemit(LOG_WARNING, NULL, fmt, ap, 0);
@@ -130,7 +130,7 @@ log_warnx(const char *fmt, ...)
 void
 log_info(const char *fmt, ...)
 {
-	va_list	ap;
+	va_list ap;
 
 	va_start(ap, fmt);
 	log_vemit(LOG_INFO, NULL, fmt, ap, 0);
@@ -140,7 +140,7 @@ log_info(const char *fmt, ...)
 void
 log_debug(const char *fmt, ...)
 {
-	va_list	ap;
+	va_list ap;
 
 	if (!log_verbose)
 		return;
@@ -152,7 +152,7 @@ log_debug(const char *fmt, ...)
 void
 fatal(const char *fmt, ...)
 {
-	va_list	ap;
+	va_list ap;
 
 	va_start(ap, fmt);
 	log_vemit(LOG_CRIT, "fatal: ", fmt, ap, 1);
@@ -163,7 +163,7 @@ fatal(const char *fmt, ...)
 void
 fatalx(const char *fmt, ...)
 {
-	va_list	ap;
+	va_list ap;
 
 	va_start(ap, fmt);
 	log_vemit(LOG_CRIT, "fatal: ", fmt, ap, 0);

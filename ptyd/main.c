@@ -38,25 +38,37 @@
 #include "term.h"
 #include "xmalloc.h"
 
-extern char	**environ;
+extern char **environ;
 
-static struct store	*main_store;
-static struct ev_timer	 main_reap_timer;
-static int		 main_quit;
-static int		 main_shutting_down;
-static int64_t		 main_deadline;
-static const char	*main_pidfile;
+static struct store   *main_store;
+static struct ev_timer main_reap_timer;
+static int	       main_quit;
+static int	       main_shutting_down;
+static int64_t	       main_deadline;
+static const char     *main_pidfile;
 
 enum {
-	OPT_SOCKET = 256, OPT_DB, OPT_LOG, OPT_PIDFILE, OPT_SHELL,
-	OPT_SHELL_ARG, OPT_IDLE_GRACE, OPT_REAP_INTERVAL, OPT_LINGER,
-	OPT_STALL_TIMEOUT, OPT_MAX_TERMINALS, OPT_MAX_PER_OWNER,
-	OPT_MAX_VIEWERS, OPT_RING_SIZE, OPT_INPUT_LIMIT, OPT_WORKSPACE_ROOT,
+	OPT_SOCKET = 256,
+	OPT_DB,
+	OPT_LOG,
+	OPT_PIDFILE,
+	OPT_SHELL,
+	OPT_SHELL_ARG,
+	OPT_IDLE_GRACE,
+	OPT_REAP_INTERVAL,
+	OPT_LINGER,
+	OPT_STALL_TIMEOUT,
+	OPT_MAX_TERMINALS,
+	OPT_MAX_PER_OWNER,
+	OPT_MAX_VIEWERS,
+	OPT_RING_SIZE,
+	OPT_INPUT_LIMIT,
+	OPT_WORKSPACE_ROOT,
 	OPT_DEFAULT_WORKSPACE,
 };
 
-static const struct option main_opts[] = {
-	{ "foreground", no_argument, NULL, 'f' },
+static const struct option main_opts[] = { { "foreground", no_argument, NULL,
+					       'f' },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "socket", required_argument, NULL, OPT_SOCKET },
@@ -76,19 +88,17 @@ static const struct option main_opts[] = {
 	{ "input-limit", required_argument, NULL, OPT_INPUT_LIMIT },
 	{ "workspace-root", required_argument, NULL, OPT_WORKSPACE_ROOT },
 	{ "default-workspace", required_argument, NULL, OPT_DEFAULT_WORKSPACE },
-	{ NULL, 0, NULL, 0 }
-};
+	{ NULL, 0, NULL, 0 } };
 
-static void __attribute__((noreturn))
-usage(int status)
+static void __attribute__((noreturn)) usage(int status)
 {
 	fprintf(status == 0 ? stdout : stderr,
-"usage: ptyd [-f|--foreground] [-v] [--socket PATH] [--db PATH] [--log PATH]\n"
-"            [--pidfile PATH] [--shell PATH] [--shell-arg ARG]...\n"
-"            [--idle-grace SEC] [--reap-interval SEC] [--linger SEC]\n"
-"            [--stall-timeout SEC] [--max-terminals N] [--max-per-owner N]\n"
-"            [--max-viewers N] [--ring-size BYTES] [--input-limit BYTES]\n"
-"            [--workspace-root DIR]... [--default-workspace DIR]\n");
+	    "usage: ptyd [-f|--foreground] [-v] [--socket PATH] [--db PATH] [--log PATH]\n"
+	    "            [--pidfile PATH] [--shell PATH] [--shell-arg ARG]...\n"
+	    "            [--idle-grace SEC] [--reap-interval SEC] [--linger SEC]\n"
+	    "            [--stall-timeout SEC] [--max-terminals N] [--max-per-owner N]\n"
+	    "            [--max-viewers N] [--ring-size BYTES] [--input-limit BYTES]\n"
+	    "            [--workspace-root DIR]... [--default-workspace DIR]\n");
 	exit(status);
 }
 
@@ -96,8 +106,8 @@ usage(int status)
 static int64_t
 main_seconds(const char *name, const char *s, int64_t min_us)
 {
-	char	*end;
-	double	 v;
+	char  *end;
+	double v;
 
 	errno = 0;
 	v = strtod(s, &end);
@@ -112,8 +122,8 @@ static unsigned long long
 main_number(const char *name, const char *s, unsigned long long min,
     unsigned long long max)
 {
-	char			*end;
-	unsigned long long	 v;
+	char		  *end;
+	unsigned long long v;
 
 	errno = 0;
 	v = strtoull(s, &end, 10);
@@ -126,8 +136,8 @@ main_number(const char *name, const char *s, unsigned long long min,
 static const char *
 main_home(void)
 {
-	const char	*home = getenv("HOME");
-	struct passwd	*pw;
+	const char    *home = getenv("HOME");
+	struct passwd *pw;
 
 	if (home != NULL && *home == '/')
 		return (home);
@@ -141,7 +151,7 @@ main_home(void)
 static int
 main_is_exec(const char *path)
 {
-	struct stat	st;
+	struct stat st;
 
 	return (path != NULL && *path == '/' && stat(path, &st) == 0 &&
 	    S_ISREG(st.st_mode) && access(path, X_OK) == 0);
@@ -152,9 +162,9 @@ static const char *
 main_shell(const char *opt)
 {
 	static const char *const bash[] = { "/bin/bash", "/usr/bin/bash",
-	    "/usr/local/bin/bash", NULL };
-	const char	*env = getenv("SHELL");
-	size_t		 i;
+		"/usr/local/bin/bash", NULL };
+	const char		*env = getenv("SHELL");
+	size_t			 i;
 
 	if (opt != NULL) {
 		if (!main_is_exec(opt))
@@ -174,8 +184,8 @@ static int
 main_sh_family(const char *base)
 {
 	static const char *const fam[] = { "sh", "bash", "dash", "ash", "ksh",
-	    "mksh", "pdksh", "zsh", "yash", "posh", NULL };
-	size_t	i;
+		"mksh", "pdksh", "zsh", "yash", "posh", NULL };
+	size_t			 i;
 
 	for (i = 0; fam[i] != NULL; i++)
 		if (strcmp(base, fam[i]) == 0)
@@ -186,8 +196,8 @@ main_sh_family(const char *base)
 static char *
 main_realdir(const char *what, const char *path)
 {
-	char		 buf[PATH_MAX];
-	struct stat	 st;
+	char	    buf[PATH_MAX];
+	struct stat st;
 
 	if (realpath(path, buf) == NULL)
 		fatal("%s %s", what, path);
@@ -200,7 +210,7 @@ main_realdir(const char *what, const char *path)
 static void
 main_mkparents(const char *path)
 {
-	char	buf[PATH_MAX], *p;
+	char buf[PATH_MAX], *p;
 
 	if (strlen(path) >= sizeof(buf))
 		return;
@@ -223,10 +233,10 @@ main_mkparents(const char *path)
 static void
 main_tighten(const char *db)
 {
-	static const char *const	 suffix[] = { "", "-wal", "-shm" };
-	char				 buf[PATH_MAX], *slash;
-	struct stat			 st, home;
-	size_t				 i;
+	static const char *const suffix[] = { "", "-wal", "-shm" };
+	char			 buf[PATH_MAX], *slash;
+	struct stat		 st, home;
+	size_t			 i;
 
 	for (i = 0; i < sizeof(suffix) / sizeof(suffix[0]); i++) {
 		if (snprintf(buf, sizeof(buf), "%s%s", db, suffix[i]) >=
@@ -249,10 +259,10 @@ main_tighten(const char *db)
 	 */
 	if (st.st_uid != geteuid() || (st.st_mode & S_ISVTX) != 0 ||
 	    (stat(main_home(), &home) == 0 && home.st_dev == st.st_dev &&
-	    home.st_ino == st.st_ino)) {
+		home.st_ino == st.st_ino)) {
 		log_warnx("the database's folder %s is open to others (%04o); "
-		    "give ptyd a folder of its own", buf,
-		    (unsigned int)(st.st_mode & 07777));
+			  "give ptyd a folder of its own",
+		    buf, (unsigned int)(st.st_mode & 07777));
 		return;
 	}
 	if (chmod(buf, st.st_mode & 07700) == -1)
@@ -265,8 +275,8 @@ main_tighten(const char *db)
 static void
 main_pidfile_write(const char *path)
 {
-	char	buf[32];
-	int	fd, n;
+	char buf[32];
+	int  fd, n;
 
 	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (fd == -1)
@@ -287,7 +297,7 @@ static int
 main_daemonize(void)
 {
 	pid_t	pid;
-	ssize_t	n;
+	ssize_t n;
 	int	fd, p[2];
 	char	c;
 
@@ -321,7 +331,7 @@ main_daemonize(void)
 static void
 main_reap_cb(void *arg)
 {
-	int64_t	now = ev_now();
+	int64_t now = ev_now();
 
 	(void)arg;
 	(void)reap_run(now);
@@ -331,7 +341,7 @@ main_reap_cb(void *arg)
 static void
 main_shutdown(void)
 {
-	int64_t	now = ev_now();
+	int64_t now = ev_now();
 
 	if (main_shutting_down)
 		return;
@@ -365,15 +375,15 @@ main_signal(int signo)
 int
 main(int argc, char **argv)
 {
-	char		  sockbuf[PATH_MAX], dbbuf[PATH_MAX];
-	const char	 *socket_path = NULL, *db_path = NULL;
-	const char	 *log_path = NULL, *shell_opt = NULL;
-	const char	 *default_ws = NULL, *base, *xdg;
-	char		**shell_args = NULL, **roots = NULL, **env;
-	size_t		  nshell_args = 0, nroots = 0, nenv, i, j;
-	int		  ch, foreground = 0, verbose = 0, per_owner_set = 0;
-	int		  ready_fd = -1;
-	int64_t		  now;
+	char	    sockbuf[PATH_MAX], dbbuf[PATH_MAX];
+	const char *socket_path = NULL, *db_path = NULL;
+	const char *log_path = NULL, *shell_opt = NULL;
+	const char *default_ws = NULL, *base, *xdg;
+	char	  **shell_args = NULL, **roots = NULL, **env;
+	size_t	    nshell_args = 0, nroots = 0, nenv, i, j;
+	int	    ch, foreground = 0, verbose = 0, per_owner_set = 0;
+	int	    ready_fd = -1;
+	int64_t	    now;
 
 	/*
 	 * Before anything else: no shell of ours may read our memory or the
@@ -432,26 +442,26 @@ main(int argc, char **argv)
 			    optarg, 100000);
 			break;
 		case OPT_MAX_TERMINALS:
-			ptyd_conf.max_terminals = (unsigned int)main_number(
-			    "max-terminals", optarg, 1, 1000000);
+			ptyd_conf.max_terminals = (unsigned int)
+			    main_number("max-terminals", optarg, 1, 1000000);
 			break;
 		case OPT_MAX_PER_OWNER:
-			ptyd_conf.max_per_owner = (unsigned int)main_number(
-			    "max-per-owner", optarg, 1, 1000000);
+			ptyd_conf.max_per_owner = (unsigned int)
+			    main_number("max-per-owner", optarg, 1, 1000000);
 			per_owner_set = 1;
 			break;
 		case OPT_MAX_VIEWERS:
-			ptyd_conf.max_viewers = (unsigned int)main_number(
-			    "max-viewers", optarg, 1, 1000000);
+			ptyd_conf.max_viewers = (unsigned int)
+			    main_number("max-viewers", optarg, 1, 1000000);
 			break;
 		case OPT_RING_SIZE:
 			ptyd_conf.ring_size = (size_t)main_number("ring-size",
 			    optarg, 1024, (size_t)1 << 34);
 			break;
 		case OPT_INPUT_LIMIT:
-			ptyd_conf.input_limit = (size_t)main_number(
-			    "input-limit", optarg, PROTO_INPUT_MAX,
-			    (size_t)1 << 34);
+			ptyd_conf.input_limit = (size_t)
+			    main_number("input-limit", optarg, PROTO_INPUT_MAX,
+				(size_t)1 << 34);
 			break;
 		case OPT_WORKSPACE_ROOT:
 			roots = xreallocarray(roots, nroots + 1,
@@ -542,8 +552,8 @@ main(int argc, char **argv)
 		fatal("signals");
 	now = ev_now();
 	main_mkparents(db_path);
-	if ((main_store = store_open(db_path, (double)ev_wall_us(now) / 1e6))
-	    == NULL)
+	if ((main_store = store_open(db_path, (double)ev_wall_us(now) / 1e6)) ==
+	    NULL)
 		fatalx("store_open: out of memory");
 	main_tighten(db_path);
 	term_init(main_store);
@@ -554,8 +564,8 @@ main(int argc, char **argv)
 		main_pidfile_write(main_pidfile);
 	ev_timer_init(&main_reap_timer, main_reap_cb, NULL);
 	ev_timer_at(&main_reap_timer, now + ptyd_conf.reap_interval);
-	log_info("listening on %s, shell %s, %u terminals at most",
-	    socket_path, ptyd_conf.shell, ptyd_conf.max_terminals);
+	log_info("listening on %s, shell %s, %u terminals at most", socket_path,
+	    ptyd_conf.shell, ptyd_conf.max_terminals);
 	if (ready_fd != -1) {
 		if (write(ready_fd, "r", 1) != 1)
 			log_warn("telling the parent we are ready");

@@ -26,13 +26,12 @@
 
 TAILQ_HEAD(mirror_list, term);
 
-static struct store		*mirror_store;
-static struct mirror_list	 mirror_dirty =
-				    TAILQ_HEAD_INITIALIZER(mirror_dirty);
-static struct ev_timer		 mirror_timer;
-static int64_t			 mirror_last_id;
+static struct store	 *mirror_store;
+static struct mirror_list mirror_dirty = TAILQ_HEAD_INITIALIZER(mirror_dirty);
+static struct ev_timer	  mirror_timer;
+static int64_t		  mirror_last_id;
 
-static void	mirror_timer_cb(void *);
+static void mirror_timer_cb(void *);
 
 void
 mirror_init(struct store *st)
@@ -53,10 +52,10 @@ mirror_done(void)
 int64_t
 mirror_next_id(void)
 {
-	int64_t	id;
+	int64_t id;
 
 	id = mirror_store != NULL ? store_next_id(mirror_store) :
-	    mirror_last_id + 1;
+				    mirror_last_id + 1;
 	if (id <= mirror_last_id)
 		id = mirror_last_id + 1;
 	mirror_last_id = id;
@@ -79,8 +78,8 @@ mirror_mark(struct term *t)
 }
 
 void
-mirror_event(struct term *t, int64_t now, const char *kind,
-    const char *actor, const char *detail)
+mirror_event(struct term *t, int64_t now, const char *kind, const char *actor,
+    const char *detail)
 {
 	if (mirror_store == NULL)
 		return;
@@ -91,8 +90,8 @@ mirror_event(struct term *t, int64_t now, const char *kind,
 static void
 mirror_push(struct term *t, int64_t now)
 {
-	struct store_term	st;
-	char			detail[64];
+	struct store_term st;
+	char		  detail[64];
 
 	if (mirror_store == NULL)
 		return;
@@ -115,13 +114,14 @@ mirror_push(struct term *t, int64_t now)
 	st.last_activity = mirror_wall(t->last_activity);
 	st.subscribers = (int)t->nviewers;
 	st.unwatched_since = t->unwatched_since >= 0 ?
-	    mirror_wall(t->unwatched_since) : -1;
+	    mirror_wall(t->unwatched_since) :
+	    -1;
 	st.state = term_db_state(t);
 	st.ended_at = t->ended_at >= 0 ? mirror_wall(t->ended_at) : -1;
 	st.has_exit_code = t->state == TERM_EXITED && t->has_exit_code;
 	st.exit_code = t->exit_code;
-	st.end_reason = t->state == TERM_EXITED ?
-	    term_reason_wire(t->reason) : NULL;
+	st.end_reason = t->state == TERM_EXITED ? term_reason_wire(t->reason) :
+						  NULL;
 	st.bytes_in = t->bytes_in;
 	st.bytes_out = t->bytes_out;
 	store_put_term(mirror_store, &st);
@@ -140,7 +140,7 @@ mirror_forget(struct term *t, int64_t now)
 void
 mirror_flush(int64_t now)
 {
-	struct term	*t;
+	struct term *t;
 
 	while ((t = TAILQ_FIRST(&mirror_dirty)) != NULL) {
 		TAILQ_REMOVE(&mirror_dirty, t, dirty_entry);

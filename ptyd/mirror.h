@@ -17,23 +17,23 @@ struct store;
 struct term;
 
 /* st may be NULL (unit tests): then nothing is mirrored. */
-void		mirror_init(struct store *st);
-void		mirror_done(void);
+void mirror_init(struct store *st);
+void mirror_done(void);
 
 /* An incarnation id never used before (store_next_id, or a counter). */
-int64_t		mirror_next_id(void);
+int64_t mirror_next_id(void);
 
 /* t's row changed: push it at the next flush. */
-void		mirror_mark(struct term *t);
+void mirror_mark(struct term *t);
 /* t is being freed: queue its last row now. */
-void		mirror_forget(struct term *t, int64_t now);
+void mirror_forget(struct term *t, int64_t now);
 /* An audit event about t at now (monotonic). */
-void		mirror_event(struct term *t, int64_t now, const char *kind,
-		    const char *actor, const char *detail);
+void mirror_event(struct term *t, int64_t now, const char *kind,
+    const char *actor, const char *detail);
 
 /* Push every dirty row and write what is pending (the timer's work;
  * shutdown calls it once more). */
-void		mirror_flush(int64_t now);
-uint64_t	mirror_db_errors(void);
+void	 mirror_flush(int64_t now);
+uint64_t mirror_db_errors(void);
 
 #endif /* PTYD_MIRROR_H */

@@ -20,21 +20,22 @@
 #include "once.h"
 #include "xmalloc.h"
 
-static uint64_t	once_key;
+static uint64_t once_key;
 static int	once_keyed;
 
 static uint64_t
 once_hash(const char *id)
 {
-	struct timespec	 ts;
-	uint64_t	 h;
-	size_t		 i;
+	struct timespec ts;
+	uint64_t	h;
+	size_t		i;
 
 	if (!once_keyed) {
 		if (getrandom(&once_key, sizeof(once_key), GRND_NONBLOCK) !=
 		    (ssize_t)sizeof(once_key)) {
 			clock_gettime(CLOCK_REALTIME, &ts);
-			once_key = (uint64_t)ts.tv_nsec * 0x9e3779b97f4a7c15ULL ^
+			once_key = (uint64_t)ts.tv_nsec *
+				0x9e3779b97f4a7c15ULL ^
 			    (uint64_t)getpid() ^ (uint64_t)ts.tv_sec;
 		}
 		once_keyed = 1;
@@ -53,8 +54,8 @@ once_hash(const char *id)
 int
 once_seen(const struct once *o, const char *id)
 {
-	uint64_t	h;
-	unsigned int	i;
+	uint64_t     h;
+	unsigned int i;
 
 	if (o->h == NULL)
 		return (0);

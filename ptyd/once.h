@@ -13,18 +13,18 @@
 
 #include <stdint.h>
 
-#define ONCE_WINDOW	256
+#define ONCE_WINDOW 256
 
 struct once {
-	uint64_t	*h;		/* NULL until the first id */
-	unsigned int	 n;		/* ids held, at most ONCE_WINDOW */
-	unsigned int	 next;		/* slot the next id overwrites */
+	uint64_t    *h;	   /* NULL until the first id */
+	unsigned int n;	   /* ids held, at most ONCE_WINDOW */
+	unsigned int next; /* slot the next id overwrites */
 };
 
 /* 1 if id is among the last ONCE_WINDOW added. */
-int	once_seen(const struct once *, const char *id);
+int once_seen(const struct once *, const char *id);
 /* Remember id, forgetting the oldest when the window is full. */
-void	once_add(struct once *, const char *id);
-void	once_free(struct once *);
+void once_add(struct once *, const char *id);
+void once_free(struct once *);
 
 #endif /* PTYD_ONCE_H */

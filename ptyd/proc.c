@@ -36,15 +36,15 @@
 #include "ptyd.h"
 #include "xmalloc.h"
 
-#define PROC_MAX_VICTIMS	4096
+#define PROC_MAX_VICTIMS 4096
 
 /*
  * A process by identity: a pid alone may name another process by the time
  * it is used again, but (pid, start time) names one process for good.
  */
 struct proc_victim {
-	pid_t			 pid;
-	unsigned long long	 start;	/* field 22 of /proc/PID/stat */
+	pid_t		   pid;
+	unsigned long long start; /* field 22 of /proc/PID/stat */
 };
 
 /*
@@ -54,27 +54,27 @@ struct proc_victim {
  * shell's pid.
  */
 struct sweep {
-	LIST_ENTRY(sweep)	 entry;
-	pid_t			 session;	/* for the log only */
-	int			(*skip)(pid_t);
-	struct proc_victim	*victims;
-	int			 nvictims;
-	struct ev_timer		 timer;
+	LIST_ENTRY(sweep) entry;
+	pid_t session; /* for the log only */
+	int (*skip)(pid_t);
+	struct proc_victim *victims;
+	int		    nvictims;
+	struct ev_timer	    timer;
 };
-static LIST_HEAD(, sweep)	 proc_sweeps = LIST_HEAD_INITIALIZER(proc_sweeps);
+static LIST_HEAD(, sweep) proc_sweeps = LIST_HEAD_INITIALIZER(proc_sweeps);
 
 struct proc_info {
-	pid_t			 ppid;
-	pid_t			 pgrp;
-	pid_t			 session;
-	unsigned long long	 start;
+	pid_t		   ppid;
+	pid_t		   pgrp;
+	pid_t		   session;
+	unsigned long long start;
 };
 
 /* Read a small /proc file into buf; returns bytes or -1. */
 static ssize_t
 proc_read(const char *path, char *buf, size_t size)
 {
-	ssize_t	n, total = 0;
+	ssize_t n, total = 0;
 	int	fd;
 
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
@@ -95,10 +95,10 @@ proc_read(const char *path, char *buf, size_t size)
 static int
 proc_info(pid_t pid, struct proc_info *pi)
 {
-	char		 path[64], buf[1024];
-	const char	*f[23], *p;
-	char		*e;
-	int		 i;
+	char	    path[64], buf[1024];
+	const char *f[23], *p;
+	char	   *e;
+	int	    i;
 
 	snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
 	if (proc_read(path, buf, sizeof(buf)) <= 0)
@@ -125,7 +125,7 @@ proc_info(pid_t pid, struct proc_info *pi)
 int
 proc_stat(pid_t pid, pid_t *ppid, pid_t *pgrp, pid_t *session)
 {
-	struct proc_info	pi;
+	struct proc_info pi;
 
 	if (proc_info(pid, &pi) == -1)
 		return (-1);
@@ -141,12 +141,12 @@ proc_stat(pid_t pid, pid_t *ppid, pid_t *pgrp, pid_t *session)
 int
 proc_children(pid_t pid, pid_t *out, int max)
 {
-	char		 path[PATH_MAX], buf[8192];
-	struct dirent	*de;
-	DIR		*d;
-	char		*p, *e;
-	long		 v;
-	int		 n = 0;
+	char	       path[PATH_MAX], buf[8192];
+	struct dirent *de;
+	DIR	      *d;
+	char	      *p, *e;
+	long	       v;
+	int	       n = 0;
 
 	snprintf(path, sizeof(path), "/proc/%ld/task", (long)pid);
 	if ((d = opendir(path)) == NULL)
@@ -174,13 +174,13 @@ proc_children(pid_t pid, pid_t *out, int max)
 static int
 proc_holds_tty(pid_t pid, dev_t tty)
 {
-	char		 path[64], fpath[PATH_MAX];
-	struct dirent	*de;
-	struct stat	 st;
-	DIR		*d;
-	int		 found = 0;
+	char	       path[64], fpath[PATH_MAX];
+	struct dirent *de;
+	struct stat    st;
+	DIR	      *d;
+	int	       found = 0;
 
-	if (tty == 0)		/* no tty to match: the caller's master is gone */
+	if (tty == 0) /* no tty to match: the caller's master is gone */
 		return (0);
 	snprintf(path, sizeof(path), "/proc/%ld/fd", (long)pid);
 	if ((d = opendir(path)) == NULL)
@@ -241,7 +241,7 @@ proc_send(int pidfd, pid_t pid, int sig)
 static int
 proc_victim_cmp(const void *a, const void *b)
 {
-	const struct proc_victim	*va = a, *vb = b;
+	const struct proc_victim *va = a, *vb = b;
 
 	return (va->pid < vb->pid ? -1 : va->pid > vb->pid);
 }
@@ -262,17 +262,17 @@ proc_walk(struct proc_victim *q, int nq, int max,
     const struct proc_victim *known, int nknown, int (*skip)(pid_t),
     int kill_now)
 {
-	struct proc_victim	 key;
-	struct proc_info	 pi, ci;
-	pid_t			*kids;
-	int			 i, j, n = 0, nkids, fd;
+	struct proc_victim key;
+	struct proc_info   pi, ci;
+	pid_t		  *kids;
+	int		   i, j, n = 0, nkids, fd;
 
 	kids = xreallocarray(NULL, (size_t)max, sizeof(*kids));
 	for (i = 0; i < nq; i++) {
 		if ((fd = proc_pidfd_open(q[i].pid)) == -1 && errno == ESRCH)
 			continue;
-		if (proc_info(q[i].pid, &pi) == -1 ||
-		    pi.start != q[i].start || proc_is_live(&pi, skip)) {
+		if (proc_info(q[i].pid, &pi) == -1 || pi.start != q[i].start ||
+		    proc_is_live(&pi, skip)) {
 			if (fd != -1)
 				close(fd);
 			continue;
@@ -280,9 +280,9 @@ proc_walk(struct proc_victim *q, int nq, int max,
 		nkids = proc_children(q[i].pid, kids, max);
 		for (j = 0; j < nkids && nq < max; j++) {
 			key.pid = kids[j];
-			if (known != NULL && bsearch(&key, known,
-			    (size_t)nknown, sizeof(*known),
-			    proc_victim_cmp) != NULL)
+			if (known != NULL &&
+			    bsearch(&key, known, (size_t)nknown, sizeof(*known),
+				proc_victim_cmp) != NULL)
 				continue;
 			if (proc_info(kids[j], &ci) == -1 ||
 			    ci.ppid != q[i].pid || proc_is_live(&ci, skip))
@@ -318,9 +318,9 @@ static int
 proc_sweep_now(pid_t session, dev_t tty, int kill_now, int (*skip)(pid_t),
     struct proc_victim *q)
 {
-	struct proc_info	 pi;
-	pid_t			*kids;
-	int			 nkids, nq = 0, i;
+	struct proc_info pi;
+	pid_t		*kids;
+	int		 nkids, nq = 0, i;
 
 	kids = xreallocarray(NULL, PROC_MAX_VICTIMS, sizeof(*kids));
 	nkids = proc_children(getpid(), kids, PROC_MAX_VICTIMS);
@@ -328,7 +328,7 @@ proc_sweep_now(pid_t session, dev_t tty, int kill_now, int (*skip)(pid_t),
 		if (skip != NULL && skip(kids[i]))
 			continue;
 		if (proc_info(kids[i], &pi) == -1)
-			continue;	/* gone, or a zombie being reaped */
+			continue; /* gone, or a zombie being reaped */
 		if (proc_is_live(&pi, skip))
 			continue;
 		if (pi.session != session && pi.pgrp != session &&
@@ -349,14 +349,14 @@ proc_sweep_now(pid_t session, dev_t tty, int kill_now, int (*skip)(pid_t),
 static void
 proc_sweep_timer_cb(void *arg)
 {
-	struct sweep		*s = arg;
-	struct proc_victim	*q;
-	int			 n;
+	struct sweep	   *s = arg;
+	struct proc_victim *q;
+	int		    n;
 
 	q = xreallocarray(NULL, PROC_MAX_VICTIMS, sizeof(*q));
 	memcpy(q, s->victims, (size_t)s->nvictims * sizeof(*q));
-	n = proc_walk(q, s->nvictims, PROC_MAX_VICTIMS, s->victims,
-	    s->nvictims, s->skip, 1);
+	n = proc_walk(q, s->nvictims, PROC_MAX_VICTIMS, s->victims, s->nvictims,
+	    s->skip, 1);
 	if (n > 0)
 		log_debug("session %ld: SIGKILL to %d left behind",
 		    (long)s->session, n);
@@ -369,9 +369,9 @@ proc_sweep_timer_cb(void *arg)
 int
 proc_sweep(pid_t session, dev_t tty, int kill_now, int (*skip)(pid_t))
 {
-	struct proc_victim	*q;
-	struct sweep		*s;
-	int			 n;
+	struct proc_victim *q;
+	struct sweep	   *s;
+	int		    n;
 
 	q = xreallocarray(NULL, PROC_MAX_VICTIMS, sizeof(*q));
 	n = proc_sweep_now(session, tty, kill_now, skip, q);
@@ -394,7 +394,7 @@ proc_sweep(pid_t session, dev_t tty, int kill_now, int (*skip)(pid_t))
 void
 proc_sweep_flush(void)
 {
-	struct sweep	*s;
+	struct sweep *s;
 
 	while ((s = LIST_FIRST(&proc_sweeps)) != NULL) {
 		ev_timer_stop(&s->timer);

@@ -32,16 +32,15 @@
  * they, and everything in their sessions and process groups, are never
  * candidates.  Returns how many processes were signalled.
  */
-int	proc_sweep(pid_t session, dev_t tty, int kill_now,
-	    int (*skip)(pid_t));
+int proc_sweep(pid_t session, dev_t tty, int kill_now, int (*skip)(pid_t));
 
 /* Run every pending SIGKILL pass now and free them (shutdown). */
-void	proc_sweep_flush(void);
+void proc_sweep_flush(void);
 
 /* The children of pid (all its threads), at most max; -1 on error. */
-int	proc_children(pid_t pid, pid_t *out, int max);
+int proc_children(pid_t pid, pid_t *out, int max);
 
 /* session and process group of pid from /proc; -1 on error. */
-int	proc_stat(pid_t pid, pid_t *ppid, pid_t *pgrp, pid_t *session);
+int proc_stat(pid_t pid, pid_t *ppid, pid_t *pgrp, pid_t *session);
 
 #endif /* PTYD_PROC_H */

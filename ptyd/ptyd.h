@@ -15,38 +15,38 @@
 
 #include "contract.h"
 
-#define PTYD_SEC		1000000LL	/* times are microseconds */
-#define PTYD_KILL_DELAY		(1500 * 1000LL)	/* SIGHUP -> SIGKILL */
-#define PTYD_DRAIN_DEADLINE	(3 * PTYD_SEC)	/* reaped -> EIO at the latest */
-#define PTYD_REQUEST_TIMEOUT	(10 * PTYD_SEC)	/* one request frame */
-#define PTYD_FLUSH_INTERVAL	PTYD_SEC	/* SQLite write-behind */
-#define PTYD_SHUTDOWN_DEADLINE	(3 * PTYD_SEC)
+#define PTYD_SEC	       1000000LL       /* times are microseconds */
+#define PTYD_KILL_DELAY	       (1500 * 1000LL) /* SIGHUP -> SIGKILL */
+#define PTYD_DRAIN_DEADLINE    (3 * PTYD_SEC)  /* reaped -> EIO at the latest */
+#define PTYD_REQUEST_TIMEOUT   (10 * PTYD_SEC) /* one request frame */
+#define PTYD_FLUSH_INTERVAL    PTYD_SEC	       /* SQLite write-behind */
+#define PTYD_SHUTDOWN_DEADLINE (3 * PTYD_SEC)
 
-#define PTYD_ROWS_DEFAULT	CONTRACT_ROWS_DEFAULT	/* lib/contract.h */
-#define PTYD_COLS_DEFAULT	CONTRACT_COLS_DEFAULT
-#define PTYD_ROWS_MIN		CONTRACT_ROWS_MIN
-#define PTYD_ROWS_MAX		CONTRACT_ROWS_MAX
-#define PTYD_COLS_MIN		CONTRACT_COLS_MIN
-#define PTYD_COLS_MAX		CONTRACT_COLS_MAX
+#define PTYD_ROWS_DEFAULT CONTRACT_ROWS_DEFAULT /* lib/contract.h */
+#define PTYD_COLS_DEFAULT CONTRACT_COLS_DEFAULT
+#define PTYD_ROWS_MIN	  CONTRACT_ROWS_MIN
+#define PTYD_ROWS_MAX	  CONTRACT_ROWS_MAX
+#define PTYD_COLS_MIN	  CONTRACT_COLS_MIN
+#define PTYD_COLS_MAX	  CONTRACT_COLS_MAX
 
 struct ptyd_config {
-	int64_t		  idle_grace;		/* us */
-	int64_t		  reap_interval;	/* us */
-	int64_t		  linger;		/* us */
-	int64_t		  stall_timeout;	/* us */
-	unsigned int	  max_terminals;
-	unsigned int	  max_per_owner;
-	unsigned int	  max_viewers;
-	size_t		  ring_size;
-	size_t		  input_limit;
+	int64_t	     idle_grace;    /* us */
+	int64_t	     reap_interval; /* us */
+	int64_t	     linger;	    /* us */
+	int64_t	     stall_timeout; /* us */
+	unsigned int max_terminals;
+	unsigned int max_per_owner;
+	unsigned int max_viewers;
+	size_t	     ring_size;
+	size_t	     input_limit;
 
-	const char	 *shell;		/* absolute path */
-	char		**shell_argv;		/* NULL-terminated */
-	char		**env;			/* allowlisted, NULL-terminated */
-	char		**roots;		/* realpath'd workspace roots */
-	size_t		  nroots;
-	const char	 *default_workspace;	/* realpath'd */
-	mode_t		  shell_umask;		/* ours is 077; theirs is
+	const char *shell;	/* absolute path */
+	char	  **shell_argv; /* NULL-terminated */
+	char	  **env;	/* allowlisted, NULL-terminated */
+	char	  **roots;	/* realpath'd workspace roots */
+	size_t	    nroots;
+	const char *default_workspace; /* realpath'd */
+	mode_t	    shell_umask;       /* ours is 077; theirs is
 						   what we were started with */
 };
 

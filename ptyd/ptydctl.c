@@ -31,30 +31,28 @@
 #include "frame.h"
 #include "proto.h"
 
-#define CTL_TIMEOUT_MS	10000
+#define CTL_TIMEOUT_MS 10000
 
-static const char	*ctl_socket;
-static const char	*ctl_owner = "";
-static uint8_t		 ctl_buf[PROTO_HDR_LEN + PROTO_MAX_PAYLOAD];
+static const char *ctl_socket;
+static const char *ctl_owner = "";
+static uint8_t	   ctl_buf[PROTO_HDR_LEN + PROTO_MAX_PAYLOAD];
 
-static void __attribute__((noreturn))
-usage(void)
+static void __attribute__((noreturn)) usage(void)
 {
 	fprintf(stderr,
-"usage: ptydctl [--socket PATH] [--owner NAME] list [--all]\n"
-"       ptydctl [--socket PATH] [--owner NAME] close SID\n"
-"       ptydctl [--socket PATH] stats\n"
-"       ptydctl [--socket PATH] [--owner NAME] start SID [--rows N]\n"
-"               [--cols N] [--workspace DIR] [--restart]\n"
-"       ptydctl [--socket PATH] [--owner NAME] input SID DATA\n"
-"       ptydctl [--socket PATH] [--owner NAME] resize SID ROWS COLS\n"
-"       ptydctl [--socket PATH] [--owner NAME] attach SID [--pos N]\n"
-"               [--frames]\n");
+	    "usage: ptydctl [--socket PATH] [--owner NAME] list [--all]\n"
+	    "       ptydctl [--socket PATH] [--owner NAME] close SID\n"
+	    "       ptydctl [--socket PATH] stats\n"
+	    "       ptydctl [--socket PATH] [--owner NAME] start SID [--rows N]\n"
+	    "               [--cols N] [--workspace DIR] [--restart]\n"
+	    "       ptydctl [--socket PATH] [--owner NAME] input SID DATA\n"
+	    "       ptydctl [--socket PATH] [--owner NAME] resize SID ROWS COLS\n"
+	    "       ptydctl [--socket PATH] [--owner NAME] attach SID [--pos N]\n"
+	    "               [--frames]\n");
 	exit(2);
 }
 
-static void __attribute__((noreturn))
-die(const char *what)
+static void __attribute__((noreturn)) die(const char *what)
 {
 	fprintf(stderr, "ptydctl: %s: %s\n", what, strerror(errno));
 	exit(2);
@@ -69,10 +67,9 @@ ctl_encode(struct frame_out *fo, uint16_t type, const void *msg)
 }
 
 /* Print a MSG_ERROR and exit 1; any other unexpected frame exits 2. */
-static void __attribute__((noreturn))
-ctl_refused(const struct frame_hdr *h)
+static void __attribute__((noreturn)) ctl_refused(const struct frame_hdr *h)
 {
-	struct msg_error	e;
+	struct msg_error e;
 
 	if (h->type == MSG_ERROR &&
 	    msg_decode(h->type, ctl_buf + PROTO_HDR_LEN, h->len, &e) == 0) {
@@ -88,12 +85,12 @@ ctl_call(const struct frame_out *fo, struct frame_hdr *h, uint16_t want,
     void *msg)
 {
 	if (client_call(ctl_socket, fo, h, ctl_buf, sizeof(ctl_buf),
-	    client_now_ms() + CTL_TIMEOUT_MS) == -1)
+		client_now_ms() + CTL_TIMEOUT_MS) == -1)
 		die(ctl_socket);
 	if (h->type != want)
 		ctl_refused(h);
-	if (msg != NULL && msg_decode(h->type, ctl_buf + PROTO_HDR_LEN, h->len,
-	    msg) == -1)
+	if (msg != NULL &&
+	    msg_decode(h->type, ctl_buf + PROTO_HDR_LEN, h->len, msg) == -1)
 		die("decoding the reply");
 }
 
@@ -110,12 +107,12 @@ ctl_time(int64_t us)
 static int
 ctl_list(int all)
 {
-	struct msg_list		 m;
-	struct msg_list_item	 it;
-	struct frame_out	 fo;
-	struct frame_hdr	 h;
-	int64_t			 deadline = client_now_ms() + CTL_TIMEOUT_MS;
-	int			 fd;
+	struct msg_list	     m;
+	struct msg_list_item it;
+	struct frame_out     fo;
+	struct frame_hdr     h;
+	int64_t		     deadline = client_now_ms() + CTL_TIMEOUT_MS;
+	int		     fd;
 
 	memset(&m, 0, sizeof(m));
 	m.all_owners = (uint8_t)all;
@@ -126,17 +123,17 @@ ctl_list(int all)
 	if (client_send(fd, &fo, deadline) == -1)
 		die("send");
 	printf("session_id\towner\tpid\trunning\texit_code\tsubscribers\t"
-	    "unwatched_since\tlast_activity\tstarted_at\tworkspace\n");
+	       "unwatched_since\tlast_activity\tstarted_at\tworkspace\n");
 	for (;;) {
-		if (client_recv(fd, &h, ctl_buf, sizeof(ctl_buf), deadline)
-		    == -1)
+		if (client_recv(fd, &h, ctl_buf, sizeof(ctl_buf), deadline) ==
+		    -1)
 			die("recv");
 		if (h.type == MSG_LIST_END)
 			break;
 		if (h.type != MSG_LIST_ITEM)
 			ctl_refused(&h);
-		if (msg_decode(h.type, ctl_buf + PROTO_HDR_LEN, h.len, &it)
-		    == -1)
+		if (msg_decode(h.type, ctl_buf + PROTO_HDR_LEN, h.len, &it) ==
+		    -1)
 			die("decoding the reply");
 		printf("%s\t%s\t%d\t%d\t", it.sid, it.owner, it.pid,
 		    it.running);
@@ -160,10 +157,10 @@ ctl_list(int all)
 static int
 ctl_close(const char *sid)
 {
-	struct msg_close	m;
-	struct msg_close_reply	r;
-	struct frame_out	fo;
-	struct frame_hdr	h;
+	struct msg_close       m;
+	struct msg_close_reply r;
+	struct frame_out       fo;
+	struct frame_hdr       h;
 
 	memset(&m, 0, sizeof(m));
 	snprintf(m.owner, sizeof(m.owner), "%s", ctl_owner);
@@ -179,16 +176,17 @@ ctl_close(const char *sid)
 static int
 ctl_stats(void)
 {
-	struct msg_stats_reply	r;
-	struct frame_out	fo;
-	struct frame_hdr	h;
+	struct msg_stats_reply r;
+	struct frame_out       fo;
+	struct frame_hdr       h;
 
 	ctl_encode(&fo, MSG_STATS, NULL);
 	ctl_call(&fo, &h, MSG_STATS_REPLY, &r);
 	printf("pid\t%d\nuptime\t", r.pid);
 	ctl_time(r.uptime_us);
-	printf("\nterminals\t%u\nexited\t%u\nviewers\t%u\ndb_errors\t%"
-	    PRIu64 "\n", r.terminals, r.exited, r.viewers, r.db_errors);
+	printf("\nterminals\t%u\nexited\t%u\nviewers\t%u\ndb_errors\t%" PRIu64
+	       "\n",
+	    r.terminals, r.exited, r.viewers, r.db_errors);
 	frame_out_free(&fo);
 	return (0);
 }
@@ -196,8 +194,8 @@ ctl_stats(void)
 static unsigned int
 ctl_uint(const char *s, unsigned int max)
 {
-	char		*end;
-	unsigned long	 v;
+	char	     *end;
+	unsigned long v;
 
 	errno = 0;
 	/* Callers pass optarg of a required_argument option, which getopt
@@ -212,18 +210,16 @@ ctl_uint(const char *s, unsigned int max)
 static int
 ctl_start(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "rows", required_argument, NULL, 'r' },
+	static const struct option opts[] = { { "rows", required_argument, NULL,
+						  'r' },
 		{ "cols", required_argument, NULL, 'c' },
 		{ "workspace", required_argument, NULL, 'w' },
-		{ "restart", no_argument, NULL, 'R' },
-		{ NULL, 0, NULL, 0 }
-	};
-	struct msg_start	 m;
-	struct msg_started	 r;
-	struct frame_out	 fo;
-	struct frame_hdr	 h;
-	int			 ch;
+		{ "restart", no_argument, NULL, 'R' }, { NULL, 0, NULL, 0 } };
+	struct msg_start	   m;
+	struct msg_started	   r;
+	struct frame_out	   fo;
+	struct frame_hdr	   h;
+	int			   ch;
 
 	memset(&m, 0, sizeof(m));
 	optind = 0;
@@ -275,7 +271,7 @@ ctl_hex(int c)
 static size_t
 ctl_unescape(const char *s, uint8_t *out, size_t max)
 {
-	size_t	n = 0;
+	size_t n = 0;
 
 	for (; *s != '\0' && n < max; s++) {
 		if (*s != '\\' || s[1] == '\0') {
@@ -284,10 +280,18 @@ ctl_unescape(const char *s, uint8_t *out, size_t max)
 		}
 		s++;
 		switch (*s) {
-		case 'n': out[n++] = '\n'; break;
-		case 'r': out[n++] = '\r'; break;
-		case 't': out[n++] = '\t'; break;
-		case 'e': out[n++] = 0x1b; break;
+		case 'n':
+			out[n++] = '\n';
+			break;
+		case 'r':
+			out[n++] = '\r';
+			break;
+		case 't':
+			out[n++] = '\t';
+			break;
+		case 'e':
+			out[n++] = 0x1b;
+			break;
 		case 'x':
 			if (ctl_hex(s[1]) >= 0 && ctl_hex(s[2]) >= 0) {
 				out[n++] = (uint8_t)(ctl_hex(s[1]) * 16 +
@@ -296,7 +300,9 @@ ctl_unescape(const char *s, uint8_t *out, size_t max)
 			} else
 				out[n++] = 'x';
 			break;
-		default: out[n++] = (uint8_t)*s; break;
+		default:
+			out[n++] = (uint8_t)*s;
+			break;
 		}
 	}
 	return (n);
@@ -305,11 +311,11 @@ ctl_unescape(const char *s, uint8_t *out, size_t max)
 static int
 ctl_input(const char *sid, const char *data)
 {
-	static uint8_t		 bytes[PROTO_INPUT_MAX];
-	struct msg_input	 m;
-	struct msg_input_done	 d;
-	struct frame_out	 fo;
-	struct frame_hdr	 h;
+	static uint8_t	      bytes[PROTO_INPUT_MAX];
+	struct msg_input      m;
+	struct msg_input_done d;
+	struct frame_out      fo;
+	struct frame_hdr      h;
 
 	memset(&m, 0, sizeof(m));
 	snprintf(m.owner, sizeof(m.owner), "%s", ctl_owner);
@@ -325,9 +331,9 @@ ctl_input(const char *sid, const char *data)
 static int
 ctl_resize(const char *sid, const char *rows, const char *cols)
 {
-	struct msg_resize	m;
-	struct frame_out	fo;
-	struct frame_hdr	h;
+	struct msg_resize m;
+	struct frame_out  fo;
+	struct frame_hdr  h;
 
 	memset(&m, 0, sizeof(m));
 	snprintf(m.owner, sizeof(m.owner), "%s", ctl_owner);
@@ -343,7 +349,7 @@ ctl_resize(const char *sid, const char *rows, const char *cols)
 static void
 ctl_write_all(const uint8_t *p, size_t n)
 {
-	ssize_t	w;
+	ssize_t w;
 
 	while (n > 0) {
 		w = write(STDOUT_FILENO, p, n);
@@ -359,21 +365,19 @@ ctl_write_all(const uint8_t *p, size_t n)
 static int
 ctl_attach(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "pos", required_argument, NULL, 'p' },
-		{ "frames", no_argument, NULL, 'F' },
-		{ NULL, 0, NULL, 0 }
-	};
-	struct msg_attach	 m;
-	struct msg_attached	 ma;
-	struct msg_output	 mo;
-	struct msg_gap		 mg;
-	struct msg_exit		 me;
-	struct frame_out	 fo;
-	struct frame_hdr	 h;
-	const uint8_t		*payload = ctl_buf + PROTO_HDR_LEN;
-	char			*end;
-	int			 ch, fd, frames = 0;
+	static const struct option opts[] = { { "pos", required_argument, NULL,
+						  'p' },
+		{ "frames", no_argument, NULL, 'F' }, { NULL, 0, NULL, 0 } };
+	struct msg_attach	   m;
+	struct msg_attached	   ma;
+	struct msg_output	   mo;
+	struct msg_gap		   mg;
+	struct msg_exit		   me;
+	struct frame_out	   fo;
+	struct frame_hdr	   h;
+	const uint8_t		  *payload = ctl_buf + PROTO_HDR_LEN;
+	char			  *end;
+	int			   ch, fd, frames = 0;
 
 	memset(&m, 0, sizeof(m));
 	optind = 0;
@@ -401,8 +405,8 @@ ctl_attach(int argc, char **argv)
 	snprintf(m.sid, sizeof(m.sid), "%s", argv[optind]);
 	snprintf(m.actor, sizeof(m.actor), "ptydctl");
 	ctl_encode(&fo, MSG_ATTACH, &m);
-	if ((fd = client_connect(ctl_socket, client_now_ms() +
-	    CTL_TIMEOUT_MS)) == -1)
+	if ((fd = client_connect(ctl_socket,
+		 client_now_ms() + CTL_TIMEOUT_MS)) == -1)
 		die(ctl_socket);
 	if (client_send(fd, &fo, client_now_ms() + CTL_TIMEOUT_MS) == -1)
 		die("send");
@@ -436,8 +440,8 @@ ctl_attach(int argc, char **argv)
 			if (msg_decode(h.type, payload, h.len, &mg) == -1)
 				die("decode");
 			if (frames)
-				printf("gap %" PRIu64 " %" PRIu64 "\n",
-				    mg.lost, mg.pos);
+				printf("gap %" PRIu64 " %" PRIu64 "\n", mg.lost,
+				    mg.pos);
 			break;
 		case MSG_EXIT:
 			if (msg_decode(h.type, payload, h.len, &me) == -1)
@@ -450,8 +454,7 @@ ctl_attach(int argc, char **argv)
 					printf("null");
 				printf(" %" PRIu64 "\n", me.pos);
 			} else {
-				fprintf(stderr, "ptydctl: exit %s ",
-				    me.reason);
+				fprintf(stderr, "ptydctl: exit %s ", me.reason);
 				if (me.has_exit_code)
 					fprintf(stderr, "%d\n", me.exit_code);
 				else
@@ -470,12 +473,11 @@ main(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "socket", required_argument, NULL, 's' },
-		{ "owner", required_argument, NULL, 'o' },
-		{ NULL, 0, NULL, 0 }
+		{ "owner", required_argument, NULL, 'o' }, { NULL, 0, NULL, 0 }
 	};
-	static char	 sockbuf[PATH_MAX];
-	const char	*cmd;
-	int		 ch, i, all = 0;
+	static char sockbuf[PATH_MAX];
+	const char *cmd;
+	int	    ch, i, all = 0;
 
 	/* Options before the command only: "+" stops at the first operand. */
 	while ((ch = getopt_long(argc, argv, "+", opts, NULL)) != -1) {

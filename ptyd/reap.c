@@ -33,7 +33,7 @@ reap_list_init(struct reap_list *l)
 void
 reap_list_free(struct reap_list *l)
 {
-	size_t	i;
+	size_t i;
 
 	for (i = 0; i < l->n; i++) {
 		free(l->v[i].owner);
@@ -46,9 +46,9 @@ reap_list_free(struct reap_list *l)
 size_t
 reap_select(int64_t now, struct reap_list *l)
 {
-	struct term	*t;
-	const char	*why;
-	int64_t		 idle;
+	struct term *t;
+	const char  *why;
+	int64_t	     idle;
 
 	for (t = term_first(); t != NULL; t = term_next(t)) {
 		if (!term_reapable(t, now, &why, &idle))
@@ -69,13 +69,13 @@ struct term *
 reap_claim(const struct reap_victim *v, int64_t now, const char **why,
     int64_t *idle)
 {
-	struct term	*t;
+	struct term *t;
 
 	t = term_find(v->owner, v->sid);
 	if (t == NULL || t->id != v->id)
-		return (NULL);		/* gone, or replaced by a restart */
+		return (NULL); /* gone, or replaced by a restart */
 	if (!term_reapable(t, now, why, idle))
-		return (NULL);		/* watched again, or grace refreshed */
+		return (NULL); /* watched again, or grace refreshed */
 	term_unregister(t);
 	return (t);
 }
@@ -83,13 +83,13 @@ reap_claim(const struct reap_victim *v, int64_t now, const char **why,
 int
 reap_run(int64_t now)
 {
-	struct reap_list	 l;
-	struct term		*t;
-	const char		*why;
-	char			 detail[96];
-	int64_t			 idle;
-	size_t			 i;
-	int			 n = 0;
+	struct reap_list l;
+	struct term	*t;
+	const char	*why;
+	char		 detail[96];
+	int64_t		 idle;
+	size_t		 i;
+	int		 n = 0;
 
 	/* A shell that died is noticed here at the latest. */
 	term_reap_children(now);

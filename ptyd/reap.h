@@ -17,22 +17,22 @@ struct term;
 /* A selected terminal, remembered by key and incarnation, never by
  * pointer: between select and claim it may have been freed. */
 struct reap_victim {
-	int64_t		 id;
-	char		*owner;
-	char		*sid;
+	int64_t id;
+	char   *owner;
+	char   *sid;
 };
 
 struct reap_list {
-	struct reap_victim	*v;
-	size_t			 n;
-	size_t			 cap;
+	struct reap_victim *v;
+	size_t		    n;
+	size_t		    cap;
 };
 
-void		 reap_list_init(struct reap_list *);
-void		 reap_list_free(struct reap_list *);
+void reap_list_init(struct reap_list *);
+void reap_list_free(struct reap_list *);
 
 /* Every registered terminal for which term_reapable holds at now. */
-size_t		 reap_select(int64_t now, struct reap_list *);
+size_t reap_select(int64_t now, struct reap_list *);
 
 /*
  * Re-check the whole predicate against the live registry (the same
@@ -40,11 +40,11 @@ size_t		 reap_select(int64_t now, struct reap_list *);
  * unregister it in the same step.  Returns the claimed terminal, which the
  * caller tears down, or NULL: refused.  why and idle say what held.
  */
-struct term	*reap_claim(const struct reap_victim *, int64_t now,
-		    const char **why, int64_t *idle);
+struct term *reap_claim(const struct reap_victim *, int64_t now,
+    const char **why, int64_t *idle);
 
 /* One tick: notice dead shells, select, claim and tear down, audit each.
  * Returns how many terminals were reaped. */
-int		 reap_run(int64_t now);
+int reap_run(int64_t now);
 
 #endif /* PTYD_REAP_H */

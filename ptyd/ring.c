@@ -33,10 +33,10 @@ ring_free(struct ring *r)
 size_t
 ring_copy(const struct ring *r, uint64_t pos, void *buf, size_t max)
 {
-	struct iovec	iov[2];
-	size_t		n;
-	int		cnt, i;
-	uint8_t		*p = buf;
+	struct iovec iov[2];
+	size_t	     n;
+	int	     cnt, i;
+	uint8_t	    *p = buf;
 
 	n = ring_peek(r, pos, max, iov, &cnt);
 	for (i = 0; i < cnt; i++) {
@@ -49,7 +49,7 @@ ring_copy(const struct ring *r, uint64_t pos, void *buf, size_t max)
 static void
 ring_grow(struct ring *r)
 {
-	uint8_t	*nbuf;
+	uint8_t *nbuf;
 	size_t	 ncap, used = ring_used(r), off, first;
 
 	if (r->cap == 0)
@@ -73,7 +73,7 @@ ring_grow(struct ring *r)
 size_t
 ring_space(struct ring *r, size_t limit, uint8_t **p)
 {
-	size_t	used, off, n;
+	size_t used, off, n;
 
 	if (limit == 0)
 		return (0);
@@ -102,9 +102,9 @@ ring_commit(struct ring *r, size_t n)
 void
 ring_append(struct ring *r, const void *data, size_t len)
 {
-	const uint8_t	*p = data;
-	uint8_t		*dst;
-	size_t		 n;
+	const uint8_t *p = data;
+	uint8_t	      *dst;
+	size_t	       n;
 
 	while (len > 0) {
 		n = ring_space(r, len, &dst);
@@ -116,10 +116,10 @@ ring_append(struct ring *r, const void *data, size_t len)
 }
 
 size_t
-ring_peek(const struct ring *r, uint64_t pos, size_t max,
-    struct iovec iov[2], int *iovcnt)
+ring_peek(const struct ring *r, uint64_t pos, size_t max, struct iovec iov[2],
+    int *iovcnt)
 {
-	size_t	avail, off, first;
+	size_t avail, off, first;
 
 	*iovcnt = 0;
 	/* An empty ring may have no buffer yet (cap 0). */
@@ -173,7 +173,7 @@ utf8_len(uint8_t c)
 uint64_t
 ring_boundary(const struct ring *r, uint64_t pos)
 {
-	int	i;
+	int i;
 
 	if (pos < r->start)
 		pos = r->start;
@@ -187,8 +187,8 @@ ring_boundary(const struct ring *r, uint64_t pos)
 uint64_t
 ring_char_end(const struct ring *r, uint64_t from, uint64_t to)
 {
-	uint64_t	q;
-	size_t		need;
+	uint64_t q;
+	size_t	 need;
 
 	if (to <= from)
 		return (to);
@@ -200,9 +200,9 @@ ring_char_end(const struct ring *r, uint64_t from, uint64_t to)
 			break;
 	}
 	if (utf8_cont(ring_byte(r, q)))
-		return (to);		/* a run of continuations: malformed */
+		return (to); /* a run of continuations: malformed */
 	need = utf8_len(ring_byte(r, q));
 	if (need <= 1 || q + need <= to)
-		return (to);		/* ASCII, malformed, or complete */
+		return (to); /* ASCII, malformed, or complete */
 	return (q);
 }

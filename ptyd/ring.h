@@ -21,24 +21,35 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define RING_INITIAL	4096
+#define RING_INITIAL 4096
 
 struct ring {
-	uint8_t		*buf;
-	size_t		 cap;	/* allocated bytes, 0 until the first output */
-	size_t		 max;	/* cap never grows past this */
-	uint64_t	 start;	/* oldest kept position */
-	uint64_t	 end;	/* position after the newest byte */
+	uint8_t *buf;
+	size_t	 cap;	/* allocated bytes, 0 until the first output */
+	size_t	 max;	/* cap never grows past this */
+	uint64_t start; /* oldest kept position */
+	uint64_t end;	/* position after the newest byte */
 };
 
 /* An empty ring whose first byte will be at position base. */
-void	ring_init(struct ring *, uint64_t base, size_t max);
-void	ring_free(struct ring *);	/* releases the buffer, keeps positions */
+void ring_init(struct ring *, uint64_t base, size_t max);
+void ring_free(struct ring *); /* releases the buffer, keeps positions */
 
-static inline uint64_t	ring_start(const struct ring *r) { return (r->start); }
-static inline uint64_t	ring_end(const struct ring *r) { return (r->end); }
-static inline size_t	ring_used(const struct ring *r)
-			    { return ((size_t)(r->end - r->start)); }
+static inline uint64_t
+ring_start(const struct ring *r)
+{
+	return (r->start);
+}
+static inline uint64_t
+ring_end(const struct ring *r)
+{
+	return (r->end);
+}
+static inline size_t
+ring_used(const struct ring *r)
+{
+	return ((size_t)(r->end - r->start));
+}
 
 /*
  * A contiguous span to read at most limit new bytes into, at *p; returns
@@ -46,22 +57,22 @@ static inline size_t	ring_used(const struct ring *r)
  * below max; below max it never offers space that would overwrite kept
  * bytes.  Follow with ring_commit of what was actually written.
  */
-size_t	ring_space(struct ring *, size_t limit, uint8_t **p);
-void	ring_commit(struct ring *, size_t n);
+size_t ring_space(struct ring *, size_t limit, uint8_t **p);
+void   ring_commit(struct ring *, size_t n);
 /* Copying append (tests, and short writes of our own). */
-void	ring_append(struct ring *, const void *, size_t);
+void ring_append(struct ring *, const void *, size_t);
 
 /*
  * The kept bytes from pos, at most max of them, as one or two slices in
  * iov; returns their count in bytes (0 when pos is outside [start, end)).
  */
-size_t	ring_peek(const struct ring *, uint64_t pos, size_t max,
-	    struct iovec iov[2], int *iovcnt);
+size_t ring_peek(const struct ring *, uint64_t pos, size_t max,
+    struct iovec iov[2], int *iovcnt);
 /* Copy out (tests): like ring_peek into buf. */
-size_t	ring_copy(const struct ring *, uint64_t pos, void *buf, size_t max);
+size_t ring_copy(const struct ring *, uint64_t pos, void *buf, size_t max);
 
 /* The byte at a kept position. */
-uint8_t	ring_byte(const struct ring *, uint64_t pos);
+uint8_t ring_byte(const struct ring *, uint64_t pos);
 
 /*
  * The first UTF-8 character boundary at or after pos (pos clamped to

@@ -23,14 +23,14 @@
 #include "log.h"
 #include "sig.h"
 
-static int		 sig_fd = -1;
-static struct ev_io	 sig_io;
-static void		(*sig_cb)(int);
+static int	    sig_fd = -1;
+static struct ev_io sig_io;
+static void (*sig_cb)(int);
 
 static void
 sig_read_cb(int fd, uint32_t events, void *arg)
 {
-	struct signalfd_siginfo	si;
+	struct signalfd_siginfo si;
 	ssize_t			n;
 
 	(void)events;
@@ -51,8 +51,8 @@ sig_read_cb(int fd, uint32_t events, void *arg)
 int
 sig_init(void (*cb)(int))
 {
-	struct sigaction	sa;
-	sigset_t		set;
+	struct sigaction sa;
+	sigset_t	 set;
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = SIG_IGN;

@@ -8,7 +8,7 @@
 #ifndef PTYD_SIG_H
 #define PTYD_SIG_H
 
-int	sig_init(void (*cb)(int));
-void	sig_done(void);
+int  sig_init(void (*cb)(int));
+void sig_done(void);
 
 #endif /* PTYD_SIG_H */

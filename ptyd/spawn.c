@@ -35,7 +35,7 @@
 #include "log.h"
 #include "spawn.h"
 
-#define SPAWN_ENV_MAX	512
+#define SPAWN_ENV_MAX 512
 
 int
 spawn_env_allowed(const char *entry)
@@ -47,8 +47,8 @@ int
 spawn_env(char *const *base, const char *cwd, unsigned int rows,
     unsigned int cols, char **out, size_t n, char *scratch, size_t scratchlen)
 {
-	size_t	i = 0, j;
-	int	r;
+	size_t i = 0, j;
+	int    r;
 
 	for (j = 0; base != NULL && base[j] != NULL; j++) {
 		if (!spawn_env_allowed(base[j]))
@@ -83,20 +83,20 @@ spawn_env(char *const *base, const char *cwd, unsigned int rows,
 int
 spawn_shell(const struct spawn_req *req, struct spawn_result *res)
 {
-	posix_spawn_file_actions_t	 fa;
-	posix_spawnattr_t		 attr;
-	struct winsize			 ws;
-	struct stat			 st;
-	sigset_t			 all, none;
-	char				 name[64], scratch[4200];
-	char				*env[SPAWN_ENV_MAX];
-	pid_t				 pid;
-	mode_t				 mine;
-	int				 master = -1, err, have_fa = 0;
-	int				 have_attr = 0;
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t	   attr;
+	struct winsize		   ws;
+	struct stat		   st;
+	sigset_t		   all, none;
+	char			   name[64], scratch[4200];
+	char			  *env[SPAWN_ENV_MAX];
+	pid_t			   pid;
+	mode_t			   mine;
+	int			   master = -1, err, have_fa = 0;
+	int			   have_attr = 0;
 
 	if (spawn_env(req->env, req->cwd, req->rows, req->cols, env,
-	    SPAWN_ENV_MAX, scratch, sizeof(scratch)) == -1) {
+		SPAWN_ENV_MAX, scratch, sizeof(scratch)) == -1) {
 		log_warn("spawn: environment");
 		return (-1);
 	}
@@ -131,14 +131,15 @@ spawn_shell(const struct spawn_req *req, struct spawn_result *res)
 	sigfillset(&all);
 	sigemptyset(&none);
 	if ((errno = posix_spawn_file_actions_addopen(&fa, 0, name, O_RDWR,
-	    0)) != 0 ||
+		 0)) != 0 ||
 	    (errno = posix_spawn_file_actions_adddup2(&fa, 0, 1)) != 0 ||
 	    (errno = posix_spawn_file_actions_adddup2(&fa, 0, 2)) != 0 ||
 	    (errno = posix_spawn_file_actions_addclosefrom_np(&fa, 3)) != 0 ||
-	    (errno = posix_spawn_file_actions_addchdir_np(&fa,
-	    req->cwd)) != 0 ||
-	    (errno = posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSID |
-	    POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF)) != 0 ||
+	    (errno = posix_spawn_file_actions_addchdir_np(&fa, req->cwd)) !=
+		0 ||
+	    (errno = posix_spawnattr_setflags(&attr,
+		 POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK |
+		     POSIX_SPAWN_SETSIGDEF)) != 0 ||
 	    (errno = posix_spawnattr_setsigmask(&attr, &none)) != 0 ||
 	    (errno = posix_spawnattr_setsigdefault(&attr, &all)) != 0) {
 		log_warn("spawn: attributes");

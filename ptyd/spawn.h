@@ -11,31 +11,30 @@
 #include <sys/types.h>
 
 struct spawn_req {
-	const char	 *path;		/* the shell */
-	char *const	 *argv;
-	char *const	 *env;		/* allowlisted daemon environment */
-	const char	 *cwd;
-	unsigned int	  rows;
-	unsigned int	  cols;
-	mode_t		  umask;	/* the shell's */
+	const char  *path; /* the shell */
+	char *const *argv;
+	char *const *env; /* allowlisted daemon environment */
+	const char  *cwd;
+	unsigned int rows;
+	unsigned int cols;
+	mode_t	     umask; /* the shell's */
 };
 
 struct spawn_result {
-	pid_t		  pid;
-	int		  master;	/* CLOEXEC, NONBLOCK */
-	dev_t		  tty;		/* the slave's device number */
+	pid_t pid;
+	int   master; /* CLOEXEC, NONBLOCK */
+	dev_t tty;    /* the slave's device number */
 };
 
 /* 0, or -1 with errno (the cause is logged). */
-int	spawn_shell(const struct spawn_req *, struct spawn_result *);
+int spawn_shell(const struct spawn_req *, struct spawn_result *);
 
 /* The environment a shell gets, built from base plus the fixed variables
  * (exposed for tests).  Returns a NULL-terminated array in buf of n. */
-int	spawn_env(char *const *base, const char *cwd, unsigned int rows,
-	    unsigned int cols, char **out, size_t n, char *scratch,
-	    size_t scratchlen);
+int spawn_env(char *const *base, const char *cwd, unsigned int rows,
+    unsigned int cols, char **out, size_t n, char *scratch, size_t scratchlen);
 
 /* Whether a daemon environment entry may pass to a shell. */
-int	spawn_env_allowed(const char *entry);
+int spawn_env_allowed(const char *entry);
 
 #endif /* PTYD_SPAWN_H */

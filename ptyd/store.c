@@ -46,12 +46,12 @@
 #include "xmalloc.h"
 
 /* The user_version that sql/schema.sql sets. */
-#define STORE_SCHEMA_VERSION	2
+#define STORE_SCHEMA_VERSION 2
 
-#define STORE_EVENTS_MAX	10000	/* pending audit events */
-#define STORE_ROWS_MAX		65536	/* pending rows, live ones included */
-#define STORE_TEXT_MAX		4096	/* bytes kept of any text field */
-#define STORE_CLOSE_WAIT_MS	1000	/* lock wait allowed at store_close */
+#define STORE_EVENTS_MAX    10000 /* pending audit events */
+#define STORE_ROWS_MAX	    65536 /* pending rows, live ones included */
+#define STORE_TEXT_MAX	    4096  /* bytes kept of any text field */
+#define STORE_CLOSE_WAIT_MS 1000  /* lock wait allowed at store_close */
 
 /*
  * store_migrations[v - 1] takes a database from user_version v to v + 1.
@@ -84,21 +84,21 @@ static const char *const store_migrations[STORE_SCHEMA_VERSION - 1] = {
 };
 
 static const char store_sql_upsert[] =
-	"INSERT INTO terminals (id, session_id, owner, pid, workspace, rows,"
-	" cols, started_at, last_activity, subscribers, unwatched_since,"
-	" state, ended_at, exit_code, end_reason, bytes_in, bytes_out)"
-	" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14,"
-	" ?15, ?16, ?17)"
-	" ON CONFLICT (id) DO UPDATE SET session_id = excluded.session_id,"
-	" owner = excluded.owner, pid = excluded.pid,"
-	" workspace = excluded.workspace, rows = excluded.rows,"
-	" cols = excluded.cols, started_at = excluded.started_at,"
-	" last_activity = excluded.last_activity,"
-	" subscribers = excluded.subscribers,"
-	" unwatched_since = excluded.unwatched_since, state = excluded.state,"
-	" ended_at = excluded.ended_at, exit_code = excluded.exit_code,"
-	" end_reason = excluded.end_reason, bytes_in = excluded.bytes_in,"
-	" bytes_out = excluded.bytes_out";
+    "INSERT INTO terminals (id, session_id, owner, pid, workspace, rows,"
+    " cols, started_at, last_activity, subscribers, unwatched_since,"
+    " state, ended_at, exit_code, end_reason, bytes_in, bytes_out)"
+    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14,"
+    " ?15, ?16, ?17)"
+    " ON CONFLICT (id) DO UPDATE SET session_id = excluded.session_id,"
+    " owner = excluded.owner, pid = excluded.pid,"
+    " workspace = excluded.workspace, rows = excluded.rows,"
+    " cols = excluded.cols, started_at = excluded.started_at,"
+    " last_activity = excluded.last_activity,"
+    " subscribers = excluded.subscribers,"
+    " unwatched_since = excluded.unwatched_since, state = excluded.state,"
+    " ended_at = excluded.ended_at, exit_code = excluded.exit_code,"
+    " end_reason = excluded.end_reason, bytes_in = excluded.bytes_in,"
+    " bytes_out = excluded.bytes_out";
 
 /*
  * Most puts change only these columns (activity, viewers, byte counts),
@@ -108,26 +108,26 @@ static const char store_sql_upsert[] =
  * (bench/store).
  */
 static const char store_sql_touch[] =
-	"UPDATE terminals SET rows = ?2, cols = ?3, last_activity = ?4,"
-	" subscribers = ?5, unwatched_since = ?6, bytes_in = ?7,"
-	" bytes_out = ?8 WHERE id = ?1";
+    "UPDATE terminals SET rows = ?2, cols = ?3, last_activity = ?4,"
+    " subscribers = ?5, unwatched_since = ?6, bytes_in = ?7,"
+    " bytes_out = ?8 WHERE id = ?1";
 
 static const char store_sql_event[] =
-	"INSERT INTO terminal_events (at, session_id, terminal_id, kind, actor,"
-	" detail) VALUES (?1, ?2, ?3, ?4, ?5, ?6)";
+    "INSERT INTO terminal_events (at, session_id, terminal_id, kind, actor,"
+    " detail) VALUES (?1, ?2, ?3, ?4, ?5, ?6)";
 
 /* Start-up reconciliation: the events first, while the rows still say
  * what the earlier daemon left.  The rest of a lost row is its last known
  * state (subscribers, bytes). */
 static const char store_sql_lost_events[] =
-	"INSERT INTO terminal_events (at, session_id, terminal_id, kind, actor,"
-	" detail) SELECT ?1, session_id, id, 'lost', NULL,"
-	" 'still running (pid ' || coalesce(pid, '?') || ')"
-	" when an earlier ptyd stopped'"
-	" FROM terminals WHERE state = 'running' ORDER BY id";
+    "INSERT INTO terminal_events (at, session_id, terminal_id, kind, actor,"
+    " detail) SELECT ?1, session_id, id, 'lost', NULL,"
+    " 'still running (pid ' || coalesce(pid, '?') || ')"
+    " when an earlier ptyd stopped'"
+    " FROM terminals WHERE state = 'running' ORDER BY id";
 static const char store_sql_lost_rows[] =
-	"UPDATE terminals SET state = 'lost', ended_at = ?1,"
-	" end_reason = 'lost' WHERE state = 'running'";
+    "UPDATE terminals SET state = 'lost', ended_at = ?1,"
+    " end_reason = 'lost' WHERE state = 'running'";
 
 /* Ids ever used: rows, and events that may outlive pruned rows. */
 static const char *const store_sql_maxid[] = {
@@ -137,111 +137,115 @@ static const char *const store_sql_maxid[] = {
 };
 
 static const char *const store_states[] = {
-	"running",			/* live: kept for re-puts */
-	"exited", "closed", "reaped", "evicted", "shutdown", "lost",
+	"running", /* live: kept for re-puts */
+	"exited",
+	"closed",
+	"reaped",
+	"evicted",
+	"shutdown",
+	"lost",
 };
-#define STORE_NLIVE	1
+#define STORE_NLIVE 1
 
 enum store_db {
-	STORE_DB_CLOSED,	/* no connection: the next flush opens */
-	STORE_DB_OPEN,		/* connected, schema not yet applied */
-	STORE_DB_READY,		/* schema applied, statements prepared */
-	STORE_DB_OFF,		/* newer schema than ours: no mirror */
+	STORE_DB_CLOSED, /* no connection: the next flush opens */
+	STORE_DB_OPEN,	 /* connected, schema not yet applied */
+	STORE_DB_READY,	 /* schema applied, statements prepared */
+	STORE_DB_OFF,	 /* newer schema than ours: no mirror */
 };
 
 struct store_row {
-	int64_t		 id;
-	char		*sid;
-	char		*owner;
-	char		*workspace;
-	char		*end_reason;
-	const char	*state;		/* one of store_states */
-	int		 live;
-	int		 pid;
-	int		 rows;
-	int		 cols;
-	int		 subscribers;
-	int		 has_exit_code;
-	int		 exit_code;
-	double		 started_at;
-	double		 last_activity;
-	double		 unwatched_since;
-	double		 ended_at;
-	uint64_t	 bytes_in;
-	uint64_t	 bytes_out;
-	int		 dirty;		/* not yet written */
-	int		 cold;		/* an indexed or identity column too */
-	int		 in_db;		/* written through this connection */
-	int		 bad;		/* refused by a constraint: drop */
+	int64_t	    id;
+	char	   *sid;
+	char	   *owner;
+	char	   *workspace;
+	char	   *end_reason;
+	const char *state; /* one of store_states */
+	int	    live;
+	int	    pid;
+	int	    rows;
+	int	    cols;
+	int	    subscribers;
+	int	    has_exit_code;
+	int	    exit_code;
+	double	    started_at;
+	double	    last_activity;
+	double	    unwatched_since;
+	double	    ended_at;
+	uint64_t    bytes_in;
+	uint64_t    bytes_out;
+	int	    dirty; /* not yet written */
+	int	    cold;  /* an indexed or identity column too */
+	int	    in_db; /* written through this connection */
+	int	    bad;   /* refused by a constraint: drop */
 };
 
 struct store_ev {
-	STAILQ_ENTRY(store_ev)	 entry;
-	double			 at;
-	int64_t			 term_id;
-	const char		*sid;	/* these point into buf, or NULL */
-	const char		*kind;
-	const char		*actor;
-	const char		*detail;
-	char			 buf[];
+	STAILQ_ENTRY(store_ev) entry;
+	double	    at;
+	int64_t	    term_id;
+	const char *sid; /* these point into buf, or NULL */
+	const char *kind;
+	const char *actor;
+	const char *detail;
+	char	    buf[];
 };
 STAILQ_HEAD(store_evq, store_ev);
 
 struct store {
-	char			*path;
-	sqlite3			*db;
-	enum store_db		 dbstate;
-	int			 busy_ms;
+	char	     *path;
+	sqlite3	     *db;
+	enum store_db dbstate;
+	int	      busy_ms;
 
-	sqlite3_stmt		*st_begin;
-	sqlite3_stmt		*st_commit;
-	sqlite3_stmt		*st_rollback;
-	sqlite3_stmt		*st_upsert;
-	sqlite3_stmt		*st_touch;
-	sqlite3_stmt		*st_event;
+	sqlite3_stmt *st_begin;
+	sqlite3_stmt *st_commit;
+	sqlite3_stmt *st_rollback;
+	sqlite3_stmt *st_upsert;
+	sqlite3_stmt *st_touch;
+	sqlite3_stmt *st_event;
 
-	int64_t			 next_id;
-	int			 ids_known;	/* next_id read from the db */
-	int			 reconciled;
-	int			 recreated;	/* write a 'recreated' marker */
-	int			 wal_warned;
+	int64_t next_id;
+	int	ids_known; /* next_id read from the db */
+	int	reconciled;
+	int	recreated; /* write a 'recreated' marker */
+	int	wal_warned;
 
-	int			 failing;	/* in an outage, logged */
-	uint64_t		 errors;
-	uint64_t		 outage_errors;
-	char			 cause[512];
+	int	 failing; /* in an outage, logged */
+	uint64_t errors;
+	uint64_t outage_errors;
+	char	 cause[512];
 
-	struct store_row	*rows;		/* sorted by id */
-	size_t			 nrows;
-	size_t			 rowscap;
-	size_t			 ndirty;
+	struct store_row *rows; /* sorted by id */
+	size_t		  nrows;
+	size_t		  rowscap;
+	size_t		  ndirty;
 
-	struct store_evq	 events;
-	size_t			 nevents;
+	struct store_evq events;
+	size_t		 nevents;
 
-	uint64_t		 dropped_events;
-	uint64_t		 dropped_rows;
-	double			 dropped_at;	/* first drop, for the marker */
+	uint64_t dropped_events;
+	uint64_t dropped_rows;
+	double	 dropped_at; /* first drop, for the marker */
 };
 
 static double
 store_now(void)
 {
-	struct timespec	ts;
+	struct timespec ts;
 
 	clock_gettime(CLOCK_REALTIME, &ts);
 	return ((double)ts.tv_sec + (double)ts.tv_nsec / 1e9);
 }
 
-static void
-store_cause(struct store *st, const char *fmt, ...)
+static void store_cause(struct store *st, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
 /* Remember why the last attempt failed, for the one log line per outage. */
 static void
 store_cause(struct store *st, const char *fmt, ...)
 {
-	va_list	ap;
+	va_list ap;
 	int	n;
 
 	va_start(ap, fmt);
@@ -255,7 +259,7 @@ store_cause(struct store *st, const char *fmt, ...)
 static size_t
 store_textlen(const char *s, size_t max)
 {
-	size_t	n;
+	size_t n;
 
 	n = strnlen(s, max + 1);
 	if (n <= max)
@@ -272,7 +276,7 @@ store_textlen(const char *s, size_t max)
 static int
 store_setstr(char **dst, const char *src)
 {
-	size_t	n;
+	size_t n;
 
 	if (src == NULL) {
 		if (*dst == NULL)
@@ -294,7 +298,7 @@ store_setstr(char **dst, const char *src)
 static const char *
 store_state_find(const char *state, int *live)
 {
-	size_t	i;
+	size_t i;
 
 	if (state == NULL)
 		return (NULL);
@@ -311,7 +315,7 @@ store_state_find(const char *state, int *live)
 static size_t
 store_row_search(const struct store *st, int64_t id, int *found)
 {
-	size_t	lo = 0, hi = st->nrows, mid;
+	size_t lo = 0, hi = st->nrows, mid;
 
 	/* Ids mostly grow: a new terminal goes at the end. */
 	if (hi > 0 && st->rows[hi - 1].id < id) {
@@ -358,7 +362,7 @@ store_row_remove(struct store *st, size_t i)
 static int
 store_row_evict(struct store *st)
 {
-	size_t	i;
+	size_t i;
 
 	for (i = 0; i < st->nrows; i++) {
 		if (!st->rows[i].live) {
@@ -373,7 +377,7 @@ store_row_evict(struct store *st)
 static size_t
 store_nlive(const struct store *st)
 {
-	size_t	i, n = 0;
+	size_t i, n = 0;
 
 	for (i = 0; i < st->nrows; i++)
 		n += st->rows[i].live;
@@ -384,7 +388,7 @@ store_nlive(const struct store *st)
 static void
 store_mark_all(struct store *st)
 {
-	size_t	i;
+	size_t i;
 
 	for (i = 0; i < st->nrows; i++) {
 		st->rows[i].dirty = 1;
@@ -400,8 +404,8 @@ store_note_drop(struct store *st, double at)
 	if (st->dropped_events == 0 && st->dropped_rows == 0) {
 		st->dropped_at = at;
 		log_warnx("database %s: pending queue full (%d events, %d rows)"
-		    "; dropping until it accepts writes", st->path,
-		    STORE_EVENTS_MAX, STORE_ROWS_MAX);
+			  "; dropping until it accepts writes",
+		    st->path, STORE_EVENTS_MAX, STORE_ROWS_MAX);
 	}
 }
 
@@ -409,8 +413,8 @@ store_note_drop(struct store *st, double at)
 static int
 store_mkdirs(const char *path)
 {
-	char	 buf[PATH_MAX];
-	char	*p, *slash, c;
+	char  buf[PATH_MAX];
+	char *p, *slash, c;
 
 	if (strlen(path) >= sizeof(buf)) {
 		errno = ENAMETOOLONG;
@@ -420,7 +424,7 @@ store_mkdirs(const char *path)
 	if ((slash = strrchr(buf, '/')) == NULL || slash == buf)
 		return (0);
 	*slash = '\0';
-	for (p = buf + 1; ; p++) {
+	for (p = buf + 1;; p++) {
 		if (*p != '/' && *p != '\0')
 			continue;
 		if (p[-1] != '/') {
@@ -446,9 +450,9 @@ static void
 store_fix_modes(const char *path)
 {
 	static const char *const sfx[] = { "-wal", "-shm" };
-	char		 buf[PATH_MAX + 8];
-	struct stat	 db, sb;
-	size_t		 i;
+	char			 buf[PATH_MAX + 8];
+	struct stat		 db, sb;
+	size_t			 i;
 
 	if (stat(path, &db) == -1 || (db.st_mode & S_IWUSR) == 0)
 		return;
@@ -491,8 +495,8 @@ store_db_close(struct store *st)
 static int
 store_db_int(sqlite3 *db, const char *sql, int64_t *val)
 {
-	sqlite3_stmt	*stmt = NULL;
-	int		 rc;
+	sqlite3_stmt *stmt = NULL;
+	int	      rc;
 
 	*val = 0;
 	if (sqlite3_prepare_v2(db, sql, -1, &stmt, NULL) != SQLITE_OK)
@@ -513,11 +517,11 @@ fail:
 static void
 store_db_maxid(struct store *st)
 {
-	int64_t	max;
+	int64_t max;
 	size_t	i;
 
 	for (i = 0; i < sizeof(store_sql_maxid) / sizeof(store_sql_maxid[0]);
-	    i++) {
+	     i++) {
 		if (store_db_int(st->db, store_sql_maxid[i], &max) == 0) {
 			if (max >= st->next_id)
 				st->next_id = max + 1;
@@ -532,7 +536,7 @@ store_db_maxid(struct store *st)
 static void
 store_queue_clear(struct store *st)
 {
-	struct store_ev	*ev;
+	struct store_ev *ev;
 
 	while ((ev = STAILQ_FIRST(&st->events)) != NULL) {
 		STAILQ_REMOVE_HEAD(&st->events, entry);
@@ -547,7 +551,7 @@ store_queue_clear(struct store *st)
 static void
 store_discard(struct store *st)
 {
-	size_t	i;
+	size_t i;
 
 	for (i = 0; i < st->nrows; i++)
 		store_row_clear(&st->rows[i]);
@@ -562,9 +566,9 @@ static void
 store_db_off(struct store *st, int64_t version)
 {
 	log_warnx("database %s has schema version %" PRId64 ", newer than"
-	    " this ptyd's %d: running without the mirror (move the file"
-	    " away or upgrade ptyd, then restart it)", st->path, version,
-	    STORE_SCHEMA_VERSION);
+		  " this ptyd's %d: running without the mirror (move the file"
+		  " away or upgrade ptyd, then restart it)",
+	    st->path, version, STORE_SCHEMA_VERSION);
 	st->dbstate = STORE_DB_OFF;
 	store_db_close(st);
 	store_discard(st);
@@ -575,10 +579,10 @@ store_db_off(struct store *st, int64_t version)
 static int
 store_db_connect(struct store *st)
 {
-	sqlite3_stmt	*stmt = NULL;
-	const char	*mode;
-	int64_t		 version;
-	int		 rc;
+	sqlite3_stmt *stmt = NULL;
+	const char   *mode;
+	int64_t	      version;
+	int	      rc;
 
 	if (store_mkdirs(st->path) == -1) {
 		store_cause(st, "cannot create its directory: %s",
@@ -588,8 +592,9 @@ store_db_connect(struct store *st)
 	/* A -wal left beside a deleted file is SQLite's to discard: it drops
 	 * the WAL of an empty database file when it opens it. */
 	store_fix_modes(st->path);
-	rc = sqlite3_open_v2(st->path, &st->db, SQLITE_OPEN_READWRITE |
-	    SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL);
+	rc = sqlite3_open_v2(st->path, &st->db,
+	    SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+	    NULL);
 	if (rc != SQLITE_OK) {
 		if (st->db == NULL) {
 			store_cause(st, "cannot open: %s", sqlite3_errstr(rc));
@@ -618,7 +623,8 @@ store_db_connect(struct store *st)
 	}
 
 	if (sqlite3_prepare_v2(st->db, "PRAGMA journal_mode = WAL", -1, &stmt,
-	    NULL) != SQLITE_OK || sqlite3_step(stmt) != SQLITE_ROW) {
+		NULL) != SQLITE_OK ||
+	    sqlite3_step(stmt) != SQLITE_ROW) {
 		store_cause(st, "cannot set WAL: %s", sqlite3_errmsg(st->db));
 		goto fail;
 	}
@@ -635,9 +641,10 @@ store_db_connect(struct store *st)
 	 * power cut may lose the last flushes, never consistency.  The WAL is
 	 * cut back after checkpoints so a long reader cannot leave it huge.
 	 */
-	if (sqlite3_exec(st->db, "PRAGMA synchronous = NORMAL;"
-	    "PRAGMA journal_size_limit = 4194304", NULL, NULL, NULL) !=
-	    SQLITE_OK) {
+	if (sqlite3_exec(st->db,
+		"PRAGMA synchronous = NORMAL;"
+		"PRAGMA journal_size_limit = 4194304",
+		NULL, NULL, NULL) != SQLITE_OK) {
 		store_cause(st, "pragma: %s", sqlite3_errmsg(st->db));
 		goto fail;
 	}
@@ -652,7 +659,7 @@ static int
 store_prepare(struct store *st, const char *sql, sqlite3_stmt **stp)
 {
 	if (sqlite3_prepare_v3(st->db, sql, -1, SQLITE_PREPARE_PERSISTENT, stp,
-	    NULL) != SQLITE_OK) {
+		NULL) != SQLITE_OK) {
 		store_cause(st, "cannot prepare: %s", sqlite3_errmsg(st->db));
 		return (-1);
 	}
@@ -662,7 +669,7 @@ store_prepare(struct store *st, const char *sql, sqlite3_stmt **stp)
 static int
 store_exec_now(struct store *st, const char *sql, double now, int *changes)
 {
-	sqlite3_stmt	*stmt = NULL;
+	sqlite3_stmt *stmt = NULL;
 
 	if (store_prepare(st, sql, &stmt) == -1)
 		return (-1);
@@ -688,7 +695,7 @@ store_exec_now(struct store *st, const char *sql, double now, int *changes)
 static int
 store_db_ready(struct store *st, double now)
 {
-	int64_t	version;
+	int64_t version;
 	int	lost = 0, rc;
 
 	if ((rc = sqlite3_exec(st->db, "BEGIN IMMEDIATE", NULL, NULL, NULL)) !=
@@ -709,13 +716,15 @@ store_db_ready(struct store *st, double now)
 	/* 0 is a new, empty database: schema.sql creates it whole. */
 	for (; version >= 1 && version < STORE_SCHEMA_VERSION; version++) {
 		if (sqlite3_exec(st->db, store_migrations[version - 1], NULL,
-		    NULL, NULL) != SQLITE_OK) {
-			store_cause(st, "migrating from version %" PRId64
-			    ": %s", version, sqlite3_errmsg(st->db));
+			NULL, NULL) != SQLITE_OK) {
+			store_cause(st,
+			    "migrating from version %" PRId64 ": %s", version,
+			    sqlite3_errmsg(st->db));
 			goto fail;
 		}
 		log_info("database %s: migrated from schema version %" PRId64
-		    " to %" PRId64, st->path, version, version + 1);
+			 " to %" PRId64,
+		    st->path, version, version + 1);
 	}
 	if (sqlite3_exec(st->db, store_schema_sql, NULL, NULL, NULL) !=
 	    SQLITE_OK) {
@@ -726,14 +735,16 @@ store_db_ready(struct store *st, double now)
 	if (store_db_int(st->db, "PRAGMA user_version", &version) == -1 ||
 	    version != STORE_SCHEMA_VERSION) {
 		/* A build whose schema.sql and store.c disagree. */
-		store_cause(st, "schema.sql sets user_version %" PRId64
-		    ", store.c expects %d", version, STORE_SCHEMA_VERSION);
+		store_cause(st,
+		    "schema.sql sets user_version %" PRId64
+		    ", store.c expects %d",
+		    version, STORE_SCHEMA_VERSION);
 		goto fail;
 	}
 	if (!st->reconciled) {
 		if (store_exec_now(st, store_sql_lost_events, now, NULL) ==
-		    -1 || store_exec_now(st, store_sql_lost_rows, now,
-		    &lost) == -1)
+			-1 ||
+		    store_exec_now(st, store_sql_lost_rows, now, &lost) == -1)
 			goto fail;
 	}
 	store_db_maxid(st);
@@ -743,7 +754,8 @@ store_db_ready(struct store *st, double now)
 	}
 	if (lost > 0)
 		log_info("database %s: %d terminals left by an earlier ptyd"
-		    " marked lost", st->path, lost);
+			 " marked lost",
+		    st->path, lost);
 	st->reconciled = 1;
 
 	if (store_prepare(st, "BEGIN IMMEDIATE", &st->st_begin) == -1 ||
@@ -771,8 +783,8 @@ store_fail(struct store *st, int rc)
 	st->outage_errors++;
 	if (!st->failing) {
 		log_warnx("database %s: %s; keeping %zu rows and %zu events"
-		    " in memory and retrying", st->path, st->cause,
-		    st->ndirty, st->nevents);
+			  " in memory and retrying",
+		    st->path, st->cause, st->ndirty, st->nevents);
 		st->failing = 1;
 	}
 	if (st->dbstate == STORE_DB_OFF)
@@ -789,7 +801,7 @@ store_fail(struct store *st, int rc)
 static int
 store_attempt(struct store *st, double now)
 {
-	int	rc = SQLITE_ERROR;
+	int rc = SQLITE_ERROR;
 
 	if (st->dbstate == STORE_DB_OFF)
 		return (-1);
@@ -812,8 +824,8 @@ fail:
 struct store *
 store_open(const char *path, double now)
 {
-	struct store	*st;
-	char		 cwd[PATH_MAX];
+	struct store *st;
+	char	      cwd[PATH_MAX];
 
 	st = xcalloc(1, sizeof(*st));
 	STAILQ_INIT(&st->events);
@@ -833,7 +845,8 @@ store_open(const char *path, double now)
 		 */
 		st->next_id = (int64_t)(now * 1e6);
 		log_warnx("database %s: ids in use unknown; numbering"
-		    " terminals from %" PRId64, st->path, st->next_id);
+			  " terminals from %" PRId64,
+		    st->path, st->next_id);
 	}
 	return (st);
 }
@@ -847,18 +860,18 @@ store_next_id(struct store *st)
 void
 store_put_term(struct store *st, const struct store_term *t)
 {
-	struct store_row	*r;
-	const char		*state;
-	size_t			 i;
-	int			 found, live = 0;
+	struct store_row *r;
+	const char	 *state;
+	size_t		  i;
+	int		  found, live = 0;
 
 	if (st->dbstate == STORE_DB_OFF)
 		return;
-	if (t->sid == NULL || (state = store_state_find(t->state, &live)) ==
-	    NULL) {
+	if (t->sid == NULL ||
+	    (state = store_state_find(t->state, &live)) == NULL) {
 		log_warnx("database %s: terminal %" PRId64 ": no session id or"
-		    " bad state %s; row not written", st->path, t->id,
-		    t->state == NULL ? "(null)" : t->state);
+			  " bad state %s; row not written",
+		    st->path, t->id, t->state == NULL ? "(null)" : t->state);
 		return;
 	}
 	i = store_row_search(st, t->id, &found);
@@ -918,7 +931,7 @@ store_put_term(struct store *st, const struct store_term *t)
 static const char *
 store_ev_str(char **p, const char *s, size_t n)
 {
-	const char	*start = *p;
+	const char *start = *p;
 
 	if (s == NULL)
 		return (NULL);
@@ -929,10 +942,10 @@ store_ev_str(char **p, const char *s, size_t n)
 }
 
 static void
-store_queue_event(struct store *st, double at, const char *sid,
-    int64_t term_id, const char *kind, const char *actor, const char *detail)
+store_queue_event(struct store *st, double at, const char *sid, int64_t term_id,
+    const char *kind, const char *actor, const char *detail)
 {
-	struct store_ev	*ev;
+	struct store_ev *ev;
 	size_t		 ls, lk, la, ld;
 	char		*p;
 
@@ -998,7 +1011,7 @@ store_u64(uint64_t v)
 static int
 store_step(sqlite3_stmt *stmt)
 {
-	int	rc;
+	int rc;
 
 	rc = sqlite3_step(stmt);
 	sqlite3_reset(stmt);
@@ -1008,8 +1021,8 @@ store_step(sqlite3_stmt *stmt)
 static int
 store_write_row(struct store *st, struct store_row *r)
 {
-	sqlite3_stmt	*s = st->st_touch;
-	int		 rc;
+	sqlite3_stmt *s = st->st_touch;
+	int	      rc;
 
 	if (r->in_db && !r->cold) {
 		sqlite3_bind_int64(s, 1, r->id);
@@ -1032,7 +1045,7 @@ store_write_row(struct store *st, struct store_row *r)
 	if (r->pid > 0)
 		sqlite3_bind_int(s, 4, r->pid);
 	else
-		sqlite3_bind_null(s, 4);	/* not spawned (yet) */
+		sqlite3_bind_null(s, 4); /* not spawned (yet) */
 	store_bind_text(s, 5, r->workspace);
 	sqlite3_bind_int(s, 6, r->rows);
 	sqlite3_bind_int(s, 7, r->cols);
@@ -1053,10 +1066,10 @@ store_write_row(struct store *st, struct store_row *r)
 }
 
 static int
-store_write_event(struct store *st, double at, const char *sid,
-    int64_t term_id, const char *kind, const char *actor, const char *detail)
+store_write_event(struct store *st, double at, const char *sid, int64_t term_id,
+    const char *kind, const char *actor, const char *detail)
 {
-	sqlite3_stmt	*s = st->st_event;
+	sqlite3_stmt *s = st->st_event;
 
 	sqlite3_bind_double(s, 1, at);
 	store_bind_text(s, 2, sid);
@@ -1080,8 +1093,8 @@ store_refused(struct store *st, int rc, const char *what, int64_t id)
 {
 	if ((rc & 0xff) != SQLITE_CONSTRAINT)
 		return (0);
-	log_warnx("database %s: %s %" PRId64 " refused, dropped: %s",
-	    st->path, what, id, sqlite3_errmsg(st->db));
+	log_warnx("database %s: %s %" PRId64 " refused, dropped: %s", st->path,
+	    what, id, sqlite3_errmsg(st->db));
 	return (1);
 }
 
@@ -1089,11 +1102,11 @@ store_refused(struct store *st, int rc, const char *what, int64_t id)
 static int
 store_write(struct store *st, double now)
 {
-	struct store_ev	*ev;
+	struct store_ev	 *ev;
 	struct store_row *r;
-	char		 detail[256];
-	size_t		 i;
-	int		 rc;
+	char		  detail[256];
+	size_t		  i;
+	int		  rc;
 
 	if ((rc = store_step(st->st_begin)) != SQLITE_DONE)
 		goto fail;
@@ -1107,7 +1120,7 @@ store_write(struct store *st, double now)
 			goto fail;
 		r->bad = 1;
 	}
-	STAILQ_FOREACH(ev, &st->events, entry) {
+	STAILQ_FOREACH (ev, &st->events, entry) {
 		rc = store_write_event(st, ev->at, ev->sid, ev->term_id,
 		    ev->kind, ev->actor, ev->detail);
 		if (rc == SQLITE_DONE)
@@ -1117,7 +1130,8 @@ store_write(struct store *st, double now)
 			goto fail;
 	}
 	if (st->dropped_events > 0 || st->dropped_rows > 0) {
-		snprintf(detail, sizeof(detail), "dropped %" PRIu64 " events,"
+		snprintf(detail, sizeof(detail),
+		    "dropped %" PRIu64 " events,"
 		    " %" PRIu64 " terminal rows: the database was unavailable"
 		    " and the pending queue full (%d events, %d rows)",
 		    st->dropped_events, st->dropped_rows, STORE_EVENTS_MAX,
@@ -1128,9 +1142,11 @@ store_write(struct store *st, double now)
 			goto fail;
 	}
 	if (st->recreated) {
-		snprintf(detail, sizeof(detail), "the database file was"
+		snprintf(detail, sizeof(detail),
+		    "the database file was"
 		    " deleted, moved or replaced under ptyd; %zu live terminals"
-		    " rewritten, earlier history is not here", store_nlive(st));
+		    " rewritten, earlier history is not here",
+		    store_nlive(st));
 		rc = store_write_event(st, now, NULL, 0, "recreated", NULL,
 		    detail);
 		if (rc != SQLITE_DONE)
@@ -1150,7 +1166,7 @@ fail:
 static void
 store_written(struct store *st)
 {
-	size_t	i, j;
+	size_t i, j;
 
 	for (i = j = 0; i < st->nrows; i++) {
 		if (st->rows[i].bad || !st->rows[i].live) {
@@ -1170,7 +1186,7 @@ store_written(struct store *st)
 int
 store_flush(struct store *st, double now)
 {
-	int	moved = 0, rc;
+	int moved = 0, rc;
 
 	if (st->dbstate == STORE_DB_OFF)
 		return (0);
@@ -1179,11 +1195,13 @@ store_flush(struct store *st, double now)
 	 * nobody will ever read them.  Checked at every flush (one stat), so
 	 * an idle ptyd also notices and rewrites its live state.
 	 */
-	if (st->db != NULL && sqlite3_file_control(st->db, "main",
-	    SQLITE_FCNTL_HAS_MOVED, &moved) == SQLITE_OK && moved) {
+	if (st->db != NULL &&
+	    sqlite3_file_control(st->db, "main", SQLITE_FCNTL_HAS_MOVED,
+		&moved) == SQLITE_OK &&
+	    moved) {
 		log_warnx("database %s was deleted, moved or replaced: writing"
-		    " a new one with the %zu live terminals", st->path,
-		    store_nlive(st));
+			  " a new one with the %zu live terminals",
+		    st->path, store_nlive(st));
 		/*
 		 * If it was only renamed (archived), the moved file should
 		 * hold everything: SQLite will not checkpoint a moved file on
@@ -1206,7 +1224,8 @@ store_flush(struct store *st, double now)
 	store_written(st);
 	if (st->failing) {
 		log_info("database %s: writing again after %" PRIu64 " failed"
-		    " attempts", st->path, st->outage_errors);
+			 " attempts",
+		    st->path, st->outage_errors);
 		st->failing = 0;
 		st->outage_errors = 0;
 	}
@@ -1225,7 +1244,8 @@ store_close(struct store *st)
 			sqlite3_busy_timeout(st->db, st->busy_ms);
 		if (store_flush(st, store_now()) == -1)
 			log_warnx("database %s: %zu rows and %zu events not"
-			    " written", st->path, st->ndirty, st->nevents);
+				  " written",
+			    st->path, st->ndirty, st->nevents);
 	}
 	store_db_close(st);
 	store_discard(st);

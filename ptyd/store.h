@@ -26,25 +26,25 @@ extern const char store_schema_sql[];
 /* A snapshot of one terminal incarnation, as its row in `terminals`.
  * Times are Unix seconds; a negative time or NULL string means SQL NULL. */
 struct store_term {
-	int64_t		 id;		/* from store_next_id */
-	const char	*sid;
-	const char	*owner;
-	int		 pid;
-	const char	*workspace;
-	int		 rows;
-	int		 cols;
-	double		 started_at;
-	double		 last_activity;
-	int		 subscribers;
-	double		 unwatched_since;	/* < 0: NULL (watched) */
-	const char	*state;		/* running exited closed reaped evicted
+	int64_t	    id; /* from store_next_id */
+	const char *sid;
+	const char *owner;
+	int	    pid;
+	const char *workspace;
+	int	    rows;
+	int	    cols;
+	double	    started_at;
+	double	    last_activity;
+	int	    subscribers;
+	double	    unwatched_since; /* < 0: NULL (watched) */
+	const char *state;	     /* running exited closed reaped evicted
 					   shutdown lost */
-	double		 ended_at;	/* < 0: NULL */
-	int		 has_exit_code;
-	int		 exit_code;
-	const char	*end_reason;	/* NULL while running */
-	uint64_t	 bytes_in;
-	uint64_t	 bytes_out;
+	double	    ended_at;	     /* < 0: NULL */
+	int	    has_exit_code;
+	int	    exit_code;
+	const char *end_reason; /* NULL while running */
+	uint64_t    bytes_in;
+	uint64_t    bytes_out;
 };
 
 /*
@@ -53,35 +53,34 @@ struct store_term {
  * event).  A database that cannot be opened is not fatal: the store keeps
  * trying at each flush.  Returns NULL only when out of memory.
  */
-struct store	*store_open(const char *path, double now);
+struct store *store_open(const char *path, double now);
 
 /* Flush what is pending (one last try) and close. NULL is a no-op. */
-void		 store_close(struct store *);
+void store_close(struct store *);
 
 /* A terminal id never used before in this database (nor by this process). */
-int64_t		 store_next_id(struct store *);
+int64_t store_next_id(struct store *);
 
 /* Queue the row's current state; replaces what is pending for the same id.
  * The strings are copied. */
-void		 store_put_term(struct store *, const struct store_term *);
+void store_put_term(struct store *, const struct store_term *);
 
 /* Queue an audit event.  term_id 0 means none; actor and detail may be
  * NULL.  The strings are copied. */
-void		 store_event(struct store *, double at, const char *sid,
-		    int64_t term_id, const char *kind, const char *actor,
-		    const char *detail);
+void store_event(struct store *, double at, const char *sid, int64_t term_id,
+    const char *kind, const char *actor, const char *detail);
 
 /*
  * Write everything pending in one transaction.  Returns 0 (including when
  * there was nothing to do), or -1 when the database refused; what was
  * pending stays pending, and the failure is counted.
  */
-int		 store_flush(struct store *, double now);
+int store_flush(struct store *, double now);
 
 /* Flushes that failed, since start (health's db_errors). */
-uint64_t	 store_errors(const struct store *);
+uint64_t store_errors(const struct store *);
 
 /* Whether anything waits to be written (for a flush timer that sleeps). */
-int		 store_pending(const struct store *);
+int store_pending(const struct store *);
 
 #endif /* PTYD_STORE_H */

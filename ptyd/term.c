@@ -53,26 +53,26 @@ struct ptyd_config ptyd_conf = {
 
 TAILQ_HEAD(term_list, term);
 
-static struct term_list	  term_all = TAILQ_HEAD_INITIALIZER(term_all);
-static struct term_list	  term_reg = TAILQ_HEAD_INITIALIZER(term_reg);
-static struct term	**term_hash;
-static struct term	**term_phash;
-static size_t		  term_nbuckets;
-static unsigned int	  term_nreg;
+static struct term_list term_all = TAILQ_HEAD_INITIALIZER(term_all);
+static struct term_list term_reg = TAILQ_HEAD_INITIALIZER(term_reg);
+static struct term    **term_hash;
+static struct term    **term_phash;
+static size_t		term_nbuckets;
+static unsigned int	term_nreg;
 
-static void	term_defer_cb(void *);
+static void term_defer_cb(void *);
 
 /* Registry hashing. */
 
 static size_t
 term_hash_key(const char *owner, const char *sid)
 {
-	uint64_t	h = 1469598103934665603ULL;
-	const char	*p;
+	uint64_t    h = 1469598103934665603ULL;
+	const char *p;
 
 	for (p = owner; *p != '\0'; p++)
 		h = (h ^ (uint8_t)*p) * 1099511628211ULL;
-	h = (h ^ 0xff) * 1099511628211ULL;	/* separator no text holds */
+	h = (h ^ 0xff) * 1099511628211ULL; /* separator no text holds */
 	for (p = sid; *p != '\0'; p++)
 		h = (h ^ (uint8_t)*p) * 1099511628211ULL;
 	return ((size_t)h);
@@ -87,12 +87,12 @@ term_hash_pid(pid_t pid)
 static void
 term_rehash(size_t n)
 {
-	struct term	**h, **ph, *t;
-	size_t		  i;
+	struct term **h, **ph, *t;
+	size_t	      i;
 
 	h = xcalloc(n, sizeof(*h));
 	ph = xcalloc(n, sizeof(*ph));
-	TAILQ_FOREACH(t, &term_all, all_entry) {
+	TAILQ_FOREACH (t, &term_all, all_entry) {
 		if (t->registered) {
 			i = term_hash_key(t->owner, t->sid) & (n - 1);
 			t->hnext = h[i];
@@ -132,7 +132,7 @@ term_done(void)
 struct term *
 term_find(const char *owner, const char *sid)
 {
-	struct term	*t;
+	struct term *t;
 
 	if (term_hash == NULL)
 		return (NULL);
@@ -146,7 +146,7 @@ term_find(const char *owner, const char *sid)
 struct term *
 term_find_pid(pid_t pid)
 {
-	struct term	*t;
+	struct term *t;
 
 	if (term_phash == NULL)
 		return (NULL);
@@ -166,7 +166,7 @@ term_is_live_shell(pid_t pid)
 void
 term_pid_add(struct term *t)
 {
-	size_t	i;
+	size_t i;
 
 	if (term_phash == NULL)
 		term_rehash(256);
@@ -179,7 +179,7 @@ term_pid_add(struct term *t)
 void
 term_pid_remove(struct term *t)
 {
-	struct term	**pp;
+	struct term **pp;
 
 	if (!t->in_pid_hash)
 		return;
@@ -197,7 +197,7 @@ term_pid_remove(struct term *t)
 void
 term_register(struct term *t)
 {
-	size_t	i;
+	size_t i;
 
 	if (t->registered)
 		fatalx("term_register: %s already registered", t->sid);
@@ -216,7 +216,7 @@ term_register(struct term *t)
 void
 term_unregister(struct term *t)
 {
-	struct term	**pp;
+	struct term **pp;
 
 	if (!t->registered)
 		return;
@@ -243,10 +243,10 @@ term_count(void)
 unsigned int
 term_count_owner(const char *owner)
 {
-	struct term	*t;
-	unsigned int	 n = 0;
+	struct term *t;
+	unsigned int n = 0;
 
-	TAILQ_FOREACH(t, &term_reg, reg_entry)
+	TAILQ_FOREACH (t, &term_reg, reg_entry)
 		if (strcmp(t->owner, owner) == 0)
 			n++;
 	return (n);
@@ -267,14 +267,14 @@ term_next(struct term *t)
 void
 term_stats(unsigned int *terms, unsigned int *exited, unsigned int *viewers)
 {
-	struct term	*t;
+	struct term *t;
 
 	*terms = term_nreg;
 	*exited = *viewers = 0;
-	TAILQ_FOREACH(t, &term_reg, reg_entry)
+	TAILQ_FOREACH (t, &term_reg, reg_entry)
 		if (t->state == TERM_EXITED)
 			(*exited)++;
-	TAILQ_FOREACH(t, &term_all, all_entry)
+	TAILQ_FOREACH (t, &term_all, all_entry)
 		*viewers += t->nviewers;
 }
 
@@ -282,7 +282,7 @@ struct term *
 term_new(const char *owner, const char *sid, const char *workspace,
     unsigned int rows, unsigned int cols, uint64_t base, int64_t now)
 {
-	struct term	*t;
+	struct term *t;
 
 	t = xcalloc(1, sizeof(*t));
 	t->id = mirror_next_id();
@@ -299,7 +299,7 @@ term_new(const char *owner, const char *sid, const char *workspace,
 	t->base = base;
 	ring_init(&t->ring, base, ptyd_conf.ring_size);
 	t->started_at = t->last_activity = now;
-	t->unwatched_since = now;	/* born unwatched: reapable if unused */
+	t->unwatched_since = now; /* born unwatched: reapable if unused */
 	t->ended_at = -1;
 	TAILQ_INIT(&t->viewers);
 	STAILQ_INIT(&t->input);
@@ -312,7 +312,7 @@ term_new(const char *owner, const char *sid, const char *workspace,
 void
 term_input_drop(struct term *t)
 {
-	struct term_chunk	*c;
+	struct term_chunk *c;
 
 	while ((c = STAILQ_FIRST(&t->input)) != NULL) {
 		STAILQ_REMOVE_HEAD(&t->input, entry);
@@ -344,8 +344,8 @@ term_free(struct term *t)
 static void
 term_defer_cb(void *arg)
 {
-	struct term	*t = arg;
-	struct viewer	*v, *next;
+	struct term   *t = arg;
+	struct viewer *v, *next;
 
 	if (t->free_queued) {
 		if (t->state == TERM_EXITED && !t->registered &&
@@ -401,9 +401,9 @@ term_clamp(unsigned int *rows, unsigned int *cols, int start)
 int
 term_workspace_resolve(const char *in, char *out, size_t size)
 {
-	char		 buf[PATH_MAX];
-	struct stat	 st;
-	size_t		 i, len;
+	char	    buf[PATH_MAX];
+	struct stat st;
+	size_t	    i, len;
 
 	if (in == NULL || *in == '\0') {
 		if (ptyd_conf.default_workspace == NULL ||
@@ -420,7 +420,7 @@ term_workspace_resolve(const char *in, char *out, size_t size)
 		len = strlen(ptyd_conf.roots[i]);
 		if (strcmp(ptyd_conf.roots[i], "/") == 0 ||
 		    (strncmp(buf, ptyd_conf.roots[i], len) == 0 &&
-		    (buf[len] == '\0' || buf[len] == '/'))) {
+			(buf[len] == '\0' || buf[len] == '/'))) {
 			if (strlen(buf) >= size)
 				return (-1);
 			strcpy(out, buf);
@@ -438,7 +438,7 @@ term_workspace_resolve(const char *in, char *out, size_t size)
 uint64_t
 term_base(const struct term *old, uint64_t now_ns)
 {
-	uint64_t	base = now_ns;
+	uint64_t base = now_ns;
 
 	if (old != NULL && base < ring_end(&old->ring) + 2)
 		base = ring_end(&old->ring) + 2;
@@ -448,7 +448,7 @@ term_base(const struct term *old, uint64_t now_ns)
 static uint64_t
 term_now_ns(void)
 {
-	struct timespec	ts;
+	struct timespec ts;
 
 	clock_gettime(CLOCK_REALTIME, &ts);
 	return ((uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec);
@@ -465,7 +465,7 @@ term_none_left(void)
 void
 term_force_finish(int64_t now)
 {
-	struct term	*t, *next;
+	struct term *t, *next;
 
 	for (t = TAILQ_FIRST(&term_all); t != NULL; t = next) {
 		next = TAILQ_NEXT(t, all_entry);
@@ -485,8 +485,8 @@ term_force_finish(int64_t now)
 static int
 term_room(const char *owner)
 {
-	unsigned int	n = term_count(), own = term_count_owner(owner);
-	unsigned int	need = 0;
+	unsigned int n = term_count(), own = term_count_owner(owner);
+	unsigned int need = 0;
 
 	if (ptyd_conf.max_terminals > 0 && n >= ptyd_conf.max_terminals)
 		need = n - ptyd_conf.max_terminals + 1;
@@ -500,10 +500,10 @@ enum term_err
 term_start(const struct term_start_req *req, int64_t now, struct term **out,
     int *reused)
 {
-	struct term	*old, *t, *victim;
-	char		 ws[PATH_MAX], detail[PATH_MAX + 64];
-	unsigned int	 rows = req->rows, cols = req->cols;
-	uint64_t	 base;
+	struct term *old, *t, *victim;
+	char	     ws[PATH_MAX], detail[PATH_MAX + 64];
+	unsigned int rows = req->rows, cols = req->cols;
+	uint64_t     base;
 
 	*out = NULL;
 	*reused = 0;
@@ -560,13 +560,13 @@ term_start(const struct term_start_req *req, int64_t now, struct term **out,
 }
 
 enum term_err
-term_input(const char *owner, const char *sid, const uint8_t *data,
-    size_t len, int64_t now)
+term_input(const char *owner, const char *sid, const uint8_t *data, size_t len,
+    int64_t now)
 {
-	struct term		*t;
-	struct term_chunk	*c;
-	size_t			 done = 0;
-	ssize_t			 r;
+	struct term	  *t;
+	struct term_chunk *c;
+	size_t		   done = 0;
+	ssize_t		   r;
 
 	t = term_find(owner, sid);
 	if (t == NULL || t->state != TERM_RUNNING || t->master == -1)
@@ -605,8 +605,8 @@ enum term_err
 term_input_once(const char *owner, const char *sid, const char *input_id,
     const uint8_t *data, size_t len, int64_t now, int *duplicate)
 {
-	struct term	*t;
-	enum term_err	 e;
+	struct term  *t;
+	enum term_err e;
 
 	*duplicate = 0;
 	if (input_id == NULL || input_id[0] == '\0')
@@ -634,8 +634,8 @@ enum term_err
 term_resize(const char *owner, const char *sid, unsigned int rows,
     unsigned int cols, int64_t now)
 {
-	struct term	*t;
-	char		 detail[32];
+	struct term *t;
+	char	     detail[32];
 
 	t = term_find(owner, sid);
 	if (t == NULL || t->state != TERM_RUNNING)
@@ -651,7 +651,7 @@ term_resize(const char *owner, const char *sid, unsigned int rows,
 int
 term_close(const char *owner, const char *sid, const char *actor, int64_t now)
 {
-	struct term	*t;
+	struct term *t;
 
 	if ((t = term_find(owner, sid)) == NULL)
 		return (0);

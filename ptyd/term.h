@@ -35,23 +35,23 @@ struct term;
 /* Error codes; conn.c maps them to PROTO_ERR_*. */
 enum term_err {
 	TERM_OK = 0,
-	TERM_EBADREQ,		/* invalid session_id or workspace */
+	TERM_EBADREQ, /* invalid session_id or workspace */
 	TERM_ENOTRUNNING,
-	TERM_EVIEWERS,		/* viewer limit */
-	TERM_EINPUTFULL,	/* pending input over the limit */
+	TERM_EVIEWERS,	 /* viewer limit */
+	TERM_EINPUTFULL, /* pending input over the limit */
 	TERM_EINTERNAL,
-	TERM_ELIMIT,		/* the cap is full of other owners' terminals */
+	TERM_ELIMIT, /* the cap is full of other owners' terminals */
 };
 
 /* The terminal's side of one attached viewer (embedded in a conn). */
 struct viewer {
-	TAILQ_ENTRY(viewer)	  entry;
-	struct term		 *term;		/* NULL once detached */
-	uint64_t		  pos;		/* next position to send */
-	char			 *actor;	/* from attach, for detach's
+	TAILQ_ENTRY(viewer) entry;
+	struct term *term;  /* NULL once detached */
+	uint64_t     pos;   /* next position to send */
+	char	    *actor; /* from attach, for detach's
 						   audit event; NULL: unknown */
-	void			(*wake)(struct viewer *);
-	void			 *arg;
+	void (*wake)(struct viewer *);
+	void *arg;
 };
 TAILQ_HEAD(viewer_list, viewer);
 
@@ -59,137 +59,134 @@ struct term_chunk;
 STAILQ_HEAD(term_chunks, term_chunk);
 
 struct term {
-	TAILQ_ENTRY(term)	 all_entry;	/* every term object */
-	TAILQ_ENTRY(term)	 reg_entry;	/* registered, in start order */
-	TAILQ_ENTRY(term)	 dirty_entry;
-	struct term		*hnext;		/* (owner, sid) hash chain */
-	struct term		*pnext;		/* pid hash chain */
+	TAILQ_ENTRY(term) all_entry; /* every term object */
+	TAILQ_ENTRY(term) reg_entry; /* registered, in start order */
+	TAILQ_ENTRY(term) dirty_entry;
+	struct term *hnext; /* (owner, sid) hash chain */
+	struct term *pnext; /* pid hash chain */
 
-	int64_t			 id;		/* incarnation, unique */
-	char			*owner;
-	char			*sid;
-	char			*workspace;
+	int64_t id; /* incarnation, unique */
+	char   *owner;
+	char   *sid;
+	char   *workspace;
 
-	enum term_state		 state;		/* term_set_state only */
-	enum term_reason	 reason;	/* why it ends; NONE: running */
-	int			 registered;
-	int			 dirty;		/* mirror.c: row to push */
-	int			 in_pid_hash;
-	int			 free_queued;
+	enum term_state	 state;	 /* term_set_state only */
+	enum term_reason reason; /* why it ends; NONE: running */
+	int		 registered;
+	int		 dirty; /* mirror.c: row to push */
+	int		 in_pid_hash;
+	int		 free_queued;
 
-	pid_t			 pid;		/* shell = pgrp = session */
-	int			 reaped;	/* the shell was waited for */
-	int			 killed;	/* SIGKILL sent */
-	int			 master;	/* -1 once closed */
-	struct ev_io		 io;
-	int			 paused;	/* a viewer is a full ring behind */
-	int			 hup;		/* slave side gone */
-	int			 spoke;		/* the shell has written */
-	dev_t			 tty;		/* slave device, to find strays */
+	pid_t	     pid;    /* shell = pgrp = session */
+	int	     reaped; /* the shell was waited for */
+	int	     killed; /* SIGKILL sent */
+	int	     master; /* -1 once closed */
+	struct ev_io io;
+	int	     paused; /* a viewer is a full ring behind */
+	int	     hup;    /* slave side gone */
+	int	     spoke;  /* the shell has written */
+	dev_t	     tty;    /* slave device, to find strays */
 
-	uint16_t		 rows;
-	uint16_t		 cols;
-	uint64_t		 base;		/* first position */
-	struct ring		 ring;
+	uint16_t    rows;
+	uint16_t    cols;
+	uint64_t    base; /* first position */
+	struct ring ring;
 
-	int64_t			 started_at;	/* monotonic us */
-	int64_t			 last_activity;
-	int64_t			 unwatched_since;	/* -1: watched */
-	int64_t			 ended_at;		/* -1: running */
-	int			 has_exit_code;
-	int			 exit_code;
+	int64_t started_at; /* monotonic us */
+	int64_t last_activity;
+	int64_t unwatched_since; /* -1: watched */
+	int64_t ended_at;	 /* -1: running */
+	int	has_exit_code;
+	int	exit_code;
 
-	struct viewer_list	 viewers;
-	unsigned int		 nviewers;
+	struct viewer_list viewers;
+	unsigned int	   nviewers;
 
-	struct term_chunks	 input;
-	struct once		 once;		/* input ids accepted */
-	size_t			 in_pending;
-	uint64_t		 bytes_in;
-	uint64_t		 bytes_out;
-	uint64_t		 in_unflushed;	/* input bytes not yet audited */
+	struct term_chunks input;
+	struct once	   once; /* input ids accepted */
+	size_t		   in_pending;
+	uint64_t	   bytes_in;
+	uint64_t	   bytes_out;
+	uint64_t	   in_unflushed; /* input bytes not yet audited */
 
-	struct ev_timer		 timer;		/* kill, drain or linger */
-	struct ev_defer		 defer;		/* wake viewers / free */
-	int			 wake_queued;
+	struct ev_timer timer; /* kill, drain or linger */
+	struct ev_defer defer; /* wake viewers / free */
+	int		wake_queued;
 };
 
 struct term_start_req {
-	const char	*owner;
-	const char	*sid;
-	const char	*workspace;	/* "" = default */
-	unsigned int	 rows;		/* 0 = default */
-	unsigned int	 cols;
-	int		 restart;
-	const char	*actor;
+	const char  *owner;
+	const char  *sid;
+	const char  *workspace; /* "" = default */
+	unsigned int rows;	/* 0 = default */
+	unsigned int cols;
+	int	     restart;
+	const char  *actor;
 };
 
-void		 term_init(struct store *);
-void		 term_done(void);
+void term_init(struct store *);
+void term_done(void);
 
 /* Registry. */
-struct term	*term_find(const char *owner, const char *sid);
-struct term	*term_find_pid(pid_t);
-void		 term_register(struct term *);
-void		 term_unregister(struct term *);
-unsigned int	 term_count(void);
-unsigned int	 term_count_owner(const char *owner);
-struct term	*term_first(void);		/* registered, start order */
-struct term	*term_next(struct term *);
-void		 term_stats(unsigned int *terms, unsigned int *exited,
-		    unsigned int *viewers);
+struct term *term_find(const char *owner, const char *sid);
+struct term *term_find_pid(pid_t);
+void	     term_register(struct term *);
+void	     term_unregister(struct term *);
+unsigned int term_count(void);
+unsigned int term_count_owner(const char *owner);
+struct term *term_first(void); /* registered, start order */
+struct term *term_next(struct term *);
+void	     term_stats(unsigned int *terms, unsigned int *exited,
+	    unsigned int *viewers);
 
 /*
  * A terminal object with no process yet, not registered: what term_start
  * spawns into, and what unit tests drive without forking.
  */
-struct term	*term_new(const char *owner, const char *sid,
-		    const char *workspace, unsigned int rows, unsigned int cols,
-		    uint64_t base, int64_t now);
+struct term *term_new(const char *owner, const char *sid, const char *workspace,
+    unsigned int rows, unsigned int cols, uint64_t base, int64_t now);
 
 /* Request policy. */
-int		 term_sid_valid(const char *);
-void		 term_clamp(unsigned int *rows, unsigned int *cols, int start);
-int		 term_workspace_resolve(const char *in, char *out, size_t size);
-uint64_t	 term_base(const struct term *old, uint64_t now_ns);
+int	 term_sid_valid(const char *);
+void	 term_clamp(unsigned int *rows, unsigned int *cols, int start);
+int	 term_workspace_resolve(const char *in, char *out, size_t size);
+uint64_t term_base(const struct term *old, uint64_t now_ns);
 
 /* The requests. */
-enum term_err	 term_start(const struct term_start_req *, int64_t now,
-		    struct term **, int *reused);
-enum term_err	 term_input(const char *owner, const char *sid,
-		    const uint8_t *, size_t, int64_t now);
+enum term_err term_start(const struct term_start_req *, int64_t now,
+    struct term **, int					       *reused);
+enum term_err term_input(const char *owner, const char *sid, const uint8_t *,
+    size_t, int64_t					now);
 /*
  * term_input with an input_id (NULL or "": none).  An id this terminal has
  * already accepted writes nothing and answers TERM_OK with *duplicate set;
  * an input that is refused (not running, input full) leaves no id behind,
  * so its retry can still succeed.
  */
-enum term_err	 term_input_once(const char *owner, const char *sid,
-		    const char *input_id, const uint8_t *, size_t, int64_t now,
-		    int *duplicate);
-enum term_err	 term_resize(const char *owner, const char *sid,
-		    unsigned int rows, unsigned int cols, int64_t now);
-int		 term_close(const char *owner, const char *sid,
-		    const char *actor, int64_t now);
+enum term_err term_input_once(const char *owner, const char *sid,
+    const char *input_id, const uint8_t *, size_t, int64_t now, int *duplicate);
+enum term_err term_resize(const char *owner, const char *sid, unsigned int rows,
+    unsigned int cols, int64_t now);
+int	      term_close(const char *owner, const char *sid, const char *actor,
+	      int64_t now);
 
 /*
  * Attach v: lookup and subscribe in one step.  On TERM_OK, *resume is
  * where output starts for v and *lost the bytes the viewer asked for that
  * are gone (a MSG_GAP is due when nonzero).
  */
-enum term_err	 term_attach(const char *owner, const char *sid,
-		    struct viewer *, int has_pos, uint64_t pos,
-		    const char *actor, int64_t now, uint64_t *resume,
-		    uint64_t *lost);
-void		 term_detach(struct viewer *, int64_t now);
+enum term_err term_attach(const char *owner, const char *sid, struct viewer *,
+    int has_pos, uint64_t pos, const char *actor, int64_t now, uint64_t *resume,
+    uint64_t *lost);
+void	      term_detach(struct viewer *, int64_t now);
 /* Where output to v may end now (holds back an incomplete character). */
-uint64_t	 term_viewer_limit(const struct term *, uint64_t pos);
+uint64_t term_viewer_limit(const struct term *, uint64_t pos);
 /* A viewer made progress: reading the pty may resume. */
-void		 term_viewer_progress(struct term *);
+void term_viewer_progress(struct term *);
 /* How many bytes may be read without overwriting what a viewer needs. */
-size_t		 term_read_limit(const struct term *);
+size_t term_read_limit(const struct term *);
 /* Finished: exited and every byte of the ring is before end. */
-int		 term_finished(const struct term *);
+int term_finished(const struct term *);
 
 /* Lifecycle. */
 /*
@@ -198,25 +195,24 @@ int		 term_finished(const struct term *);
  * (unless TERM_R_NONE), arms or stops the timer as the table says, marks
  * the mirror's row and wakes viewers where the table says so.
  */
-void		 term_set_state(struct term *, enum term_state,
-		    enum term_reason, int64_t now);
+void term_set_state(struct term *, enum term_state, enum term_reason,
+    int64_t now);
 /* The database's terminals.state of t now. */
-const char	*term_db_state(const struct term *);
-void		 term_teardown(struct term *, enum term_reason,
-		    const char *actor, const char *detail, int64_t now);
-void		 term_evict(struct term *, const char *cap, unsigned int max,
-		    const struct term_start_req *, int64_t now);
-struct term	*term_evict_pick(const char *owner);
-void		 term_child_exited(struct term *, int status, int64_t now);
-void		 term_reap_children(int64_t now);
-void		 term_linger_expired(struct term *, int64_t now);
-void		 term_shutdown_all(int64_t now);
-int		 term_none_left(void);
-void		 term_force_finish(int64_t now);
+const char  *term_db_state(const struct term *);
+void	     term_teardown(struct term *, enum term_reason, const char *actor,
+	    const char *detail, int64_t now);
+void	     term_evict(struct term *, const char *cap, unsigned int max,
+	    const struct term_start_req *, int64_t now);
+struct term *term_evict_pick(const char *owner);
+void	     term_child_exited(struct term *, int status, int64_t now);
+void	     term_reap_children(int64_t now);
+void	     term_linger_expired(struct term *, int64_t now);
+void	     term_shutdown_all(int64_t now);
+int	     term_none_left(void);
+void	     term_force_finish(int64_t now);
 
 /* Reaper hooks (reap.c). */
-int		 term_reapable(const struct term *, int64_t now,
-		    const char **why, int64_t *idle);
-
+int term_reapable(const struct term *, int64_t now, const char **why,
+    int64_t *idle);
 
 #endif /* PTYD_TERM_H */

@@ -26,15 +26,15 @@
 #include "term.h"
 #include "term_int.h"
 
-#define TERM_READ_BUDGET	(256 * 1024)	/* per wakeup, for fairness */
+#define TERM_READ_BUDGET (256 * 1024) /* per wakeup, for fairness */
 
 size_t
 term_read_limit(const struct term *t)
 {
-	const struct viewer	*v;
-	uint64_t		 min = UINT64_MAX, lag;
+	const struct viewer *v;
+	uint64_t	     min = UINT64_MAX, lag;
 
-	TAILQ_FOREACH(v, &t->viewers, entry)
+	TAILQ_FOREACH (v, &t->viewers, entry)
 		if (v->pos < min)
 			min = v->pos;
 	if (min == UINT64_MAX)
@@ -48,7 +48,7 @@ term_read_limit(const struct term *t)
 static void
 term_read(struct term *t, int64_t now)
 {
-	uint8_t	*p;
+	uint8_t *p;
 	size_t	 limit, n, total = 0;
 	ssize_t	 r;
 
@@ -93,8 +93,8 @@ term_read(struct term *t, int64_t now)
 static void
 term_write_input(struct term *t)
 {
-	struct term_chunk	*c;
-	ssize_t			 r;
+	struct term_chunk *c;
+	ssize_t		   r;
 
 	while (t->master != -1 && (c = STAILQ_FIRST(&t->input)) != NULL) {
 		r = write(t->master, c->data + c->off, c->len - c->off);
@@ -120,7 +120,7 @@ term_write_input(struct term *t)
 void
 term_update_events(struct term *t)
 {
-	uint32_t	want = 0;
+	uint32_t want = 0;
 
 	if (t->master == -1)
 		return;
@@ -148,8 +148,8 @@ term_update_events(struct term *t)
 void
 term_io_cb(int fd, uint32_t events, void *arg)
 {
-	struct term	*t = arg;
-	int64_t		 now = ev_now();
+	struct term *t = arg;
+	int64_t	     now = ev_now();
 
 	(void)fd;
 	if (events & EPOLLOUT)
@@ -175,7 +175,7 @@ term_viewer_progress(struct term *t)
 uint64_t
 term_viewer_limit(const struct term *t, uint64_t pos)
 {
-	uint64_t	end = ring_end(&t->ring);
+	uint64_t end = ring_end(&t->ring);
 
 	/* While the shell may still complete a character, hold back its
 	 * first bytes: a frame (and an event id) never splits one. */
@@ -193,8 +193,8 @@ term_finished(const struct term *t)
 int
 term_spawn(struct term *t)
 {
-	struct spawn_req	req;
-	struct spawn_result	res;
+	struct spawn_req    req;
+	struct spawn_result res;
 
 	memset(&req, 0, sizeof(req));
 	req.path = ptyd_conf.shell;
@@ -220,7 +220,7 @@ term_spawn(struct term *t)
 void
 term_set_size(struct term *t, unsigned int rows, unsigned int cols)
 {
-	struct winsize	ws;
+	struct winsize ws;
 
 	if (rows != 0)
 		t->rows = (uint16_t)rows;
@@ -248,7 +248,7 @@ term_set_size(struct term *t, unsigned int rows, unsigned int cols)
 void
 term_size_reassert(struct term *t)
 {
-	struct winsize	ws;
+	struct winsize ws;
 
 	if (t->master == -1 || ioctl(t->master, TIOCGWINSZ, &ws) == -1)
 		return;

@@ -33,7 +33,7 @@
 struct term *
 term_evict_pick(const char *owner)
 {
-	struct term	*t, *best = NULL;
+	struct term *t, *best = NULL;
 
 	/* An exited terminal first (the earliest to end), else the least
 	 * recently active.  Callers unregister the id being started first,
@@ -47,7 +47,8 @@ term_evict_pick(const char *owner)
 		}
 		if (t->state == TERM_EXITED && best->state != TERM_EXITED)
 			best = t;
-		else if (t->state == TERM_EXITED && best->state == TERM_EXITED) {
+		else if (t->state == TERM_EXITED &&
+		    best->state == TERM_EXITED) {
 			if (t->ended_at < best->ended_at)
 				best = t;
 		} else if (t->state != TERM_EXITED &&
@@ -63,11 +64,13 @@ void
 term_evict(struct term *t, const char *cap, unsigned int max,
     const struct term_start_req *req, int64_t now)
 {
-	char	detail[PROTO_SID_MAX + PROTO_OWNER_MAX + 128];
+	char detail[PROTO_SID_MAX + PROTO_OWNER_MAX + 128];
 
-	snprintf(detail, sizeof(detail), "%s %u reached starting %s%s%s; %s,"
-	    " idle %llds", cap, max, req->owner, *req->owner ? "/" : "",
-	    req->sid, t->state == TERM_EXITED ? "exited" : "running",
+	snprintf(detail, sizeof(detail),
+	    "%s %u reached starting %s%s%s; %s,"
+	    " idle %llds",
+	    cap, max, req->owner, *req->owner ? "/" : "", req->sid,
+	    t->state == TERM_EXITED ? "exited" : "running",
 	    (long long)((now - t->last_activity) / PTYD_SEC));
 	term_teardown(t, TERM_R_EVICTED, req->actor, detail, now);
 }
@@ -76,7 +79,7 @@ void
 term_set_state(struct term *t, enum term_state to, enum term_reason why,
     int64_t now)
 {
-	const struct term_transition	*tr;
+	const struct term_transition *tr;
 
 	if ((tr = term_transition_find(t->state, to)) == NULL)
 		fatalx("term %s: no transition %s -> %s", t->sid,
@@ -146,8 +149,8 @@ term_teardown(struct term *t, enum term_reason why, const char *actor,
 void
 term_timer_cb(void *arg)
 {
-	struct term	*t = arg;
-	int64_t		 now = ev_now();
+	struct term *t = arg;
+	int64_t	     now = ev_now();
 
 	switch (t->state) {
 	case TERM_EXITED:
@@ -172,7 +175,7 @@ term_timer_cb(void *arg)
 		term_finish(t, now);
 		break;
 	case TERM_RUNNING:
-		break;		/* no timer runs while running */
+		break; /* no timer runs while running */
 	}
 }
 
@@ -189,7 +192,7 @@ term_linger_expired(struct term *t, int64_t now)
 void
 term_child_exited(struct term *t, int status, int64_t now)
 {
-	char	detail[64];
+	char detail[64];
 
 	if (t->reaped)
 		return;
@@ -220,7 +223,7 @@ term_child_exited(struct term *t, int status, int64_t now)
 	(void)proc_sweep(t->pid, t->master != -1 ? t->tty : 0, t->killed,
 	    term_is_live_shell);
 	if (t->state == TERM_EXITED)
-		return;		/* shutdown's deadline finished it already */
+		return; /* shutdown's deadline finished it already */
 	if (t->master == -1) {
 		term_finish(t, now);
 		return;
@@ -233,9 +236,9 @@ term_child_exited(struct term *t, int status, int64_t now)
 void
 term_reap_children(int64_t now)
 {
-	struct term	*t;
-	pid_t		 pid;
-	int		 status;
+	struct term *t;
+	pid_t	     pid;
+	int	     status;
 
 	for (;;) {
 		pid = waitpid(-1, &status, WNOHANG);
@@ -264,15 +267,15 @@ term_finish(struct term *t, int64_t now)
 	term_input_drop(t);
 	t->ended_at = now;
 	/* Ended by itself unless a teardown gave it a reason. */
-	term_set_state(t, TERM_EXITED, t->reason == TERM_R_NONE ?
-	    TERM_R_EXIT : TERM_R_NONE, now);
+	term_set_state(t, TERM_EXITED,
+	    t->reason == TERM_R_NONE ? TERM_R_EXIT : TERM_R_NONE, now);
 	term_maybe_free(t);
 }
 
 void
 term_shutdown_all(int64_t now)
 {
-	struct term	*t;
+	struct term *t;
 
 	while ((t = term_first()) != NULL)
 		term_teardown(t, TERM_R_SHUTDOWN, NULL, "ptyd shutting down",

@@ -23,12 +23,15 @@ static const struct term_transition term_transitions[] = {
 };
 
 static const char *const term_state_names[TERM_NSTATES] = {
-	"running", "ending", "draining", "exited",
+	"running",
+	"ending",
+	"draining",
+	"exited",
 };
 
 /* Per reason: wire name, audit event of its teardown, database state. */
 static const struct {
-	const char	*wire, *audit, *db;
+	const char *wire, *audit, *db;
 } term_reasons[TERM_NREASONS] = {
 	[TERM_R_NONE] = { NULL, NULL, "running" },
 	[TERM_R_EXIT] = { "exit", "exit", "exited" },
@@ -42,10 +45,10 @@ static const struct {
 const struct term_transition *
 term_transition_find(enum term_state from, enum term_state to)
 {
-	size_t	i;
+	size_t i;
 
-	for (i = 0; i < sizeof(term_transitions) /
-	    sizeof(term_transitions[0]); i++)
+	for (i = 0; i < sizeof(term_transitions) / sizeof(term_transitions[0]);
+	     i++)
 		if (term_transitions[i].from == from &&
 		    term_transitions[i].to == to)
 			return (&term_transitions[i]);
@@ -67,8 +70,7 @@ term_reason_wire(enum term_reason r)
 const char *
 term_reason_audit(enum term_reason r)
 {
-	return ((unsigned int)r < TERM_NREASONS ? term_reasons[r].audit :
-	    NULL);
+	return ((unsigned int)r < TERM_NREASONS ? term_reasons[r].audit : NULL);
 }
 
 const char *

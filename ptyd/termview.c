@@ -22,13 +22,13 @@
 /* Viewers. */
 
 enum term_err
-term_attach(const char *owner, const char *sid, struct viewer *v,
-    int has_pos, uint64_t pos, const char *actor, int64_t now,
-    uint64_t *resume, uint64_t *lost)
+term_attach(const char *owner, const char *sid, struct viewer *v, int has_pos,
+    uint64_t pos, const char *actor, int64_t now, uint64_t *resume,
+    uint64_t *lost)
 {
-	struct term	*t;
-	uint64_t	 first;
-	char		 detail[64];
+	struct term *t;
+	uint64_t     first;
+	char	     detail[64];
 
 	*lost = 0;
 	if ((t = term_find(owner, sid)) == NULL)
@@ -40,8 +40,7 @@ term_attach(const char *owner, const char *sid, struct viewer *v,
 	/* The id of terminal_closed is one past the last byte (MSG_EXIT.pos):
 	 * a client resuming from it has seen everything, so it must get no
 	 * byte again, only the close. */
-	if (has_pos && t->state == TERM_EXITED &&
-	    pos == ring_end(&t->ring) + 1)
+	if (has_pos && t->state == TERM_EXITED && pos == ring_end(&t->ring) + 1)
 		pos = ring_end(&t->ring);
 	/* A position outside this incarnation (a stale id from an earlier
 	 * one, or garbage) counts as its base. */
@@ -80,8 +79,8 @@ term_attach(const char *owner, const char *sid, struct viewer *v,
 void
 term_detach(struct viewer *v, int64_t now)
 {
-	struct term	*t = v->term;
-	char		 detail[64];
+	struct term *t = v->term;
+	char	     detail[64];
 
 	if (t == NULL)
 		return;

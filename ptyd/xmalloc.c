@@ -17,7 +17,7 @@
 void *
 xmalloc(size_t size)
 {
-	void	*p;
+	void *p;
 
 	if (size == 0)
 		fatalx("xmalloc: zero size");
@@ -29,7 +29,7 @@ xmalloc(size_t size)
 void *
 xcalloc(size_t nmemb, size_t size)
 {
-	void	*p;
+	void *p;
 
 	if (nmemb == 0 || size == 0)
 		fatalx("xcalloc: zero size");
@@ -41,7 +41,7 @@ xcalloc(size_t nmemb, size_t size)
 void *
 xreallocarray(void *ptr, size_t nmemb, size_t size)
 {
-	void	*p;
+	void *p;
 
 	if (nmemb == 0 || size == 0)
 		fatalx("xreallocarray: zero size");
@@ -55,7 +55,7 @@ xreallocarray(void *ptr, size_t nmemb, size_t size)
 char *
 xstrdup(const char *s)
 {
-	char	*p;
+	char *p;
 
 	if ((p = strdup(s)) == NULL)
 		fatal("xstrdup");
@@ -65,7 +65,7 @@ xstrdup(const char *s)
 int
 xasprintf(char **ret, const char *fmt, ...)
 {
-	va_list	ap;
+	va_list ap;
 	int	i;
 
 	va_start(ap, fmt);

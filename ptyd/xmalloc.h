@@ -10,11 +10,10 @@
 
 #include <stddef.h>
 
-void	*xmalloc(size_t);
-void	*xcalloc(size_t, size_t);
-void	*xreallocarray(void *, size_t, size_t);
-char	*xstrdup(const char *);
-int	 xasprintf(char **, const char *, ...)
-	    __attribute__((format(printf, 2, 3)));
+void *xmalloc(size_t);
+void *xcalloc(size_t, size_t);
+void *xreallocarray(void *, size_t, size_t);
+char *xstrdup(const char *);
+int xasprintf(char **, const char *, ...) __attribute__((format(printf, 2, 3)));
 
 #endif /* PTYD_XMALLOC_H */
