@@ -50,9 +50,9 @@
 #include "ev.h"
 #include "frame.h"
 #include "log.h"
-#include "mirror.h"
 #include "proto.h"
 #include "ptyd.h"
+#include "request.h"
 #include "term.h"
 #include "xmalloc.h"
 
@@ -147,6 +147,12 @@ conn_init(int64_t started_at)
 {
 	conn_started_at = started_at;
 	conn_replay_at = started_at;
+}
+
+int64_t
+conn_uptime(int64_t now)
+{
+	return (now - conn_started_at);
 }
 
 unsigned int
@@ -275,7 +281,7 @@ conn_out_append(struct conn *c, const struct frame_out *fo)
 	c->outlen += fo->len;
 }
 
-static void
+void
 conn_reply(struct conn *c, uint16_t type, const void *msg)
 {
 	struct frame_out fo;
@@ -287,7 +293,7 @@ conn_reply(struct conn *c, uint16_t type, const void *msg)
 	frame_out_free(&fo);
 }
 
-static void
+void
 conn_error(struct conn *c, enum proto_err code, const char *message)
 {
 	struct msg_error m;
@@ -296,58 +302,6 @@ conn_error(struct conn *c, enum proto_err code, const char *message)
 	m.code = (uint16_t)code;
 	snprintf(m.message, sizeof(m.message), "%s", message);
 	conn_reply(c, MSG_ERROR, &m);
-}
-
-static void
-conn_term_error(struct conn *c, enum term_err e)
-{
-	switch (e) {
-	case TERM_OK:
-		break;
-	case TERM_EBADREQ:
-		conn_error(c, PROTO_ERR_BAD_REQUEST, "bad request");
-		break;
-	case TERM_ENOTRUNNING:
-		conn_error(c, PROTO_ERR_NOT_RUNNING, "terminal not running");
-		break;
-	case TERM_EVIEWERS:
-		conn_error(c, PROTO_ERR_VIEWER_LIMIT, "viewer limit reached");
-		break;
-	case TERM_EINPUTFULL:
-		conn_error(c, PROTO_ERR_INPUT_FULL, "input queue full");
-		break;
-	case TERM_EINTERNAL:
-		conn_error(c, PROTO_ERR_INTERNAL, "internal error");
-		break;
-	case TERM_ELIMIT:
-		conn_error(c, PROTO_ERR_TERM_LIMIT, "terminal limit reached");
-		break;
-	}
-}
-
-static void
-conn_list_item(struct conn *c, const struct term *t, int64_t now)
-{
-	struct msg_list_item m;
-
-	(void)now;
-	memset(&m, 0, sizeof(m));
-	snprintf(m.sid, sizeof(m.sid), "%s", t->sid);
-	snprintf(m.owner, sizeof(m.owner), "%s", t->owner);
-	m.pid = t->pid;
-	snprintf(m.workspace, sizeof(m.workspace), "%s", t->workspace);
-	m.rows = t->rows;
-	m.cols = t->cols;
-	m.running = t->state == TERM_RUNNING;
-	m.has_exit_code = t->state == TERM_EXITED && t->has_exit_code;
-	m.exit_code = m.has_exit_code ? t->exit_code : 0;
-	m.subscribers = t->nviewers;
-	m.unwatched_since_us = t->unwatched_since >= 0 ?
-	    ev_wall_us(t->unwatched_since) :
-	    -1;
-	m.last_activity_us = ev_wall_us(t->last_activity);
-	m.started_at_us = ev_wall_us(t->started_at);
-	conn_reply(c, MSG_LIST_ITEM, &m);
 }
 
 static void
@@ -364,7 +318,7 @@ conn_queue_ctl(struct conn *c, uint16_t type, const void *msg)
 	frame_out_free(&fo);
 }
 
-static void
+enum term_err
 conn_attach(struct conn *c, const struct msg_attach *m, int64_t now)
 {
 	struct msg_attached ma;
@@ -376,10 +330,8 @@ conn_attach(struct conn *c, const struct msg_attach *m, int64_t now)
 	c->v.arg = c;
 	e = term_attach(m->owner, m->sid, &c->v, m->has_pos, m->pos, m->actor,
 	    now, &resume, &lost);
-	if (e != TERM_OK) {
-		conn_term_error(c, e);
-		return;
-	}
+	if (e != TERM_OK)
+		return (e);
 	c->state = CONN_STREAM;
 	ev_timer_stop(&c->timer);
 	c->replay_end = ring_end(&c->v.term->ring);
@@ -392,7 +344,7 @@ conn_attach(struct conn *c, const struct msg_attach *m, int64_t now)
 	}
 	/* Closing the connection detaches: watch for it. */
 	if (conn_want(c, EPOLLIN | EPOLLRDHUP) == -1)
-		return;
+		return (TERM_OK);
 	c->last_progress = now;
 	/*
 	 * ATTACHED (and GAP) now, so ptyd.fcgi answers the viewer at once;
@@ -400,145 +352,15 @@ conn_attach(struct conn *c, const struct msg_attach *m, int64_t now)
 	 */
 	if (conn_stream_flush(c, 0) == 1)
 		conn_stream_kick(c);
+	return (TERM_OK);
 }
 
 static void
 conn_dispatch(struct conn *c)
 {
-	union {
-		struct msg_start  start;
-		struct msg_input  input;
-		struct msg_resize resize;
-		struct msg_close  close;
-		struct msg_attach attach;
-		struct msg_list	  list;
-	} m;
-	struct term_start_req  req;
-	struct msg_started     ms;
-	struct msg_close_reply mc;
-	struct msg_list_end    me;
-	struct msg_stats_reply mst;
-	struct msg_input_done  mi;
-	struct term	      *t;
-	int64_t		       now = ev_now();
-	int		       reused, dup;
-	enum term_err	       e;
-	unsigned int	       terms, exited, viewers;
-
 	c->state = CONN_REPLY;
-	if (msg_decode(c->fh.type, c->payload, c->fh.len, &m) == -1) {
-		conn_error(c, PROTO_ERR_BAD_REQUEST, "malformed request");
-		goto out;
-	}
-	if (conn_shutting_down) {
-		conn_error(c, PROTO_ERR_SHUTDOWN, "ptyd is shutting down");
-		goto out;
-	}
-	switch (c->fh.type) {
-	case MSG_START:
-		if (!term_sid_valid(m.start.sid)) {
-			conn_error(c, PROTO_ERR_BAD_REQUEST,
-			    "invalid session_id");
-			break;
-		}
-		memset(&req, 0, sizeof(req));
-		req.owner = m.start.owner;
-		req.sid = m.start.sid;
-		req.workspace = m.start.workspace;
-		req.rows = m.start.rows;
-		req.cols = m.start.cols;
-		req.restart = m.start.restart;
-		req.actor = m.start.actor;
-		e = term_start(&req, now, &t, &reused);
-		if (e == TERM_EBADREQ) {
-			conn_error(c, PROTO_ERR_BAD_REQUEST,
-			    "workspace not allowed");
-			break;
-		}
-		if (e != TERM_OK) {
-			conn_term_error(c, e);
-			break;
-		}
-		memset(&ms, 0, sizeof(ms));
-		ms.pid = t->pid;
-		snprintf(ms.workspace, sizeof(ms.workspace), "%s",
-		    t->workspace);
-		ms.reused = (uint8_t)reused;
-		conn_reply(c, MSG_STARTED, &ms);
-		break;
-	case MSG_INPUT:
-		if (!term_sid_valid(m.input.sid)) {
-			conn_error(c, PROTO_ERR_BAD_REQUEST,
-			    "invalid session_id");
-			break;
-		}
-		e = term_input_once(m.input.owner, m.input.sid,
-		    m.input.input_id, m.input.data, m.input.len, now, &dup);
-		if (e != TERM_OK)
-			conn_term_error(c, e);
-		else {
-			mi.duplicate = (uint8_t)dup;
-			conn_reply(c, MSG_INPUT_DONE, &mi);
-		}
-		break;
-	case MSG_RESIZE:
-		if (!term_sid_valid(m.resize.sid)) {
-			conn_error(c, PROTO_ERR_BAD_REQUEST,
-			    "invalid session_id");
-			break;
-		}
-		e = term_resize(m.resize.owner, m.resize.sid, m.resize.rows,
-		    m.resize.cols, now);
-		if (e != TERM_OK)
-			conn_term_error(c, e);
-		else
-			conn_reply(c, MSG_OK, NULL);
-		break;
-	case MSG_CLOSE:
-		if (!term_sid_valid(m.close.sid)) {
-			conn_error(c, PROTO_ERR_BAD_REQUEST,
-			    "invalid session_id");
-			break;
-		}
-		mc.closed = (uint8_t)term_close(m.close.owner, m.close.sid,
-		    m.close.actor, now);
-		conn_reply(c, MSG_CLOSE_REPLY, &mc);
-		break;
-	case MSG_ATTACH:
-		if (!term_sid_valid(m.attach.sid)) {
-			conn_error(c, PROTO_ERR_BAD_REQUEST,
-			    "invalid session_id");
-			break;
-		}
-		conn_attach(c, &m.attach, now);
-		break;
-	case MSG_LIST:
-		me.count = 0;
-		for (t = term_first(); t != NULL; t = term_next(t)) {
-			if (!m.list.all_owners &&
-			    strcmp(t->owner, m.list.owner) != 0)
-				continue;
-			conn_list_item(c, t, now);
-			me.count++;
-		}
-		conn_reply(c, MSG_LIST_END, &me);
-		break;
-	case MSG_STATS:
-		term_stats(&terms, &exited, &viewers);
-		memset(&mst, 0, sizeof(mst));
-		mst.pid = (int32_t)getpid();
-		mst.uptime_us = now - conn_started_at;
-		mst.terminals = terms;
-		mst.exited = exited;
-		mst.viewers = viewers;
-		mst.db_errors = mirror_db_errors();
-		conn_reply(c, MSG_STATS_REPLY, &mst);
-		break;
-	default:
-		conn_error(c, PROTO_ERR_BAD_REQUEST, "not a request");
-		break;
-	}
-out:
+	request_serve(c, c->fh.type, c->payload, c->fh.len,
+	    conn_shutting_down, ev_now());
 	free(c->payload);
 	c->payload = NULL;
 	if (c->state == CONN_REPLY)
@@ -546,12 +368,6 @@ out:
 }
 
 /* Requests. */
-
-static int
-conn_is_request(uint16_t type)
-{
-	return (type >= MSG_START && type <= MSG_STATS);
-}
 
 static void
 conn_read(struct conn *c)
@@ -590,7 +406,7 @@ conn_read(struct conn *c)
 				conn_reply_flush(c);
 				return;
 			}
-			if (!conn_is_request(c->fh.type)) {
+			if (!request_is_request(c->fh.type)) {
 				c->state = CONN_REPLY;
 				conn_error(c, PROTO_ERR_BAD_REQUEST,
 				    "not a request");
@@ -713,6 +529,165 @@ conn_replay_allowance(int64_t now)
 	return (conn_replay_allow);
 }
 
+/* One writev's worth of output frames, built from the ring. */
+struct conn_batch {
+	struct iovec iov[2 + 3 * CONN_BATCH];
+	uint8_t	     prefixes[CONN_BATCH][FRAME_OUTPUT_PREFIX];
+	uint64_t     fpos[CONN_BATCH];	/* each frame's first byte */
+	uint32_t     flen[CONN_BATCH];	/* its data bytes */
+	uint32_t     fsent[CONN_BATCH]; /* its bytes sent before, prefix incl. */
+	int	     niov, nframes;
+	int	     first_new; /* frames before it: the partly written one */
+	size_t	     total;	/* bytes in iov */
+	size_t	     replay;	/* of which replay */
+};
+
+/* Control frames go first, whole.  1 when none is left; 0 when the socket
+ * is full (blocked) or the connection is gone. */
+static int
+conn_stream_ctl(struct conn *c, int64_t now)
+{
+	ssize_t n;
+
+	while (c->ctl_off < c->ctl_len) {
+		n = send(c->fd, c->ctl + c->ctl_off, c->ctl_len - c->ctl_off,
+		    MSG_NOSIGNAL);
+		if (n > 0) {
+			c->ctl_off = (uint8_t)(c->ctl_off + n);
+			c->last_progress = now;
+			continue;
+		}
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == -1 && errno == EAGAIN)
+			conn_stream_block(c, now);
+		else
+			conn_destroy(c);
+		return (0);
+	}
+	return (1);
+}
+
+/* Add the ring's bytes [p, p + len) to the batch; -1 if they left it. */
+static int
+conn_batch_slices(struct conn_batch *b, struct term *t, uint64_t p,
+    size_t len)
+{
+	struct iovec slice[2];
+	int	     i, nslice;
+
+	if (ring_peek(&t->ring, p, len, slice, &nslice) != len)
+		return (-1);
+	for (i = 0; i < nslice; i++)
+		b->iov[b->niov++] = slice[i];
+	return (0);
+}
+
+/* The partly written frame goes first: the rest of its prefix, then the
+ * rest of its bytes.  -1 if they left the ring. */
+static int
+conn_batch_inflight(struct conn *c, struct conn_batch *b)
+{
+	size_t sent;
+
+	b->fpos[0] = c->v.pos;
+	b->flen[0] = c->flen;
+	b->fsent[0] = c->fsent;
+	if (c->fsent < FRAME_OUTPUT_PREFIX) {
+		b->iov[b->niov].iov_base = c->prefix + c->fsent;
+		b->iov[b->niov++].iov_len = FRAME_OUTPUT_PREFIX - c->fsent;
+		sent = 0;
+	} else
+		sent = c->fsent - FRAME_OUTPUT_PREFIX;
+	if (conn_batch_slices(b, c->v.term, c->v.pos + sent,
+		c->flen - sent) == -1)
+		return (-1);
+	b->total += FRAME_OUTPUT_PREFIX + c->flen - c->fsent;
+	b->nframes = b->first_new = 1;
+	return (0);
+}
+
+/*
+ * Build the next writev: the partly written frame, then new frames up to
+ * what the viewer may be sent, at most room bytes and, of replay, what the
+ * allowance gives.  0 when built (perhaps empty), 2 when only the replay
+ * allowance stops it, -1 if owed bytes left the ring.
+ */
+static int
+conn_batch_build(struct conn *c, struct conn_batch *b, size_t room,
+    int64_t now)
+{
+	struct term *t = c->v.term;
+	uint64_t     p = c->v.pos, limit, e;
+	int64_t	     allow;
+	size_t	     len;
+
+	b->niov = b->nframes = b->first_new = 0;
+	b->total = b->replay = 0;
+	if (c->inflight) {
+		if (conn_batch_inflight(c, b) == -1)
+			return (-1);
+		p += c->flen;
+	}
+	limit = term_viewer_limit(t, p);
+	allow = p < c->replay_end ? conn_replay_allowance(now) : 0;
+	if (p < c->replay_end && allow <= 0 && b->nframes == 0)
+		return (2);
+	while (p < limit && b->nframes < CONN_BATCH && b->total < room &&
+	    (p >= c->replay_end || (int64_t)b->replay < allow)) {
+		len = limit - p;
+		if (len > PROTO_OUTPUT_CHUNK) {
+			len = PROTO_OUTPUT_CHUNK;
+			e = ring_char_end(&t->ring, p, p + len);
+			if (e > p)
+				len = (size_t)(e - p);
+		}
+		frame_output_prefix(b->prefixes[b->nframes], p + len, len);
+		b->iov[b->niov].iov_base = b->prefixes[b->nframes];
+		b->iov[b->niov++].iov_len = FRAME_OUTPUT_PREFIX;
+		if (conn_batch_slices(b, t, p, len) == -1)
+			return (-1);
+		b->fpos[b->nframes] = p;
+		b->flen[b->nframes] = (uint32_t)len;
+		b->fsent[b->nframes++] = 0;
+		b->total += FRAME_OUTPUT_PREFIX + len;
+		if (p < c->replay_end)
+			b->replay += len;
+		p += len;
+	}
+	return (0);
+}
+
+/* n bytes of the batch went out: charge the replay, move the viewer past
+ * every whole frame, and remember a partly written one (its bytes stay
+ * pinned in the ring). */
+static void
+conn_batch_sent(struct conn *c, const struct conn_batch *b, size_t n)
+{
+	size_t left = n, need;
+	int    i;
+
+	/* Replay is charged as written (a frame's prefix with it). */
+	if (b->replay > 0)
+		conn_replay_allow -= (int64_t)(n < b->replay ? n : b->replay);
+	for (i = 0; i < b->nframes; i++) {
+		need = FRAME_OUTPUT_PREFIX + b->flen[i] - b->fsent[i];
+		if (left >= need) {
+			left -= need;
+			c->v.pos = b->fpos[i] + b->flen[i];
+			c->inflight = 0;
+			continue;
+		}
+		if (i >= b->first_new)
+			memcpy(c->prefix, b->prefixes[i], FRAME_OUTPUT_PREFIX);
+		c->inflight = 1;
+		c->v.pos = b->fpos[i];
+		c->flen = b->flen[i];
+		c->fsent = b->fsent[i] + (uint32_t)left;
+		break;
+	}
+}
+
 /*
  * Write what the viewer is owed, control frames first, until the socket is
  * full, there is nothing left, or about budget bytes of output frames have
@@ -723,112 +698,42 @@ conn_replay_allowance(int64_t now)
 static int
 conn_stream_flush(struct conn *c, size_t budget)
 {
-	struct iovec iov[2 + 3 * CONN_BATCH];
-	uint8_t	     prefixes[CONN_BATCH][FRAME_OUTPUT_PREFIX];
-	uint64_t     fpos[CONN_BATCH + 1], p, limit, e;
-	uint32_t     flen[CONN_BATCH + 1], fsent[CONN_BATCH + 1];
-	struct term *t;
-	struct iovec slice[2];
-	size_t	     total, left, len, sent, need;
-	ssize_t	     n;
-	int64_t	     now = ev_now(), allow;
-	size_t	     spent = 0, replay;
-	int	     niov, nframes, nslice, i, first_new;
+	struct conn_batch b;
+	int64_t		  now = ev_now();
+	size_t		  spent = 0;
+	ssize_t		  n;
+	int		  r;
 
 	while (c->state == CONN_STREAM) {
-		t = c->v.term;
-		if (c->ctl_off < c->ctl_len) {
-			n = send(c->fd, c->ctl + c->ctl_off,
-			    c->ctl_len - c->ctl_off, MSG_NOSIGNAL);
-			if (n > 0) {
-				c->ctl_off = (uint8_t)(c->ctl_off + n);
-				c->last_progress = now;
-				continue;
-			}
-			if (n == -1 && errno == EINTR)
-				continue;
-			if (n == -1 && errno == EAGAIN) {
-				conn_stream_block(c, now);
-				return (0);
-			}
-			conn_destroy(c);
+		if (!conn_stream_ctl(c, now))
 			return (0);
-		}
 		if (c->exit_queued) {
 			conn_destroy(c);
 			return (0);
 		}
 		if (spent >= budget)
 			return (1);
-
-		/* Frames: the partly written one first, then new ones. */
-		niov = nframes = 0;
-		total = 0;
-		first_new = 0;
-		p = c->v.pos;
-		if (c->inflight) {
-			fpos[0] = c->v.pos;
-			flen[0] = c->flen;
-			fsent[0] = c->fsent;
-			if (c->fsent < FRAME_OUTPUT_PREFIX) {
-				iov[niov].iov_base = c->prefix + c->fsent;
-				iov[niov++].iov_len = FRAME_OUTPUT_PREFIX -
-				    c->fsent;
-				sent = 0;
-			} else
-				sent = c->fsent - FRAME_OUTPUT_PREFIX;
-			if (ring_peek(&t->ring, c->v.pos + sent, c->flen - sent,
-				slice, &nslice) != c->flen - sent)
-				goto lost;
-			for (i = 0; i < nslice; i++)
-				iov[niov++] = slice[i];
-			total += FRAME_OUTPUT_PREFIX + c->flen - c->fsent;
-			p += c->flen;
-			nframes = first_new = 1;
+		if ((r = conn_batch_build(c, &b, budget - spent, now)) == -1) {
+			/* Backpressure keeps every byte a viewer is owed in
+			 * the ring; if that ever fails, end this stream
+			 * rather than send a hole. */
+			log_warnx("viewer of %s: owed bytes left the ring",
+			    c->v.term->sid);
+			conn_destroy(c);
+			return (0);
 		}
-		limit = term_viewer_limit(t, p);
-		/* New frames of replay only as far as the allowance goes. */
-		replay = 0;
-		allow = p < c->replay_end ? conn_replay_allowance(now) : 0;
-		if (p < c->replay_end && allow <= 0 && nframes == 0)
+		if (r == 2)
 			return (2);
-		while (p < limit && nframes < CONN_BATCH &&
-		    spent + total < budget &&
-		    (p >= c->replay_end || (int64_t)replay < allow)) {
-			len = limit - p;
-			if (len > PROTO_OUTPUT_CHUNK) {
-				len = PROTO_OUTPUT_CHUNK;
-				e = ring_char_end(&t->ring, p, p + len);
-				if (e > p)
-					len = (size_t)(e - p);
-			}
-			frame_output_prefix(prefixes[nframes], p + len, len);
-			iov[niov].iov_base = prefixes[nframes];
-			iov[niov++].iov_len = FRAME_OUTPUT_PREFIX;
-			if (ring_peek(&t->ring, p, len, slice, &nslice) != len)
-				goto lost;
-			for (i = 0; i < nslice; i++)
-				iov[niov++] = slice[i];
-			fpos[nframes] = p;
-			flen[nframes] = (uint32_t)len;
-			fsent[nframes] = 0;
-			nframes++;
-			total += FRAME_OUTPUT_PREFIX + len;
-			if (p < c->replay_end)
-				replay += len;
-			p += len;
-		}
-		if (nframes == 0) {
-			if (term_finished(t) &&
-			    c->v.pos >= ring_end(&t->ring)) {
+		if (b.nframes == 0) {
+			if (term_finished(c->v.term) &&
+			    c->v.pos >= ring_end(&c->v.term->ring)) {
 				conn_queue_exit(c);
 				continue;
 			}
 			conn_stream_unblock(c);
 			return (0);
 		}
-
-		n = writev(c->fd, iov, niov);
+		n = writev(c->fd, b.iov, b.niov);
 		if (n == -1 && errno == EINTR)
 			continue;
 		if (n == -1 && errno == EAGAIN) {
@@ -841,43 +746,14 @@ conn_stream_flush(struct conn *c, size_t budget)
 		}
 		c->last_progress = now;
 		spent += (size_t)n;
-		/* Replay is charged as written (a frame's prefix with it). */
-		if (replay > 0)
-			conn_replay_allow -= (int64_t)((size_t)n < replay ?
-				(size_t)n :
-				replay);
-		left = (size_t)n;
-		for (i = 0; i < nframes; i++) {
-			need = FRAME_OUTPUT_PREFIX + flen[i] - fsent[i];
-			if (left >= need) {
-				left -= need;
-				c->v.pos = fpos[i] + flen[i];
-				c->inflight = 0;
-				continue;
-			}
-			/* Partly written: remember it, bytes stay pinned. */
-			if (i >= first_new)
-				memcpy(c->prefix, prefixes[i],
-				    FRAME_OUTPUT_PREFIX);
-			c->inflight = 1;
-			c->v.pos = fpos[i];
-			c->flen = flen[i];
-			c->fsent = fsent[i] + (uint32_t)left;
-			break;
-		}
-		term_viewer_progress(t);
-		if ((size_t)n < total) {
-			/* The socket is full; EPOLLOUT resumes us. */
+		conn_batch_sent(c, &b, (size_t)n);
+		term_viewer_progress(c->v.term);
+		/* Short: the socket is full; EPOLLOUT resumes us. */
+		if ((size_t)n < b.total) {
 			conn_stream_block(c, now);
 			return (0);
 		}
 	}
-	return (0);
-lost:
-	/* Backpressure keeps every byte a viewer is owed in the ring; if
-	 * that ever fails, end this stream rather than send a hole. */
-	log_warnx("viewer of %s: owed bytes left the ring", t->sid);
-	conn_destroy(c);
 	return (0);
 }
 
