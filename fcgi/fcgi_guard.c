@@ -247,6 +247,87 @@ guard_pairs_feed(struct guard_pairs *g, const uint8_t *c, size_t n,
 	return (0);
 }
 
+/* A record's header, before its body is here: the version, the sizes,
+ * and the type and id the phase allows.  NULL if fine, else the cause. */
+static const char *
+guard_head(const uint8_t *h, size_t end, enum guard_phase phase,
+    unsigned rid)
+{
+	unsigned type = h[1], id = ((unsigned)h[2] << 8) | h[3];
+	size_t	 clen = ((size_t)h[4] << 8) | h[5];
+
+	if (h[0] != GUARD_VERSION)
+		return ("not FastCGI version 1");
+	if (phase != PHASE_STDIN && end > GUARD_PARAMS_MAX)
+		return ("params too large");
+	if (end > GUARD_MAX)
+		return ("request too large");
+	if (phase == PHASE_BEGIN) {
+		if (type != GUARD_BEGIN_REQUEST)
+			return ("first record not BEGIN_REQUEST");
+		if (id == 0)
+			return ("request id 0");
+		if (clen != 8)
+			return ("BEGIN_REQUEST body not 8 bytes");
+		/* FCGX_Accept_r's SetReaderType forgets the padding of
+		 * BEGIN_REQUEST and of the empty PARAMS record and reads it
+		 * as the next record: what we checked would not be what
+		 * libfcgi parses. */
+		if (h[6] != 0)
+			return ("padding after BEGIN_REQUEST");
+		return (NULL);
+	}
+	/* Management records (id 0), other requests, ABORT_REQUEST, DATA,
+	 * a second BEGIN_REQUEST. */
+	if (id != rid)
+		return ("record of another request id");
+	if (type != (phase == PHASE_PARAMS ? GUARD_PARAMS : GUARD_STDIN))
+		return ("record of an unexpected type");
+	return (NULL);
+}
+
+/* A whole record h, its header checked: what it means in the phase.
+ * GUARD_BAD (*why set), GUARD_OK (the end of STDIN: the request is
+ * whole), or GUARD_MORE. */
+static int
+guard_body(struct guard_pairs *g, const uint8_t *h, enum guard_phase *phase,
+    unsigned *rid, const char **why)
+{
+	size_t clen = ((size_t)h[4] << 8) | h[5];
+
+	switch (*phase) {
+	case PHASE_BEGIN:
+		if ((((unsigned)h[8] << 8) | h[9]) != GUARD_RESPONDER)
+			*why = "role not RESPONDER";
+		else if ((h[10] & ~GUARD_KEEP_CONN) != 0)
+			*why = "unknown BEGIN_REQUEST flags";
+		else {
+			*rid = ((unsigned)h[2] << 8) | h[3];
+			*phase = PHASE_PARAMS;
+			return (GUARD_MORE);
+		}
+		return (GUARD_BAD);
+	case PHASE_PARAMS:
+		if (clen != 0)
+			return (guard_pairs_feed(g, h + GUARD_HDR, clen, why) ==
+				    -1 ?
+				GUARD_BAD :
+				GUARD_MORE);
+		if (h[6] != 0)
+			*why = "padding after the end of PARAMS";
+		else if (g->st != PAIR_NAME_LEN || g->nb != 0)
+			*why = "parameter cut short by the end of PARAMS";
+		else {
+			*phase = PHASE_STDIN;
+			return (GUARD_MORE);
+		}
+		return (GUARD_BAD);
+	case PHASE_STDIN:
+		return (clen == 0 ? GUARD_OK : GUARD_MORE);
+	}
+	return (GUARD_BAD);
+}
+
 int
 guard_check(const uint8_t *p, size_t len, const char **cause)
 {
@@ -254,110 +335,23 @@ guard_check(const uint8_t *p, size_t len, const char **cause)
 	enum guard_phase   phase = PHASE_BEGIN;
 	const uint8_t	  *h;
 	const char	  *why = NULL;
-	size_t		   off = 0, clen, end;
-	unsigned	   type, id, rid = 0, role;
-	int		   rv = GUARD_BAD;
+	size_t		   off = 0, end;
+	unsigned	   rid = 0;
+	int		   rv = GUARD_MORE;
 
 	memset(&g, 0, sizeof(g));
 	g.st = PAIR_NAME_LEN;
-	while (len - off >= GUARD_HDR) {
+	while (rv == GUARD_MORE && len - off >= GUARD_HDR) {
 		h = p + off;
-		type = h[1];
-		id = ((unsigned)h[2] << 8) | h[3];
-		clen = ((size_t)h[4] << 8) | h[5];
-		end = off + GUARD_HDR + clen + h[6];
-		if (h[0] != GUARD_VERSION) {
-			why = "not FastCGI version 1";
-			goto out;
-		}
-		if (phase != PHASE_STDIN && end > GUARD_PARAMS_MAX) {
-			why = "params too large";
-			goto out;
-		}
-		if (end > GUARD_MAX) {
-			why = "request too large";
-			goto out;
-		}
-		if (phase == PHASE_BEGIN) {
-			if (type != GUARD_BEGIN_REQUEST) {
-				why = "first record not BEGIN_REQUEST";
-				goto out;
-			}
-			if (id == 0) {
-				why = "request id 0";
-				goto out;
-			}
-			if (clen != 8) {
-				why = "BEGIN_REQUEST body not 8 bytes";
-				goto out;
-			}
-			/* FCGX_Accept_r's SetReaderType forgets the padding
-			 * of BEGIN_REQUEST and of the empty PARAMS record
-			 * and reads it as the next record: what we checked
-			 * would not be what libfcgi parses. */
-			if (h[6] != 0) {
-				why = "padding after BEGIN_REQUEST";
-				goto out;
-			}
-		} else {
-			/* Management records (id 0), other requests,
-			 * ABORT_REQUEST, DATA, a second BEGIN_REQUEST. */
-			if (id != rid) {
-				why = "record of another request id";
-				goto out;
-			}
-			if (type !=
-			    (phase == PHASE_PARAMS ? GUARD_PARAMS :
-						     GUARD_STDIN)) {
-				why = "record of an unexpected type";
-				goto out;
-			}
-		}
-		if (end > len)
+		end = off + GUARD_HDR + (((size_t)h[4] << 8) | h[5]) + h[6];
+		if ((why = guard_head(h, end, phase, rid)) != NULL)
+			rv = GUARD_BAD;
+		else if (end > len)
 			break; /* not all here yet */
-		switch (phase) {
-		case PHASE_BEGIN:
-			role = ((unsigned)h[8] << 8) | h[9];
-			if (role != GUARD_RESPONDER) {
-				why = "role not RESPONDER";
-				goto out;
-			}
-			if ((h[10] & ~GUARD_KEEP_CONN) != 0) {
-				why = "unknown BEGIN_REQUEST flags";
-				goto out;
-			}
-			rid = id;
-			phase = PHASE_PARAMS;
-			break;
-		case PHASE_PARAMS:
-			if (clen != 0) {
-				if (guard_pairs_feed(&g, h + GUARD_HDR, clen,
-					&why) == -1)
-					goto out;
-				break;
-			}
-			if (h[6] != 0) {
-				why = "padding after the end of PARAMS";
-				goto out;
-			}
-			if (g.st != PAIR_NAME_LEN || g.nb != 0) {
-				why =
-				    "parameter cut short by the end of PARAMS";
-				goto out;
-			}
-			phase = PHASE_STDIN;
-			break;
-		case PHASE_STDIN:
-			if (clen == 0) {
-				rv = GUARD_OK;
-				goto out;
-			}
-			break;
-		}
+		else
+			rv = guard_body(&g, h, &phase, &rid, &why);
 		off = end;
 	}
-	rv = GUARD_MORE;
-out:
 	if (rv == GUARD_BAD && cause != NULL)
 		*cause = why;
 	return (rv);
@@ -390,104 +384,130 @@ guard_log(const char *cause)
 	pthread_mutex_unlock(&guard_log_mtx);
 }
 
+/* What guard_conn has peeked at so far. */
+struct guard_peek {
+	uint8_t	 small[GUARD_SMALL];
+	uint8_t *buf, *big; /* small, or big once it filled */
+	size_t	 cap, have;
+	int	 peeks, hup;
+	long	 wait_us; /* the next sleep while a prefix is queued */
+};
+
+/*
+ * Peek at what is queued (got: recv's result) and judge it.  1 when a
+ * whole valid request is queued, -1 to refuse it (*cause set, or NULL
+ * for nothing worth logging), 0 to wait for more.
+ */
+static int
+guard_peek_once(int fd, struct guard_peek *gp, ssize_t *got,
+    const char **cause)
+{
+	int v;
+
+	do
+		*got = recv(fd, gp->buf, gp->cap, MSG_PEEK | MSG_DONTWAIT);
+	while (*got == -1 && errno == EINTR);
+	if (*got == -1 && errno != EAGAIN && errno != EWOULDBLOCK)
+		*cause = "recv failed";
+	else if (*got == 0)
+		*cause = "closed before a whole request";
+	else if (*got > 0 && (size_t)*got > gp->have) {
+		gp->have = (size_t)*got;
+		if ((v = guard_check(gp->buf, gp->have, cause)) != GUARD_MORE)
+			return (v == GUARD_OK ? 1 : -1);
+		if (gp->have == gp->cap) {
+			/* guard_check refuses anything past GUARD_MAX, so
+			 * this happens once at most; peek again, whole. */
+			if (gp->big != NULL ||
+			    (gp->big = malloc(GUARD_MAX)) == NULL) {
+				*cause = "no memory for the request";
+				return (-1);
+			}
+			gp->buf = gp->big;
+			gp->cap = GUARD_MAX;
+			gp->have = 0;
+			return (guard_peek_once(fd, gp, got, cause));
+		}
+		if (++gp->peeks <= GUARD_PEEKS_MAX)
+			return (0);
+		*cause = "request sent in too many pieces";
+	} else if (*got > 0 && gp->hup)
+		*cause = "closed in the middle of a request";
+	else
+		return (0);
+	return (-1);
+}
+
+/* Wait for more of the request (got: the last peek's result), for
+ * shutdown, or for the deadline.  0 to peek again, -1 to give up. */
+static int
+guard_wait(int fd, int stop_fd, struct guard_peek *gp, ssize_t got,
+    int64_t deadline, const char **cause)
+{
+	struct pollfd	pfd[2];
+	struct timespec ts;
+	int64_t		now;
+	int		n;
+
+	if ((now = guard_now_ms()) >= deadline) {
+		*cause = "request too slow";
+		return (-1);
+	}
+	pfd[0].fd = fd;
+	pfd[0].revents = 0;
+	pfd[1].fd = stop_fd;
+	pfd[1].events = POLLIN;
+	pfd[1].revents = 0;
+	if (got == -1) {
+		/* Nothing queued: readable means something came. */
+		pfd[0].events = POLLIN;
+		n = poll(pfd, 2, (int)(deadline - now));
+	} else {
+		/* A prefix is queued, so the socket stays readable: sleep,
+		 * waking only for hang-up or shutdown. */
+		pfd[0].events = POLLRDHUP;
+		ts.tv_sec = 0;
+		ts.tv_nsec = gp->wait_us * 1000;
+		n = ppoll(pfd, 2, &ts, NULL);
+		gp->wait_us *= 2;
+		if (gp->wait_us > GUARD_WAIT_MAX_US)
+			gp->wait_us = GUARD_WAIT_MAX_US;
+	}
+	if (n == -1 && errno != EINTR) {
+		*cause = "poll failed";
+		return (-1);
+	}
+	if (pfd[1].revents != 0) {
+		*cause = NULL; /* shutting down: not news */
+		return (-1);
+	}
+	/* One more peek sees all that was sent before it. */
+	if (pfd[0].revents & (POLLRDHUP | POLLHUP | POLLERR))
+		gp->hup = 1;
+	return (0);
+}
+
 int
 guard_conn(int fd, int stop_fd, int timeout_ms)
 {
-	uint8_t		small[GUARD_SMALL];
-	uint8_t	       *buf = small, *big = NULL;
-	size_t		cap = sizeof(small), have = 0;
-	const char     *cause = NULL;
-	struct pollfd	pfd[2];
-	struct timespec ts;
-	int64_t		deadline, now;
-	ssize_t		got;
-	long		wait_us = GUARD_WAIT_MIN_US;
-	int		n, v, peeks = 0, hup = 0, rv = -1;
+	struct guard_peek gp;
+	const char	 *cause = NULL;
+	int64_t		  deadline;
+	ssize_t		  got;
+	int		  v;
 
+	memset(&gp, 0, sizeof(gp));
+	gp.buf = gp.small;
+	gp.cap = sizeof(gp.small);
+	gp.wait_us = GUARD_WAIT_MIN_US;
 	deadline = guard_now_ms() + timeout_ms;
-	for (;;) {
-		got = recv(fd, buf, cap, MSG_PEEK | MSG_DONTWAIT);
-		if (got == -1 && errno == EINTR)
-			continue;
-		if (got == -1 && errno != EAGAIN && errno != EWOULDBLOCK) {
-			cause = "recv failed";
-			goto fail;
+	while ((v = guard_peek_once(fd, &gp, &got, &cause)) == 0)
+		if (guard_wait(fd, stop_fd, &gp, got, deadline, &cause) == -1) {
+			v = -1;
+			break;
 		}
-		if (got == 0) {
-			cause = "closed before a whole request";
-			goto fail;
-		}
-		if (got > 0 && (size_t)got > have) {
-			have = (size_t)got;
-			v = guard_check(buf, have, &cause);
-			if (v == GUARD_OK) {
-				rv = 0;
-				goto out;
-			}
-			if (v == GUARD_BAD)
-				goto fail;
-			if (have == cap) {
-				/* guard_check refuses anything past GUARD_MAX,
-				 * so this happens once at most. */
-				if (big != NULL ||
-				    (big = malloc(GUARD_MAX)) == NULL) {
-					cause = "no memory for the request";
-					goto fail;
-				}
-				buf = big;
-				cap = GUARD_MAX;
-				have = 0;
-				continue;
-			}
-			if (++peeks > GUARD_PEEKS_MAX) {
-				cause = "request sent in too many pieces";
-				goto fail;
-			}
-		} else if (got > 0 && hup) {
-			cause = "closed in the middle of a request";
-			goto fail;
-		}
-
-		if ((now = guard_now_ms()) >= deadline) {
-			cause = "request too slow";
-			goto fail;
-		}
-		pfd[0].fd = fd;
-		pfd[0].revents = 0;
-		pfd[1].fd = stop_fd;
-		pfd[1].events = POLLIN;
-		pfd[1].revents = 0;
-		if (got == -1) {
-			/* Nothing queued: readable means something came. */
-			pfd[0].events = POLLIN;
-			n = poll(pfd, 2, (int)(deadline - now));
-		} else {
-			/* A prefix is queued, so the socket stays readable:
-			 * sleep, waking only for hang-up or shutdown. */
-			pfd[0].events = POLLRDHUP;
-			ts.tv_sec = 0;
-			ts.tv_nsec = wait_us * 1000;
-			n = ppoll(pfd, 2, &ts, NULL);
-			wait_us *= 2;
-			if (wait_us > GUARD_WAIT_MAX_US)
-				wait_us = GUARD_WAIT_MAX_US;
-		}
-		if (n == -1 && errno != EINTR) {
-			cause = "poll failed";
-			goto fail;
-		}
-		if (pfd[1].revents != 0) {
-			cause = NULL; /* shutting down: not news */
-			goto fail;
-		}
-		/* One more peek sees all that was sent before it. */
-		if (pfd[0].revents & (POLLRDHUP | POLLHUP | POLLERR))
-			hup = 1;
-	}
-fail:
-	if (cause != NULL)
+	if (v == -1 && cause != NULL)
 		guard_log(cause);
-out:
-	free(big);
-	return (rv);
+	free(gp.big);
+	return (v == 1 ? 0 : -1);
 }

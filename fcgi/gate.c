@@ -217,11 +217,42 @@ gate_walk_xff(const struct gate_conf *conf, const char *xff,
 	return (0);
 }
 
+/* The peer is a proxy we trust: the client is the one it names (or the
+ * proxy itself, when it names none). */
+static enum gate_verdict
+gate_via_proxy(const struct gate_conf *conf, const struct gate_req *r,
+    const struct gate_ip *peer, char *client, size_t size)
+{
+	struct gate_ip ip;
+	char	       tmp[INET6_ADDRSTRLEN + 4];
+
+	if (r->forwarded_for != NULL) {
+		if (gate_walk_xff(conf, r->forwarded_for, &ip) == -1)
+			return (GATE_DENY_BAD_HOP);
+	} else if (r->real_ip != NULL) {
+		if (gate_trim(r->real_ip, strlen(r->real_ip), tmp,
+			sizeof(tmp)) == -1 ||
+		    gate_ip_parse(tmp, &ip) == -1)
+			return (GATE_DENY_BAD_HOP);
+	} else
+		ip = *peer;
+	gate_ip_format(&ip, client, size);
+	if (!gate_ip_private(&ip))
+		return (GATE_DENY_PUBLIC);
+	if (!conf->local_account)
+		return (GATE_ALLOW_LOCAL);
+	/* Whose socket a forwarded client used, no one here can tell; the
+	 * proxy's own socket (no header) can be checked. */
+	if (r->forwarded_for != NULL || r->real_ip != NULL)
+		return (GATE_DENY_UNVERIFIABLE);
+	return (GATE_LOCAL_UNVERIFIED);
+}
+
 enum gate_verdict
 gate_check(const struct gate_conf *conf, const struct gate_req *r, char *client,
     size_t size)
 {
-	struct gate_ip peer, ip;
+	struct gate_ip peer;
 	char	       tmp[INET6_ADDRSTRLEN + 4];
 	int	       have_peer = 0;
 
@@ -248,28 +279,8 @@ gate_check(const struct gate_conf *conf, const struct gate_req *r, char *client,
 	if (!have_peer)
 		return (GATE_DENY_NO_PEER);
 
-	if (conf->trust_xff && gate_trusted_proxy(conf, &peer)) {
-		if (r->forwarded_for != NULL) {
-			if (gate_walk_xff(conf, r->forwarded_for, &ip) == -1)
-				return (GATE_DENY_BAD_HOP);
-		} else if (r->real_ip != NULL) {
-			if (gate_trim(r->real_ip, strlen(r->real_ip), tmp,
-				sizeof(tmp)) == -1 ||
-			    gate_ip_parse(tmp, &ip) == -1)
-				return (GATE_DENY_BAD_HOP);
-		} else
-			ip = peer;
-		gate_ip_format(&ip, client, size);
-		if (!gate_ip_private(&ip))
-			return (GATE_DENY_PUBLIC);
-		if (!conf->local_account)
-			return (GATE_ALLOW_LOCAL);
-		/* Whose socket a forwarded client used, no one here can
-		 * tell; the proxy's own socket (no header) can be checked. */
-		if (r->forwarded_for != NULL || r->real_ip != NULL)
-			return (GATE_DENY_UNVERIFIABLE);
-		return (GATE_LOCAL_UNVERIFIED);
-	}
+	if (conf->trust_xff && gate_trusted_proxy(conf, &peer))
+		return (gate_via_proxy(conf, r, &peer, client, size));
 	if (!gate_ip_loopback(&peer)) {
 		/* A proxy we do not trust may be hiding a remote client. */
 		if (r->forwarded_for != NULL || r->real_ip != NULL)

@@ -33,6 +33,7 @@
 #include "front.h"
 #include "http.h"
 #include "json.h"
+#include "util.h"
 
 #define HTTP_RECORD_HDR	  8 /* FCGI_Header */
 #define HTTP_SEND_RECORDS 8 /* records per sendmsg */
@@ -197,17 +198,93 @@ http_record_hdr(uint8_t *h, int id, size_t len)
 	h[7] = 0;
 }
 
+/* One sendmsg of req_send: the rest of the record in flight, then new
+ * records, their content never copied. */
+struct req_batch {
+	struct iovec iov[2 * HTTP_SEND_RECORDS + 2];
+	uint8_t	     hdr[HTTP_SEND_RECORDS][HTTP_RECORD_HDR];
+	size_t	     rlen[HTTP_SEND_RECORDS];
+	size_t	     cur; /* bytes of data finishing the record in flight */
+	int	     niov, nrec;
+};
+
+static void
+req_batch_build(struct req *r, struct req_batch *b, const uint8_t *p,
+    size_t len)
+{
+	size_t off = 0, n;
+
+	b->niov = b->nrec = 0;
+	b->cur = 0;
+	if (r->rec_left > 0) {
+		if (r->rec_hdr_off < HTTP_RECORD_HDR) {
+			b->iov[b->niov].iov_base = r->rec_hdr + r->rec_hdr_off;
+			b->iov[b->niov++].iov_len = HTTP_RECORD_HDR -
+			    r->rec_hdr_off;
+		}
+		off = b->cur = r->rec_left < len ? r->rec_left : len;
+		b->iov[b->niov].iov_base = (void *)(uintptr_t)p;
+		b->iov[b->niov++].iov_len = b->cur;
+	}
+	while (off < len && b->nrec < HTTP_SEND_RECORDS) {
+		n = len - off < HTTP_RECORD_MAX ? len - off : HTTP_RECORD_MAX;
+		http_record_hdr(b->hdr[b->nrec], r->fcgx->requestId, n);
+		b->rlen[b->nrec] = n;
+		b->iov[b->niov].iov_base = b->hdr[b->nrec];
+		b->iov[b->niov++].iov_len = HTTP_RECORD_HDR;
+		b->iov[b->niov].iov_base = (void *)(uintptr_t)(p + off);
+		b->iov[b->niov++].iov_len = n;
+		off += n;
+		b->nrec++;
+	}
+}
+
+/* n bytes of the batch went, in iov order: the record in flight is
+ * where they stopped.  Returns the bytes of data that went. */
+static size_t
+req_batch_sent(struct req *r, const struct req_batch *b, size_t n)
+{
+	size_t take, taken = 0;
+	int    i;
+
+	if (r->rec_left > 0) {
+		take = HTTP_RECORD_HDR - r->rec_hdr_off;
+		if (n < take) {
+			r->rec_hdr_off += n;
+			return (0);
+		}
+		n -= take;
+		r->rec_hdr_off = HTTP_RECORD_HDR;
+		take = n < b->cur ? n : b->cur;
+		r->rec_left -= take;
+		taken += take;
+		n -= take;
+		if (r->rec_left > 0)
+			return (taken);
+	}
+	for (i = 0; i < b->nrec && n > 0; i++) {
+		memcpy(r->rec_hdr, b->hdr[i], HTTP_RECORD_HDR);
+		r->rec_left = b->rlen[i];
+		if (n < HTTP_RECORD_HDR) {
+			r->rec_hdr_off = n;
+			break;
+		}
+		n -= HTTP_RECORD_HDR;
+		r->rec_hdr_off = HTTP_RECORD_HDR;
+		take = n < b->rlen[i] ? n : b->rlen[i];
+		r->rec_left -= take;
+		taken += take;
+		n -= take;
+	}
+	return (taken);
+}
+
 ssize_t
 req_send(struct req *r, const void *data, size_t len)
 {
-	struct iovec   iov[2 * HTTP_SEND_RECORDS + 2];
-	uint8_t	       hdr[HTTP_SEND_RECORDS][HTTP_RECORD_HDR];
-	size_t	       rlen[HTTP_SEND_RECORDS];
-	const uint8_t *p = data;
-	struct msghdr  msg;
-	size_t	       off = 0, cur = 0, n, take, taken = 0;
-	ssize_t	       w;
-	int	       niov = 0, nrec = 0, i;
+	struct req_batch b;
+	struct msghdr	 msg;
+	ssize_t		 w;
 
 	if (r->out_failed)
 		return (-1);
@@ -215,32 +292,10 @@ req_send(struct req *r, const void *data, size_t len)
 		return (req_write(r, data, len) == -1 ? -1 : (ssize_t)len);
 	if (len == 0)
 		return (0);
-
-	/* The record in flight: what is left of its header and content. */
-	if (r->rec_left > 0) {
-		if (r->rec_hdr_off < HTTP_RECORD_HDR) {
-			iov[niov].iov_base = r->rec_hdr + r->rec_hdr_off;
-			iov[niov++].iov_len = HTTP_RECORD_HDR - r->rec_hdr_off;
-		}
-		off = cur = r->rec_left < len ? r->rec_left : len;
-		iov[niov].iov_base = (void *)(uintptr_t)p;
-		iov[niov++].iov_len = cur;
-	}
-	/* New records for the rest, their content never copied. */
-	while (off < len && nrec < HTTP_SEND_RECORDS) {
-		n = len - off < HTTP_RECORD_MAX ? len - off : HTTP_RECORD_MAX;
-		http_record_hdr(hdr[nrec], r->fcgx->requestId, n);
-		rlen[nrec] = n;
-		iov[niov].iov_base = hdr[nrec];
-		iov[niov++].iov_len = HTTP_RECORD_HDR;
-		iov[niov].iov_base = (void *)(uintptr_t)(p + off);
-		iov[niov++].iov_len = n;
-		off += n;
-		nrec++;
-	}
+	req_batch_build(r, &b, data, len);
 	memset(&msg, 0, sizeof(msg));
-	msg.msg_iov = iov;
-	msg.msg_iovlen = (size_t)niov;
+	msg.msg_iov = b.iov;
+	msg.msg_iovlen = (size_t)b.niov;
 	/* MSG_DONTWAIT: libfcgi needs the descriptor itself blocking. */
 	do
 		w = sendmsg(r->fcgx->ipcFd, &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
@@ -251,39 +306,7 @@ req_send(struct req *r, const void *data, size_t len)
 		r->out_failed = 1;
 		return (-1);
 	}
-
-	/* Account for what went, in iov order. */
-	n = (size_t)w;
-	if (r->rec_left > 0) {
-		take = HTTP_RECORD_HDR - r->rec_hdr_off;
-		if (n < take) {
-			r->rec_hdr_off += n;
-			return (0);
-		}
-		n -= take;
-		r->rec_hdr_off = HTTP_RECORD_HDR;
-		take = n < cur ? n : cur;
-		r->rec_left -= take;
-		taken += take;
-		n -= take;
-		if (r->rec_left > 0)
-			return ((ssize_t)taken);
-	}
-	for (i = 0; i < nrec && n > 0; i++) {
-		memcpy(r->rec_hdr, hdr[i], HTTP_RECORD_HDR);
-		r->rec_left = rlen[i];
-		if (n < HTTP_RECORD_HDR) {
-			r->rec_hdr_off = n;
-			break;
-		}
-		n -= HTTP_RECORD_HDR;
-		r->rec_hdr_off = HTTP_RECORD_HDR;
-		take = n < rlen[i] ? n : rlen[i];
-		r->rec_left -= take;
-		taken += take;
-		n -= take;
-	}
-	return ((ssize_t)taken);
+	return ((ssize_t)req_batch_sent(r, &b, (size_t)w));
 }
 
 int
@@ -463,18 +486,6 @@ http_endpoint(struct req *r, char *out, size_t size)
 		http_last_segment(req_param(r, "REQUEST_URI"), out, size);
 }
 
-static int
-http_hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return (c - '0');
-	if (c >= 'a' && c <= 'f')
-		return (c - 'a' + 10);
-	if (c >= 'A' && c <= 'F')
-		return (c - 'A' + 10);
-	return (-1);
-}
-
 int
 http_query_get(const char *query, const char *name, char *out, size_t size)
 {
@@ -499,8 +510,8 @@ http_query_get(const char *query, const char *name, char *out, size_t size)
 				out[o++] = ' ';
 			else if (*p == '%') {
 				if (end - p < 3 ||
-				    (hi = http_hexval(p[1])) < 0 ||
-				    (lo = http_hexval(p[2])) < 0 ||
+				    (hi = util_hexval(p[1])) < 0 ||
+				    (lo = util_hexval(p[2])) < 0 ||
 				    (hi == 0 && lo == 0))
 					return (-1);
 				out[o++] = (char)(hi << 4 | lo);

@@ -59,14 +59,47 @@ json_add_u(struct buf *out, unsigned int cp)
 	return (buf_add(out, e, sizeof(e)));
 }
 
+/* Escape the character at p[i] (not plain: json_plain said so) onto out.
+ * Returns the bytes of p it took, or -1. */
+static int
+json_escape_one(struct buf *out, const unsigned char *p, size_t i,
+    size_t len)
+{
+	static const char *const two[128] = {
+		['"'] = "\\\"",
+		['\\'] = "\\\\",
+		['\n'] = "\\n",
+		['\r'] = "\\r",
+		['\t'] = "\\t",
+		['\b'] = "\\b",
+		['\f'] = "\\f",
+	};
+	unsigned char c = p[i];
+
+	if (c < 128 && two[c] != NULL)
+		return (buf_add(out, two[c], 2) == -1 ? -1 : 1);
+	if (c < 0x20 || c == 0x7f)
+		return (json_add_u(out, c) == -1 ? -1 : 1);
+	if (c == 0xc2 && i + 1 < len && p[i + 1] < 0xa0)
+		/* C1 controls U+0080-U+009F. */
+		return (json_add_u(out, p[i + 1]) == -1 ? -1 : 2);
+	if (c == 0xe2 && i + 2 < len && p[i + 1] == 0x80 &&
+	    (p[i + 2] == 0xa8 || p[i + 2] == 0xa9))
+		/* U+2028, U+2029: line breaks to JavaScript. */
+		return (json_add_u(out, 0x2000u | (p[i + 2] & 0x3fu)) == -1 ?
+			-1 :
+			3);
+	/* 0xc2 or 0xe2 leading anything else: copied. */
+	return (buf_add(out, p + i, 1) == -1 ? -1 : 1);
+}
+
 int
 json_escape(struct buf *out, const char *s, size_t len)
 {
 	const unsigned char *p = (const unsigned char *)s;
 	size_t		     i = 0, j;
 	uint64_t	     w;
-	unsigned char	     c;
-	const char	    *e;
+	int		     n;
 
 	/* Nothing to escape is the common case: one reservation for it. */
 	if (buf_reserve(out, len) == -1)
@@ -83,56 +116,9 @@ json_escape(struct buf *out, const char *s, size_t len)
 			return (-1);
 		if ((i = j) >= len)
 			break;
-		c = p[i];
-		e = NULL;
-		switch (c) {
-		case '"':
-			e = "\\\"";
-			break;
-		case '\\':
-			e = "\\\\";
-			break;
-		case '\n':
-			e = "\\n";
-			break;
-		case '\r':
-			e = "\\r";
-			break;
-		case '\t':
-			e = "\\t";
-			break;
-		case '\b':
-			e = "\\b";
-			break;
-		case '\f':
-			e = "\\f";
-			break;
-		}
-		if (e != NULL) {
-			if (buf_add(out, e, 2) == -1)
-				return (-1);
-			i++;
-		} else if (c < 0x20 || c == 0x7f) {
-			if (json_add_u(out, c) == -1)
-				return (-1);
-			i++;
-		} else if (c == 0xc2 && i + 1 < len && p[i + 1] < 0xa0) {
-			/* C1 controls U+0080-U+009F. */
-			if (json_add_u(out, p[i + 1]) == -1)
-				return (-1);
-			i += 2;
-		} else if (c == 0xe2 && i + 2 < len && p[i + 1] == 0x80 &&
-		    (p[i + 2] == 0xa8 || p[i + 2] == 0xa9)) {
-			/* U+2028, U+2029: line breaks to JavaScript. */
-			if (json_add_u(out, 0x2000u | (p[i + 2] & 0x3fu)) == -1)
-				return (-1);
-			i += 3;
-		} else {
-			/* 0xc2 or 0xe2 leading anything else: copied. */
-			if (buf_add(out, p + i, 1) == -1)
-				return (-1);
-			i++;
-		}
+		if ((n = json_escape_one(out, p, i, len)) == -1)
+			return (-1);
+		i += (size_t)n;
 	}
 	return (0);
 }

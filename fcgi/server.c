@@ -316,12 +316,56 @@ pool_watchdog(struct pool *p)
 	pthread_mutex_unlock(&p->mtx);
 }
 
+/*
+ * Lead (p->mtx held, on entry and on return): accept and serve, until a
+ * request outlasts the hand-off delay and the watchdog passes leadership
+ * on, or the pool stops.
+ */
+static void
+pool_lead(struct pool *p, struct lead *me)
+{
+	int fd;
+
+	p->leader = 1;
+	while (!p->stopping) {
+		pthread_mutex_unlock(&p->mtx);
+		fd = pool_accept(p);
+		pthread_mutex_lock(&p->mtx);
+		if (fd == -1) {
+			p->leader = 0;
+			if (!p->stopping) {
+				/*
+				 * accept failed for good: end this process,
+				 * in failure, so that the master starts
+				 * another.  The main thread waits on its
+				 * signalfd.
+				 */
+				p->stopping = 1;
+				p->failed = 1;
+				pthread_cond_broadcast(&p->follow);
+				kill(getpid(), SIGTERM);
+			}
+			return;
+		}
+		p->busy = me;
+		pool_timer(p, SERVER_HANDOFF_MS);
+		pthread_mutex_unlock(&p->mtx);
+
+		server_serve_conn(p->conf, fd, p->stop_fd, pool_last_cb, me);
+
+		pthread_mutex_lock(&p->mtx);
+		if (p->busy != me || me->demoted)
+			return; /* no longer the leader */
+		p->busy = NULL;
+		pool_timer(p, 0);
+	}
+}
+
 static void *
 pool_thread(void *arg)
 {
 	struct pool *p = arg;
 	struct lead  me;
-	int	     fd;
 
 	me.p = p;
 	me.demoted = 0;
@@ -334,42 +378,7 @@ pool_thread(void *arg)
 		}
 		if (p->stopping)
 			break;
-		/* Lead: accept and serve, until a request outlasts the
-		 * hand-off delay and the watchdog passes leadership on. */
-		p->leader = 1;
-		while (!p->stopping) {
-			pthread_mutex_unlock(&p->mtx);
-			fd = pool_accept(p);
-			pthread_mutex_lock(&p->mtx);
-			if (fd == -1) {
-				p->leader = 0;
-				if (!p->stopping) {
-					/*
-					 * accept failed for good: end this
-					 * process, in failure, so that the
-					 * master starts another.  The main
-					 * thread waits on its signalfd.
-					 */
-					p->stopping = 1;
-					p->failed = 1;
-					pthread_cond_broadcast(&p->follow);
-					kill(getpid(), SIGTERM);
-				}
-				break;
-			}
-			p->busy = &me;
-			pool_timer(p, SERVER_HANDOFF_MS);
-			pthread_mutex_unlock(&p->mtx);
-
-			server_serve_conn(p->conf, fd, p->stop_fd, pool_last_cb,
-			    &me);
-
-			pthread_mutex_lock(&p->mtx);
-			if (p->busy != &me || me.demoted)
-				break; /* no longer the leader */
-			p->busy = NULL;
-			pool_timer(p, 0);
-		}
+		pool_lead(p, &me);
 		if (p->stopping || me.demoted ||
 		    (p->nidle >= SERVER_IDLE_MAX && p->leader))
 			break;
@@ -410,24 +419,12 @@ server_sigmask(sigset_t *set)
 }
 
 /* One worker process.  Never returns. */
+/* Bounded descriptors (libfcgi's select() must never see one past
+ * FD_SETSIZE), libfcgi initialised, its signal handlers undone. */
 static void
-server_worker(const struct front_conf *conf, const struct server_conf *sc)
+server_worker_init(void)
 {
-	struct pool		p;
-	struct rlimit		rl;
-	struct epoll_event	ev;
-	struct timespec		ts;
-	struct signalfd_siginfo si;
-	struct pollfd		pfd[2];
-	pthread_condattr_t	ca;
-	sigset_t		set;
-	int			sig_fd;
-	uint64_t		one = 1;
-
-	memset(&p, 0, sizeof(p));
-	p.conf = conf;
-	p.sc = sc;
-	server_sigmask(&set);
+	struct rlimit rl;
 
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
 		rl.rlim_cur = rl.rlim_max < SERVER_NOFILE ? rl.rlim_max :
@@ -450,69 +447,107 @@ server_worker(const struct front_conf *conf, const struct server_conf *sc)
 	 * main thread takes SIGTERM and SIGINT, from a signalfd.
 	 */
 	signal(SIGPIPE, SIG_IGN);
-	p.stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	p.epfd = epoll_create1(EPOLL_CLOEXEC);
-	p.timer_fd = timerfd_create(CLOCK_MONOTONIC,
+}
+
+/* The pool's descriptors: the stop eventfd, the epoll set the leader
+ * waits in (listen socket, exclusive, and stop), the watchdog's timer.
+ * Returns the signalfd for set; exits on failure. */
+static int
+pool_open(struct pool *p, const sigset_t *set)
+{
+	struct epoll_event ev;
+	int		   sig_fd;
+
+	p->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	p->epfd = epoll_create1(EPOLL_CLOEXEC);
+	p->timer_fd = timerfd_create(CLOCK_MONOTONIC,
 	    TFD_CLOEXEC | TFD_NONBLOCK);
-	sig_fd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
-	if (p.stop_fd == -1 || p.epfd == -1 || p.timer_fd == -1 ||
+	sig_fd = signalfd(-1, set, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (p->stop_fd == -1 || p->epfd == -1 || p->timer_fd == -1 ||
 	    sig_fd == -1) {
 		flog_warn("eventfd/epoll/timerfd/signalfd");
 		_exit(1);
 	}
 	memset(&ev, 0, sizeof(ev));
 	ev.events = EPOLLIN | EPOLLEXCLUSIVE;
-	ev.data.fd = sc->listen_fd;
-	if (epoll_ctl(p.epfd, EPOLL_CTL_ADD, sc->listen_fd, &ev) == -1) {
+	ev.data.fd = p->sc->listen_fd;
+	if (epoll_ctl(p->epfd, EPOLL_CTL_ADD, p->sc->listen_fd, &ev) == -1) {
 		flog_warn("epoll_ctl");
 		_exit(1);
 	}
 	ev.events = EPOLLIN;
-	ev.data.fd = p.stop_fd;
-	if (epoll_ctl(p.epfd, EPOLL_CTL_ADD, p.stop_fd, &ev) == -1) {
+	ev.data.fd = p->stop_fd;
+	if (epoll_ctl(p->epfd, EPOLL_CTL_ADD, p->stop_fd, &ev) == -1) {
 		flog_warn("epoll_ctl");
 		_exit(1);
 	}
-	pthread_mutex_init(&p.mtx, NULL);
-	pthread_cond_init(&p.follow, NULL);
+	return (sig_fd);
+}
+
+/* The lock, the conditions (done on the monotonic clock, for the grace),
+ * detached threads of the configured stack size, and the first leader. */
+static void
+pool_start(struct pool *p)
+{
+	pthread_condattr_t ca;
+
+	pthread_mutex_init(&p->mtx, NULL);
+	pthread_cond_init(&p->follow, NULL);
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&p.done, &ca);
+	pthread_cond_init(&p->done, &ca);
 	pthread_condattr_destroy(&ca);
-	pthread_attr_init(&p.attr);
-	pthread_attr_setdetachstate(&p.attr, PTHREAD_CREATE_DETACHED);
-	pthread_attr_setstacksize(&p.attr, sc->stack_size);
+	pthread_attr_init(&p->attr);
+	pthread_attr_setdetachstate(&p->attr, PTHREAD_CREATE_DETACHED);
+	pthread_attr_setstacksize(&p->attr, p->sc->stack_size);
 
-	pthread_mutex_lock(&p.mtx);
-	if (pool_spawn(&p) == -1) {
+	pthread_mutex_lock(&p->mtx);
+	if (pool_spawn(p) == -1) {
 		flog_warnx("cannot start a thread");
 		_exit(1);
 	}
-	pthread_mutex_unlock(&p.mtx);
+	pthread_mutex_unlock(&p->mtx);
+}
 
-	/* This thread hands leadership on when asked, and waits for the end. */
+/* The main thread hands leadership on when the watchdog asks, until
+ * SIGTERM or SIGINT. */
+static void
+pool_main_wait(struct pool *p, int sig_fd)
+{
+	struct signalfd_siginfo si;
+	struct pollfd		pfd[2];
+
 	for (;;) {
 		pfd[0].fd = sig_fd;
-		pfd[1].fd = p.timer_fd;
+		pfd[1].fd = p->timer_fd;
 		pfd[0].events = pfd[1].events = POLLIN;
 		if (poll(pfd, 2, -1) == -1) {
 			if (errno == EINTR)
 				continue;
 			flog_warn("poll");
-			break;
+			return;
 		}
 		if (pfd[1].revents != 0)
-			pool_watchdog(&p);
+			pool_watchdog(p);
 		if (pfd[0].revents != 0 &&
 		    read(sig_fd, &si, sizeof(si)) == sizeof(si) &&
 		    (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT))
-			break;
+			return;
 	}
-	pthread_mutex_lock(&p.mtx);
-	p.stopping = 1;
-	pthread_cond_broadcast(&p.follow);
-	pthread_mutex_unlock(&p.mtx);
-	if (write(p.stop_fd, &one, sizeof(one)) != sizeof(one))
+}
+
+/* Tell every thread to stop and wait for them, at most the grace. */
+static void
+pool_stop(struct pool *p)
+{
+	struct timespec ts;
+	uint64_t	one = 1;
+
+	pthread_mutex_lock(&p->mtx);
+	p->stopping = 1;
+	pthread_cond_broadcast(&p->follow);
+	pthread_mutex_unlock(&p->mtx);
+	if (write(p->stop_fd, &one, sizeof(one)) != sizeof(one))
 		flog_warn("eventfd write");
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -522,13 +557,31 @@ server_worker(const struct front_conf *conf, const struct server_conf *sc)
 		ts.tv_sec++;
 		ts.tv_nsec -= 1000000000L;
 	}
-	pthread_mutex_lock(&p.mtx);
-	while (p.nthreads > 0)
-		if (pthread_cond_timedwait(&p.done, &p.mtx, &ts) == ETIMEDOUT)
+	pthread_mutex_lock(&p->mtx);
+	while (p->nthreads > 0)
+		if (pthread_cond_timedwait(&p->done, &p->mtx, &ts) == ETIMEDOUT)
 			break;
-	if (p.nthreads > 0)
-		flog_info("exiting with %d threads unfinished", p.nthreads);
-	pthread_mutex_unlock(&p.mtx);
+	if (p->nthreads > 0)
+		flog_info("exiting with %d threads unfinished", p->nthreads);
+	pthread_mutex_unlock(&p->mtx);
+}
+
+static void
+server_worker(const struct front_conf *conf, const struct server_conf *sc)
+{
+	struct pool p;
+	sigset_t    set;
+	int	    sig_fd;
+
+	memset(&p, 0, sizeof(p));
+	p.conf = conf;
+	p.sc = sc;
+	server_sigmask(&set);
+	server_worker_init();
+	sig_fd = pool_open(&p, &set);
+	pool_start(&p);
+	pool_main_wait(&p, sig_fd);
+	pool_stop(&p);
 	/* Alone (no master), the worker owns the socket path. */
 	if (sc->processes <= 1 && sc->unlink_path[0] != '\0')
 		unlink(sc->unlink_path);
@@ -549,16 +602,109 @@ server_fork(const struct front_conf *conf, const struct server_conf *sc)
 	return (pid);
 }
 
-int
-server_run(const struct front_conf *conf, const struct server_conf *sc)
+/* The master's view of its workers. */
+struct master {
+	const struct front_conf	 *conf;
+	const struct server_conf *sc;
+	pid_t			 *kids; /* 0: a slot to (re)start */
+	int64_t			 *born; /* when each slot was last started */
+	int			  n, alive, stopping;
+	int64_t			  deadline; /* SIGKILL what remains, or -1 */
+};
+
+/* Start a worker in every empty slot not started within the last second.
+ * A worker that could not be forked stays an empty slot (0), never -1,
+ * which this loop would pass over for good. */
+static void
+master_start(struct master *m, int64_t now)
 {
-	pid_t	       *kids;
-	int64_t	       *born, deadline = -1;
+	int i;
+
+	for (i = 0; i < m->n; i++) {
+		if (m->kids[i] != 0 ||
+		    (m->born[i] != 0 && now - m->born[i] < 1000))
+			continue;
+		if ((m->kids[i] = server_fork(m->conf, m->sc)) > 0)
+			m->alive++;
+		else
+			m->kids[i] = 0;
+		m->born[i] = now;
+	}
+}
+
+static void
+master_kill(struct master *m, int sig)
+{
+	int i;
+
+	for (i = 0; i < m->n; i++)
+		if (m->kids[i] > 0)
+			kill(m->kids[i], sig);
+}
+
+/* Collect ended workers; their slots empty. */
+static void
+master_reap(struct master *m)
+{
+	pid_t pid;
+	int   i, status;
+
+	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+		for (i = 0; i < m->n; i++)
+			if (m->kids[i] == pid) {
+				m->kids[i] = 0;
+				m->alive--;
+			}
+		if (!m->stopping)
+			flog_warnx("worker %ld ended (status %d); restarting",
+			    (long)pid, status);
+	}
+}
+
+/* Start the workers, restart the ones that die, stop them all on SIGTERM
+ * or SIGINT (SIGKILL after SERVER_KILL_MS). */
+static int
+master_run(struct master *m)
+{
 	sigset_t	set;
 	siginfo_t	si;
 	struct timespec ts;
-	pid_t		pid;
-	int		i, n, alive = 0, stopping = 0, status, sig;
+	int		sig;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	master_start(m, client_now_ms());
+	flog_info("serving with %d processes of up to %d threads", m->n,
+	    m->sc->max_threads);
+	while (m->alive > 0 || !m->stopping) {
+		ts.tv_sec = 0;
+		ts.tv_nsec = 200 * 1000000L;
+		sig = sigtimedwait(&set, &si, &ts);
+		if ((sig == SIGTERM || sig == SIGINT) && !m->stopping) {
+			m->stopping = 1;
+			m->deadline = client_now_ms() + SERVER_KILL_MS;
+			master_kill(m, SIGTERM);
+		}
+		master_reap(m);
+		if (m->stopping && m->deadline != -1 &&
+		    client_now_ms() > m->deadline) {
+			master_kill(m, SIGKILL);
+			m->deadline = -1;
+		}
+		if (!m->stopping)
+			master_start(m, client_now_ms());
+	}
+	return (0);
+}
+
+int
+server_run(const struct front_conf *conf, const struct server_conf *sc)
+{
+	struct master m;
+	int	      r;
 
 	if (fcntl(sc->listen_fd, F_SETFL,
 		fcntl(sc->listen_fd, F_GETFL) | O_NONBLOCK) == -1 ||
@@ -571,76 +717,19 @@ server_run(const struct front_conf *conf, const struct server_conf *sc)
 	if (sc->processes <= 1)
 		server_worker(conf, sc);
 
-	/* The master: start workers, restart the ones that die, stop all. */
-	sigemptyset(&set);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGCHLD);
-	sigprocmask(SIG_BLOCK, &set, NULL);
-	n = sc->processes;
-	kids = calloc((size_t)n, sizeof(*kids));
-	born = calloc((size_t)n, sizeof(*born));
-	if (kids == NULL || born == NULL) {
+	memset(&m, 0, sizeof(m));
+	m.conf = conf;
+	m.sc = sc;
+	m.n = sc->processes;
+	m.deadline = -1;
+	m.kids = calloc((size_t)m.n, sizeof(*m.kids));
+	m.born = calloc((size_t)m.n, sizeof(*m.born));
+	if (m.kids == NULL || m.born == NULL) {
 		flog_warn("calloc");
-		free(kids);
-		free(born);
-		return (1);
-	}
-	for (i = 0; i < n; i++) {
-		/* A worker that could not be forked is a slot to restart
-		 * (0), never -1, which the restart loop would pass over. */
-		if ((kids[i] = server_fork(conf, sc)) > 0)
-			alive++;
-		else
-			kids[i] = 0;
-		born[i] = client_now_ms();
-	}
-	flog_info("serving with %d processes of up to %d threads", n,
-	    sc->max_threads);
-	while (alive > 0 || !stopping) {
-		ts.tv_sec = 0;
-		ts.tv_nsec = 200 * 1000000L;
-		sig = sigtimedwait(&set, &si, &ts);
-		if (sig == SIGTERM || sig == SIGINT) {
-			if (!stopping) {
-				stopping = 1;
-				deadline = client_now_ms() + SERVER_KILL_MS;
-				for (i = 0; i < n; i++)
-					if (kids[i] > 0)
-						kill(kids[i], SIGTERM);
-			}
-		}
-		while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
-			for (i = 0; i < n; i++)
-				if (kids[i] == pid) {
-					kids[i] = 0;
-					alive--;
-				}
-			if (!stopping)
-				flog_warnx("worker %ld ended (status %d); "
-					   "restarting",
-				    (long)pid, status);
-		}
-		if (stopping && deadline != -1 && client_now_ms() > deadline) {
-			for (i = 0; i < n; i++)
-				if (kids[i] > 0)
-					kill(kids[i], SIGKILL);
-			deadline = -1;
-		}
-		if (stopping)
-			continue;
-		/* Restart dead workers, at most once a second each. */
-		for (i = 0; i < n; i++) {
-			if (kids[i] != 0 || client_now_ms() - born[i] < 1000)
-				continue;
-			if ((kids[i] = server_fork(conf, sc)) > 0)
-				alive++;
-			else
-				kids[i] = 0;
-			born[i] = client_now_ms();
-		}
-	}
-	free(kids);
-	free(born);
-	return (0);
+		r = 1;
+	} else
+		r = master_run(&m);
+	free(m.kids);
+	free(m.born);
+	return (r);
 }

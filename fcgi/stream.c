@@ -41,6 +41,7 @@
 
 #include "buf.h"
 #include "client.h"
+#include "contract.h"
 #include "flog.h"
 #include "front.h"
 #include "handlers.h" /* struct ctx only */
@@ -271,7 +272,8 @@ stream_frame(struct stream *s, const struct frame_hdr *h, const uint8_t *p)
 			return (END_ERROR);
 		return (END_NONE);
 	case MSG_EXIT:
-		if (msg_decode(MSG_EXIT, p, h->len, &mx) == -1)
+		if (msg_decode(MSG_EXIT, p, h->len, &mx) == -1 ||
+		    !contract_reason_valid(mx.reason))
 			break;
 		if ((e = stream_flush_tail(s)) != END_NONE)
 			return (e);
@@ -489,18 +491,139 @@ stream_resume(struct req *r, uint64_t *pos)
 	return (0);
 }
 
+/* The query: a session id, and an encoding we speak.  Then the request
+ * body (empty for a GET) is read to its end: only then does a readable
+ * connection mean the client has gone.  -1 when answered with an error. */
+static int
+stream_request(struct stream *s, const struct ctx *c)
+{
+	char enc[16];
+	int  q;
+
+	if (!c->has_qsid) {
+		http_error(s->r, 400, "missing session_id", 0);
+		return (-1);
+	}
+	q = http_query_get(req_param(s->r, "QUERY_STRING"), "encoding", enc,
+	    sizeof(enc));
+	if (q == -1 ||
+	    (q == 1 && enc[0] != '\0' && strcmp(enc, "base64") != 0 &&
+		strcmp(enc, "text") != 0)) {
+		http_error(s->r, 400, "unsupported encoding", 0);
+		return (-1);
+	}
+	s->b64 = q == 1 && strcmp(enc, "base64") == 0;
+	if (req_drain(s->r, 64 * 1024) == -1) {
+		http_error(s->r, 400, "request body could not be read", 0);
+		return (-1);
+	}
+	return (0);
+}
+
+/* ATTACHED or an error: the first frame of ptyd's answer, read into
+ * s->in.  -1 when answered with an error (404 not registered, 429 viewer
+ * limit, ...: before any 200). */
+static int
+stream_attached(struct stream *s, const struct msg_attach *m)
+{
+	struct msg_attached ma;
+	struct msg_error    me;
+	struct frame_hdr    h;
+
+	if (client_recv(s->fd, &h, s->in, STREAM_IN_MAX,
+		client_now_ms() + FRONT_CALL_MS) == -1) {
+		ptyd_answer_failed(s->r, errno);
+		return (-1);
+	}
+	if (h.type == MSG_ERROR &&
+	    msg_decode(MSG_ERROR, s->in + PROTO_HDR_LEN, h.len, &me) == 0) {
+		ptyd_answer_error(s->r, &me);
+		return (-1);
+	}
+	if (h.type != MSG_ATTACHED ||
+	    msg_decode(MSG_ATTACHED, s->in + PROTO_HDR_LEN, h.len, &ma) == -1) {
+		flog_warnx("stream: unexpected reply %s to MSG_ATTACH",
+		    msg_name(h.type));
+		http_error(s->r, 500, "internal error", 0);
+		return (-1);
+	}
+	s->pos = s->end = m->has_pos && m->pos > ma.base ? m->pos : ma.base;
+	return (0);
+}
+
+/* Attach to the terminal c names, from where the viewer left off.  -1
+ * when answered with an error. */
+static int
+stream_attach(struct stream *s, const struct ctx *c, struct frame_out *fo)
+{
+	struct msg_attach m;
+
+	memset(&m, 0, sizeof(m));
+	strcpy(m.owner, c->owner);
+	strcpy(m.sid, c->qsid);
+	strcpy(m.actor, c->actor);
+	m.has_pos = (uint8_t)stream_resume(s->r, &m.pos);
+	/* Allocated at full priority: see server.c on lasting requests. */
+	if ((s->in = malloc(STREAM_IN_MAX)) == NULL ||
+	    buf_reserve(&s->out, STREAM_OUT_HIGH) == -1 ||
+	    msg_encode(fo, MSG_ATTACH, &m) == -1) {
+		http_error(s->r, 500, "internal error", 0);
+		return (-1);
+	}
+	/*
+	 * Little in flight to the web server: nginx relays an unbuffered
+	 * response for as long as its upstream has data and its client
+	 * takes it, so with a thousand streams filling large socket buffers
+	 * one round of its event loop copies hundreds of megabytes before it
+	 * reads a keystroke's request.
+	 */
+	if (s->r->fcgx != NULL)
+		(void)setsockopt(req_conn_fd(s->r), SOL_SOCKET, SO_SNDBUF,
+		    &stream_sndbuf, sizeof(stream_sndbuf));
+	if ((s->fd = ptyd_open(&s->r->conf->ptyd, fo,
+		 client_now_ms() + FRONT_CALL_MS)) == -1) {
+		ptyd_answer_failed(s->r, errno);
+		return (-1);
+	}
+	return (stream_attached(s, &m));
+}
+
+/* Attached: relay until the stream ends, then drain what is owed. */
+static void
+stream_run(struct stream *s, const char *sid)
+{
+	enum stream_end e;
+
+	/*
+	 * This thread is taken for a while: it gives up leading and its
+	 * priority (server.c).  Only now, after ptyd_open: an autostart
+	 * from it would give ptyd, and every shell, its nice 19.  Until
+	 * here the pool's watchdog hands leadership on if ptyd is slow.
+	 */
+	req_will_last(s->r);
+
+	/* The headers leave with the first events, in the same write. */
+	s->r->responded = 1;
+	buf_add(&s->out, stream_headers, sizeof(stream_headers) - 1);
+	s->quiet_since = client_now_ms();
+	e = stream_loop(s);
+	if (e == END_ERROR && sse_error(&s->out, s->pos, "internal error") == 0)
+		e = END_DONE;
+	if (e == END_DONE)
+		e = stream_drain(s);
+	if (e == END_STUCK) {
+		flog_info("stream of %s: ptyd hung up and the viewer took"
+			  " nothing for %d s more; dropped",
+		    sid, STREAM_STUCK_MS / 1000);
+		s->r->abandon = 1;
+	}
+}
+
 void
 stream_serve(struct ctx *c)
 {
-	struct stream	    s;
-	struct msg_attach   m;
-	struct msg_attached ma;
-	struct msg_error    me;
-	struct frame_out    fo;
-	struct frame_hdr    h;
-	enum stream_end	    e;
-	char		    enc[16];
-	int		    q;
+	struct stream	 s;
+	struct frame_out fo;
 
 	memset(&s, 0, sizeof(s));
 	s.r = c->r;
@@ -509,98 +632,8 @@ stream_serve(struct ctx *c)
 	buf_init(&s.text, STREAM_TEXT_MAX);
 	buf_init(&s.out, STREAM_OUT_MAX);
 	frame_out_init(&fo);
-
-	if (!c->has_qsid) {
-		http_error(s.r, 400, "missing session_id", 0);
-		goto out;
-	}
-	q = http_query_get(req_param(s.r, "QUERY_STRING"), "encoding", enc,
-	    sizeof(enc));
-	if (q == -1 ||
-	    (q == 1 && enc[0] != '\0' && strcmp(enc, "base64") != 0 &&
-		strcmp(enc, "text") != 0)) {
-		http_error(s.r, 400, "unsupported encoding", 0);
-		goto out;
-	}
-	s.b64 = q == 1 && strcmp(enc, "base64") == 0;
-
-	/*
-	 * The request body (empty for a GET) must be read to its end first:
-	 * only then does a readable connection mean the client has gone.
-	 */
-	if (req_drain(s.r, 64 * 1024) == -1) {
-		http_error(s.r, 400, "request body could not be read", 0);
-		goto out;
-	}
-
-	memset(&m, 0, sizeof(m));
-	strcpy(m.owner, c->owner);
-	strcpy(m.sid, c->qsid);
-	strcpy(m.actor, c->actor);
-	m.has_pos = (uint8_t)stream_resume(s.r, &m.pos);
-	/* Allocated at full priority: see server.c on lasting requests. */
-	if ((s.in = malloc(STREAM_IN_MAX)) == NULL ||
-	    buf_reserve(&s.out, STREAM_OUT_HIGH) == -1 ||
-	    msg_encode(&fo, MSG_ATTACH, &m) == -1) {
-		http_error(s.r, 500, "internal error", 0);
-		goto out;
-	}
-
-	/*
-	 * Little in flight to the web server: nginx relays an unbuffered
-	 * response for as long as its upstream has data and its client
-	 * takes it, so with a thousand streams filling large socket buffers
-	 * one round of its event loop copies hundreds of megabytes before it
-	 * reads a keystroke's request.
-	 */
-	if (s.r->fcgx != NULL)
-		(void)setsockopt(req_conn_fd(s.r), SOL_SOCKET, SO_SNDBUF,
-		    &stream_sndbuf, sizeof(stream_sndbuf));
-	if ((s.fd = ptyd_open(&s.r->conf->ptyd, &fo,
-		 client_now_ms() + FRONT_CALL_MS)) == -1 ||
-	    client_recv(s.fd, &h, s.in, STREAM_IN_MAX,
-		client_now_ms() + FRONT_CALL_MS) == -1) {
-		ptyd_answer_failed(s.r, errno);
-		goto out;
-	}
-	if (h.type == MSG_ERROR &&
-	    msg_decode(MSG_ERROR, s.in + PROTO_HDR_LEN, h.len, &me) == 0) {
-		/* 404 not registered, 429 viewer limit: before any 200. */
-		ptyd_answer_error(s.r, &me);
-		goto out;
-	}
-	if (h.type != MSG_ATTACHED ||
-	    msg_decode(MSG_ATTACHED, s.in + PROTO_HDR_LEN, h.len, &ma) == -1) {
-		flog_warnx("stream: unexpected reply %s to MSG_ATTACH",
-		    msg_name(h.type));
-		http_error(s.r, 500, "internal error", 0);
-		goto out;
-	}
-	s.pos = s.end = m.has_pos && m.pos > ma.base ? m.pos : ma.base;
-	/*
-	 * This thread is taken for a while: it gives up leading and its
-	 * priority (server.c).  Only now, after ptyd_open: an autostart
-	 * from it would give ptyd, and every shell, its nice 19.  Until
-	 * here the pool's watchdog hands leadership on if ptyd is slow.
-	 */
-	req_will_last(s.r);
-
-	/* The headers leave with the first events, in the same write. */
-	s.r->responded = 1;
-	buf_add(&s.out, stream_headers, sizeof(stream_headers) - 1);
-	s.quiet_since = client_now_ms();
-	e = stream_loop(&s);
-	if (e == END_ERROR && sse_error(&s.out, s.pos, "internal error") == 0)
-		e = END_DONE;
-	if (e == END_DONE)
-		e = stream_drain(&s);
-	if (e == END_STUCK) {
-		flog_info("stream of %s: ptyd hung up and the viewer took"
-			  " nothing for %d s more; dropped",
-		    c->qsid, STREAM_STUCK_MS / 1000);
-		s.r->abandon = 1;
-	}
-out:
+	if (stream_request(&s, c) == 0 && stream_attach(&s, c, &fo) == 0)
+		stream_run(&s, c->qsid);
 	/* Every way out detaches the viewer: ptyd sees the close. */
 	if (s.fd != -1)
 		close(s.fd);

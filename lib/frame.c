@@ -381,81 +381,88 @@ msg_encode(struct frame_out *fo, uint16_t type, const void *msg)
 	return (0);
 }
 
+/* Decode field f from *p (left bytes) into the message at m, moving *p
+ * and *left past it.  -1 if it does not fit or breaks its rule. */
+static int
+field_decode(const struct field *f, uint8_t *m, const uint8_t **p,
+    size_t *left)
+{
+	size_t	 n, len;
+	uint64_t v;
+
+	switch (f->type) {
+	case F_U8:
+	case F_U16:
+	case F_U32:
+	case F_U64:
+	case F_I32:
+	case F_I64:
+		n = f->type == F_U8 ? 1 : f->type == F_U16 ? 2 :
+		    (f->type == F_U32 || f->type == F_I32) ? 4 : 8;
+		if (*left < n)
+			return (-1);
+		v = get_be(*p, n);
+		if (f->type == F_U8)
+			*(uint8_t *)(m + f->off) = (uint8_t)v;
+		else if (f->type == F_U16)
+			*(uint16_t *)(m + f->off) = (uint16_t)v;
+		else if (f->type == F_U32)
+			*(uint32_t *)(m + f->off) = (uint32_t)v;
+		else if (f->type == F_I32)
+			*(int32_t *)(m + f->off) = (int32_t)(uint32_t)v;
+		else if (f->type == F_I64)
+			*(int64_t *)(m + f->off) = (int64_t)v;
+		else
+			*(uint64_t *)(m + f->off) = v;
+		break;
+	case F_TEXT:
+	case F_BYTES:
+		if (*left < 4)
+			return (-1);
+		len = (size_t)get_be(*p, 4);
+		*p += 4;
+		*left -= 4;
+		if (len > f->max || len > *left)
+			return (-1);
+		if (f->type == F_TEXT) {
+			if (memchr(*p, '\0', len) != NULL)
+				return (-1);
+			memcpy(m + f->off, *p, len);
+			((char *)(m + f->off))[len] = '\0';
+		} else {
+			*(const uint8_t **)(m + f->off) = *p;
+			*(size_t *)(m + f->lenoff) = len;
+		}
+		n = len;
+		break;
+	case F_REST:
+		if (*left == 0 || *left > f->max)
+			return (-1);
+		*(const uint8_t **)(m + f->off) = *p;
+		*(size_t *)(m + f->lenoff) = *left;
+		n = *left;
+		break;
+	default:
+		return (-1);
+	}
+	*p += n;
+	*left -= n;
+	return (0);
+}
+
 int
 msg_decode(uint16_t type, const uint8_t *p, size_t left, void *msg)
 {
 	const struct msg_desc *d;
-	const struct field    *f;
-	uint8_t		      *m = msg;
-	size_t		       i, n, len;
-	uint64_t	       v;
+	size_t		       i;
 
 	if ((d = msg_desc_find(type)) == NULL) {
 		errno = EINVAL;
 		return (-1);
 	}
-	for (i = 0; i < d->nfields; i++) {
-		f = &d->fields[i];
-		switch (f->type) {
-		case F_U8:
-		case F_U16:
-		case F_U32:
-		case F_U64:
-		case F_I32:
-		case F_I64:
-			n = f->type == F_U8			   ? 1 :
-			    f->type == F_U16			   ? 2 :
-			    (f->type == F_U32 || f->type == F_I32) ? 4 :
-								     8;
-			if (left < n)
-				goto bad;
-			v = get_be(p, n);
-			p += n;
-			left -= n;
-			if (f->type == F_U8)
-				*(uint8_t *)(m + f->off) = (uint8_t)v;
-			else if (f->type == F_U16)
-				*(uint16_t *)(m + f->off) = (uint16_t)v;
-			else if (f->type == F_U32)
-				*(uint32_t *)(m + f->off) = (uint32_t)v;
-			else if (f->type == F_I32)
-				*(int32_t *)(m + f->off) = (int32_t)(uint32_t)v;
-			else if (f->type == F_I64)
-				*(int64_t *)(m + f->off) = (int64_t)v;
-			else
-				*(uint64_t *)(m + f->off) = v;
-			break;
-		case F_TEXT:
-		case F_BYTES:
-			if (left < 4)
-				goto bad;
-			len = (size_t)get_be(p, 4);
-			p += 4;
-			left -= 4;
-			if (len > f->max || len > left)
-				goto bad;
-			if (f->type == F_TEXT) {
-				if (memchr(p, '\0', len) != NULL)
-					goto bad;
-				memcpy(m + f->off, p, len);
-				((char *)(m + f->off))[len] = '\0';
-			} else {
-				*(const uint8_t **)(m + f->off) = p;
-				*(size_t *)(m + f->lenoff) = len;
-			}
-			p += len;
-			left -= len;
-			break;
-		case F_REST:
-			if (left == 0 || left > f->max)
-				goto bad;
-			*(const uint8_t **)(m + f->off) = p;
-			*(size_t *)(m + f->lenoff) = left;
-			p += left;
-			left = 0;
-			break;
-		}
-	}
+	for (i = 0; i < d->nfields; i++)
+		if (field_decode(&d->fields[i], msg, &p, &left) == -1)
+			goto bad;
 	if (left != 0)
 		goto bad;
 	return (0);
