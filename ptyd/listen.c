@@ -29,6 +29,7 @@
 #include "ev.h"
 #include "listen.h"
 #include "log.h"
+#include "util.h"
 
 #define LISTEN_BACKLOG	  512
 #define LISTEN_BACKOFF	  (100 * 1000)	   /* us after EMFILE */
@@ -82,24 +83,14 @@ listen_check_dir(const char *dir, int create)
 static int
 listen_make_dir(const char *dir)
 {
-	char buf[PATH_MAX], *p;
+	char failed[PATH_MAX];
 
-	if (strlen(dir) >= sizeof(buf)) {
-		log_warnx("socket directory %s: too long", dir);
+	if (util_mkparents(dir, 0700, failed, sizeof(failed)) == -1) {
+		log_warn("socket directory %s: mkdir %s", dir,
+		    errno == ENAMETOOLONG ? "(too long)" : failed);
 		return (-1);
 	}
-	strcpy(buf, dir);
-	for (p = buf + 1; *p != '\0'; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		if (mkdir(buf, 0700) == -1 && errno != EEXIST) {
-			log_warn("mkdir %s", buf);
-			return (-1);
-		}
-		*p = '/';
-	}
-	return (listen_check_dir(buf, 1));
+	return (listen_check_dir(dir, 1));
 }
 
 /* A socket already at path: refuse if a daemon answers, else unlink. */

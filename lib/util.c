@@ -1,0 +1,54 @@
+/*
+ * util.c -- small helpers more than one program needs, written once.
+ *
+ * Owns: making the parent directories of a path, one hex digit's value.
+ * Does not own: what a missing or foreign directory means to the caller
+ * (listen.c checks the socket directory itself; store.c the database's).
+ */
+#include <sys/stat.h>
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "util.h"
+
+int
+util_mkparents(const char *path, mode_t mode, char *failed, size_t size)
+{
+	char buf[PATH_MAX], *p;
+	int  saved;
+
+	if (strlen(path) >= sizeof(buf)) {
+		errno = ENAMETOOLONG;
+		return (-1);
+	}
+	strcpy(buf, path);
+	for (p = buf + 1; *p != '\0'; p++) {
+		if (*p != '/' || p[-1] == '/')
+			continue;
+		*p = '\0';
+		if (mkdir(buf, mode) == -1 && errno != EEXIST) {
+			saved = errno;
+			if (failed != NULL && size > 0)
+				snprintf(failed, size, "%s", buf);
+			errno = saved;
+			return (-1);
+		}
+		*p = '/';
+	}
+	return (0);
+}
+
+int
+util_hexval(int c)
+{
+	if (c >= '0' && c <= '9')
+		return (c - '0');
+	if (c >= 'a' && c <= 'f')
+		return (c - 'a' + 10);
+	if (c >= 'A' && c <= 'F')
+		return (c - 'A' + 10);
+	return (-1);
+}
