@@ -1,6 +1,8 @@
 /*
  * contract.c -- the rules both programs apply (contract.h).
  */
+#include <string.h>
+
 #include "contract.h"
 #include "proto.h"
 
@@ -95,4 +97,31 @@ contract_failure(enum contract_fail f)
 	    sizeof(contract_failures) / sizeof(contract_failures[0]))
 		f = CONTRACT_FAIL_INTERNAL;
 	return (&contract_failures[f]);
+}
+
+static const char *const contract_reasons[CONTRACT_NREASONS] = {
+	[CONTRACT_REASON_EXIT] = "exit",
+	[CONTRACT_REASON_CLOSED] = "closed",
+	[CONTRACT_REASON_RESTARTED] = "restarted",
+	[CONTRACT_REASON_REAPED] = "reaped",
+	[CONTRACT_REASON_EVICTED] = "evicted",
+	[CONTRACT_REASON_SHUTDOWN] = "shutdown",
+};
+
+const char *
+contract_reason_name(enum contract_reason r)
+{
+	return ((unsigned int)r < CONTRACT_NREASONS ? contract_reasons[r] :
+						      NULL);
+}
+
+int
+contract_reason_valid(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < CONTRACT_NREASONS; i++)
+		if (strcmp(contract_reasons[i], name) == 0)
+			return (1);
+	return (0);
 }

@@ -57,4 +57,22 @@ int contract_input_id_valid(const char *s);
  */
 void contract_clamp(unsigned int *rows, unsigned int *cols, int start);
 
+/*
+ * Why a terminal ended: the "reason" of the terminal_closed event (DESIGN
+ * 3), which ptyd sends in MSG_EXIT and ptyd.fcgi passes on.
+ */
+enum contract_reason {
+	CONTRACT_REASON_EXIT,	   /* the shell ended by itself */
+	CONTRACT_REASON_CLOSED,	   /* DELETE */
+	CONTRACT_REASON_RESTARTED, /* a start with restart */
+	CONTRACT_REASON_REAPED,	   /* idle past the grace */
+	CONTRACT_REASON_EVICTED,   /* the cap needed its place */
+	CONTRACT_REASON_SHUTDOWN,  /* ptyd stopped */
+	CONTRACT_NREASONS
+};
+/* The wire name ("exit", "closed", ...); NULL if out of range. */
+const char *contract_reason_name(enum contract_reason);
+/* 1 if name is a reason's wire name. */
+int contract_reason_valid(const char *name);
+
 #endif /* PTYD_CONTRACT_H */

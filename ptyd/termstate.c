@@ -4,6 +4,7 @@
  */
 #include <stddef.h>
 
+#include "contract.h"
 #include "termstate.h"
 
 static const struct term_transition term_transitions[] = {
@@ -29,17 +30,20 @@ static const char *const term_state_names[TERM_NSTATES] = {
 	"exited",
 };
 
-/* Per reason: wire name, audit event of its teardown, database state. */
+/* Per reason: its wire name in the contract (-1: none), the audit event
+ * of its teardown, the database state. */
 static const struct {
-	const char *wire, *audit, *db;
+	int	    wire;
+	const char *audit, *db;
 } term_reasons[TERM_NREASONS] = {
-	[TERM_R_NONE] = { NULL, NULL, "running" },
-	[TERM_R_EXIT] = { "exit", "exit", "exited" },
-	[TERM_R_CLOSED] = { "closed", "close", "closed" },
-	[TERM_R_RESTARTED] = { "restarted", "close", "closed" },
-	[TERM_R_REAPED] = { "reaped", "reap", "reaped" },
-	[TERM_R_EVICTED] = { "evicted", "evict", "evicted" },
-	[TERM_R_SHUTDOWN] = { "shutdown", "shutdown", "shutdown" },
+	[TERM_R_NONE] = { -1, NULL, "running" },
+	[TERM_R_EXIT] = { CONTRACT_REASON_EXIT, "exit", "exited" },
+	[TERM_R_CLOSED] = { CONTRACT_REASON_CLOSED, "close", "closed" },
+	[TERM_R_RESTARTED] = { CONTRACT_REASON_RESTARTED, "close", "closed" },
+	[TERM_R_REAPED] = { CONTRACT_REASON_REAPED, "reap", "reaped" },
+	[TERM_R_EVICTED] = { CONTRACT_REASON_EVICTED, "evict", "evicted" },
+	[TERM_R_SHUTDOWN] = { CONTRACT_REASON_SHUTDOWN, "shutdown",
+	    "shutdown" },
 };
 
 const struct term_transition *
@@ -64,7 +68,9 @@ term_state_name(enum term_state s)
 const char *
 term_reason_wire(enum term_reason r)
 {
-	return ((unsigned int)r < TERM_NREASONS ? term_reasons[r].wire : NULL);
+	if ((unsigned int)r >= TERM_NREASONS || term_reasons[r].wire < 0)
+		return (NULL);
+	return (contract_reason_name((enum contract_reason)term_reasons[r].wire));
 }
 
 const char *

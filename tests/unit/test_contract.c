@@ -83,3 +83,22 @@ Test(contract, every_error_has_its_answer)
 		cr_expect_eq(e->retry_after != 0, e->status == 503);
 	}
 }
+
+/* The reasons a terminal ends with: named once, in DESIGN's words, and
+ * nothing else passes for one. */
+Test(contract, reasons)
+{
+	static const char *const design[] = { "exit", "closed", "restarted",
+		"reaped", "evicted", "shutdown" };
+	unsigned int i;
+
+	cr_assert_eq(CONTRACT_NREASONS, sizeof(design) / sizeof(design[0]));
+	for (i = 0; i < CONTRACT_NREASONS; i++) {
+		cr_expect_str_eq(contract_reason_name(i), design[i]);
+		cr_expect(contract_reason_valid(design[i]));
+	}
+	cr_expect_null(contract_reason_name(CONTRACT_NREASONS));
+	cr_expect_not(contract_reason_valid(""));
+	cr_expect_not(contract_reason_valid("still running"));
+	cr_expect_not(contract_reason_valid("Exit"));
+}
