@@ -150,7 +150,7 @@ static const struct field exit_fields[] = {
 
 #define DESC(t, f) \
 	{ \
-		t, #t, f, sizeof(f) / sizeof(f[0]) \
+		t, #t, f, sizeof(f) / sizeof((f)[0]) \
 	}
 #define DESC0(t) \
 	{ \
