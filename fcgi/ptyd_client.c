@@ -78,6 +78,34 @@ ptyd_mkdir(const char *sock)
 	return (0);
 }
 
+/*
+ * What ptyd is started with: the settings we resolved, so that this one
+ * and any replacement after it have the same (the PTYD_* environment is
+ * passed on too).  argv has room for 10.
+ */
+static void
+ptyd_argv(const struct ptyd_conf *conf, char **argv)
+{
+	size_t n = 0;
+
+	argv[n++] = (char *)"ptyd";
+	if (conf->config != NULL) {
+		argv[n++] = (char *)"--config";
+		argv[n++] = (char *)conf->config;
+	}
+	if (conf->state_dir != NULL) {
+		argv[n++] = (char *)"--state-dir";
+		argv[n++] = (char *)conf->state_dir;
+	}
+	if (conf->db != NULL) {
+		argv[n++] = (char *)"--db";
+		argv[n++] = (char *)conf->db;
+	}
+	argv[n++] = (char *)"--socket";
+	argv[n++] = (char *)conf->socket;
+	argv[n] = NULL;
+}
+
 /* Run ptyd and wait for its first process (which daemonizes) to exit. */
 static int
 ptyd_spawn(const struct ptyd_conf *conf, int64_t deadline_ms)
@@ -85,14 +113,11 @@ ptyd_spawn(const struct ptyd_conf *conf, int64_t deadline_ms)
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t	   attr;
 	sigset_t		   none, all;
-	char			  *argv[4], **env;
+	char			  *argv[10], **env;
 	pid_t			   pid, w;
 	int			   status, err;
 
-	argv[0] = (char *)"ptyd";
-	argv[1] = (char *)"--socket";
-	argv[2] = (char *)conf->socket;
-	argv[3] = NULL;
+	ptyd_argv(conf, argv);
 	/* Only the allowlist: in CGI mode our environment holds the
 	 * request's headers (cookies, credentials), never ptyd's business. */
 	if ((env = harden_env_filter(&harden_daemon_env)) == NULL) {
