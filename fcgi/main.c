@@ -266,7 +266,7 @@ main_configure(int argc, char *argv[], struct front_conf *conf,
 		"Without listen: FastCGI on fd 0 if it is a listening socket "
 		"(spawn-fcgi),\nelse one CGI request from the environment.\n",
 		NULL, NULL, NULL, 0 };
-	int rv;
+	int		   rv;
 
 	main_cfg = config_new(CONFIG_FCGI, "ptyd.fcgi");
 	config_set_range(main_cfg, CONFIG_MAX_THREADS, 2, SERVER_MAX_THREADS);

@@ -106,6 +106,40 @@ ptyd_argv(const struct ptyd_conf *conf, char **argv)
 	argv[n] = NULL;
 }
 
+/* Wait for ptyd's first process, which exits once the daemon serves.
+ * 0 (even if it did not detach in time: the socket check decides), -1. */
+static int
+ptyd_detached(const struct ptyd_conf *conf, pid_t pid, int64_t deadline_ms)
+{
+	pid_t w;
+	int   status;
+
+	for (;;) {
+		w = waitpid(pid, &status, WNOHANG);
+		if (w == pid)
+			break;
+		if (w == -1 && errno != EINTR) {
+			flog_warn("autostart: waitpid");
+			return (-1);
+		}
+		if (client_now_ms() >= deadline_ms) {
+			/* Still running: leave it; the socket check decides. */
+			flog_warnx("autostart: %s did not detach in time",
+			    conf->program);
+			return (0);
+		}
+		ptyd_pause(deadline_ms);
+	}
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		flog_warnx("autostart: %s exited with status %d", conf->program,
+		    WIFEXITED(status) ? WEXITSTATUS(status) :
+					128 + WTERMSIG(status));
+	else
+		flog_info("autostart: started %s --socket %s", conf->program,
+		    conf->socket);
+	return (0);
+}
+
 /* Run ptyd and wait for its first process (which daemonizes) to exit. */
 static int
 ptyd_spawn(const struct ptyd_conf *conf, int64_t deadline_ms)
@@ -114,8 +148,8 @@ ptyd_spawn(const struct ptyd_conf *conf, int64_t deadline_ms)
 	posix_spawnattr_t	   attr;
 	sigset_t		   none, all;
 	char			  *argv[10], **env;
-	pid_t			   pid, w;
-	int			   status, err;
+	pid_t			   pid;
+	int			   err;
 
 	ptyd_argv(conf, argv);
 	/* Only the allowlist: in CGI mode our environment holds the
@@ -148,30 +182,7 @@ ptyd_spawn(const struct ptyd_conf *conf, int64_t deadline_ms)
 		errno = ECONNREFUSED;
 		return (-1);
 	}
-	for (;;) {
-		w = waitpid(pid, &status, WNOHANG);
-		if (w == pid)
-			break;
-		if (w == -1 && errno != EINTR) {
-			flog_warn("autostart: waitpid");
-			return (-1);
-		}
-		if (client_now_ms() >= deadline_ms) {
-			/* Still running: leave it; the socket check decides. */
-			flog_warnx("autostart: %s did not detach in time",
-			    conf->program);
-			return (0);
-		}
-		ptyd_pause(deadline_ms);
-	}
-	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-		flog_warnx("autostart: %s exited with status %d", conf->program,
-		    WIFEXITED(status) ? WEXITSTATUS(status) :
-					128 + WTERMSIG(status));
-	else
-		flog_info("autostart: started %s --socket %s", conf->program,
-		    conf->socket);
-	return (0);
+	return (ptyd_detached(conf, pid, deadline_ms));
 }
 
 int

@@ -79,8 +79,9 @@ struct config_def {
 /* The one table.  Change a default or a range here and only here. */
 static const struct config_def config_defs[CONFIG_NKEYS] = {
 	[CONFIG_STATE_DIR] = { "state_dir", T_PATH, 0, D | F | C, NULL, 0, 0,
-	    NULL, "DIR", "where everything else is by default "
-			 "(~/.local/state/ptyd)" },
+	    NULL, "DIR",
+	    "where everything else is by default "
+	    "(~/.local/state/ptyd)" },
 	[CONFIG_DB] = { "db", T_PATH, 0, D | F | C, NULL, 0, 0, NULL, "PATH",
 	    "the SQLite mirror (<state_dir>/ptyd.db)" },
 	[CONFIG_SOCKET] = { "socket", T_PATH, 0, D | F | C, NULL, 0, 0, NULL,
@@ -96,7 +97,8 @@ static const struct config_def config_defs[CONFIG_NKEYS] = {
 	[CONFIG_SHELL_ARG] = { "shell_arg", T_STRING, F_LIST, D, NULL, 0, 0,
 	    NULL, "ARG", "an argument for the shell (-i for sh-like shells)" },
 	[CONFIG_WORKSPACE_ROOT] = { "workspace_root", T_PATH, F_LIST, D, NULL,
-	    0, 0, NULL, "DIR", "a workspace must be under one of these (home)" },
+	    0, 0, NULL, "DIR",
+	    "a workspace must be under one of these (home)" },
 	[CONFIG_DEFAULT_WORKSPACE] = { "default_workspace", T_PATH, 0, D, NULL,
 	    0, 0, NULL, "DIR", "where a shell starts by default (home)" },
 	[CONFIG_IDLE_GRACE] = { "idle_grace", T_SECONDS, 0, D, "900", 0,
@@ -106,8 +108,9 @@ static const struct config_def config_defs[CONFIG_NKEYS] = {
 	[CONFIG_LINGER] = { "linger", T_SECONDS, 0, D, "60", 0, SEC_MAX, NULL,
 	    "SEC", "an exited terminal stays listed this long" },
 	[CONFIG_STALL_TIMEOUT] = { "stall_timeout", T_SECONDS, 0, D, "10",
-	    SEC / 10, SEC_MAX, NULL, "SEC", "a viewer that reads nothing "
-					    "this long is cut" },
+	    SEC / 10, SEC_MAX, NULL, "SEC",
+	    "a viewer that reads nothing "
+	    "this long is cut" },
 	[CONFIG_MAX_TERMINALS] = { "max_terminals", T_COUNT, 0, D, "32", 1,
 	    COUNT_MAX, NULL, "N", "terminals at most" },
 	[CONFIG_MAX_PER_OWNER] = { "max_per_owner", T_COUNT, 0, D, NULL, 1,
@@ -125,9 +128,10 @@ static const struct config_def config_defs[CONFIG_NKEYS] = {
 	    "PATH|HOST:PORT", "FastCGI socket (fd 0 if a socket, else CGI)" },
 	[CONFIG_SOCKET_GROUP] = { "socket_group", T_STRING, 0, F, NULL, 0, 0,
 	    NULL, "GROUP", "group of the listen socket" },
-	[CONFIG_SOCKET_MODE] = { "socket_mode", T_OCTAL, 0, F, NULL, 0600,
-	    0660, NULL, "MODE", "mode of the listen socket (0600, with "
-				"socket_group 0660)" },
+	[CONFIG_SOCKET_MODE] = { "socket_mode", T_OCTAL, 0, F, NULL, 0600, 0660,
+	    NULL, "MODE",
+	    "mode of the listen socket (0600, with "
+	    "socket_group 0660)" },
 	[CONFIG_AUTOSTART] = { "autostart", T_BOOL, 0, F, "yes", 0, 1, NULL,
 	    "yes|no", "start ptyd when it is not running" },
 	[CONFIG_PTYD_PROGRAM] = { "ptyd", T_PATH, F_WORD, F, NULL, 0, 0, NULL,
@@ -141,8 +145,7 @@ static const struct config_def config_defs[CONFIG_NKEYS] = {
 	[CONFIG_AUTH] = { "auth", T_ENUM, 0, F, "none", 0, 0, "none|front",
 	    "none|front", "front: trust REMOTE_USER from the web server" },
 	[CONFIG_LOCAL] = { "local", T_ENUM, 0, F, "account", 0, 0,
-	    "account|address", "account|address",
-	    "what makes a client local" },
+	    "account|address", "account|address", "what makes a client local" },
 	[CONFIG_ALLOW_REMOTE] = { "allow_remote", T_BOOL, 0, F, "no", 0, 1,
 	    NULL, "yes|no", "allow clients that are not local" },
 	[CONFIG_ALLOWED_HOSTS] = { "allowed_hosts", T_STRING, 0, F, NULL, 0, 0,
@@ -358,7 +361,8 @@ config_seconds(const char *s, long long *us)
 {
 	double v;
 
-	if (!config_all(s, "0123456789.") || strchr(s, '.') != strrchr(s, '.') ||
+	if (!config_all(s, "0123456789.") ||
+	    strchr(s, '.') != strrchr(s, '.') ||
 	    strcspn(s, "0123456789") == strlen(s))
 		return (-1);
 	errno = 0;
@@ -373,10 +377,10 @@ config_seconds(const char *s, long long *us)
 static int
 config_count(const char *s, int bytes, long long *out)
 {
-	static const char    suffix[] = "kKmMgG";
-	char		     buf[32];
-	const char	    *p;
-	size_t		     len = strlen(s);
+	static const char  suffix[] = "kKmMgG";
+	char		   buf[32];
+	const char	  *p;
+	size_t		   len = strlen(s);
 	unsigned long long v, mul = 1;
 
 	if (len == 0 || len >= sizeof(buf))
@@ -431,7 +435,7 @@ static char *
 config_path(struct config *c, const struct config_def *d, const char *s,
     const char *where)
 {
-	char  cwd[PATH_MAX], *out;
+	char	    cwd[PATH_MAX], *out;
 	const char *base = NULL, *rest = s;
 
 	if (*s == '\0') {
@@ -477,8 +481,9 @@ config_check(struct config *c, enum config_key k, const char *s,
 	case T_SECONDS:
 		if (config_seconds(s, &v) == -1 || v < c->min[k] ||
 		    v > c->max[k])
-			return (config_fail(c, "%s: '%s': want seconds from %g "
-					       "to %g",
+			return (config_fail(c,
+			    "%s: '%s': want seconds from %g "
+			    "to %g",
 			    where, s, (double)c->min[k] / SEC,
 			    (double)c->max[k] / SEC));
 		break;
@@ -499,8 +504,9 @@ config_check(struct config *c, enum config_key k, const char *s,
 		if (!config_all(s, "01234567") || strlen(s) > 4 ||
 		    ((v = strtoll(s, NULL, 8)) & ~c->max[k]) != 0 ||
 		    (v & c->min[k]) != c->min[k])
-			return (config_fail(c, "%s: '%s': want an octal mode "
-					       "with %04llo and within %04llo",
+			return (config_fail(c,
+			    "%s: '%s': want an octal mode "
+			    "with %04llo and within %04llo",
 			    where, s, c->min[k], c->max[k]));
 		break;
 	case T_ENUM:
@@ -645,8 +651,8 @@ config_trim(char *s)
 	while (*s == ' ' || *s == '\t')
 		s++;
 	e = s + strlen(s);
-	while (e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\n' ||
-			    e[-1] == '\r'))
+	while (e > s &&
+	    (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\n' || e[-1] == '\r'))
 		*--e = '\0';
 	return (s);
 }
@@ -672,8 +678,8 @@ config_unquote(char *s)
 
 /* One line of a file: "key = value", a comment or blank. */
 static int
-config_line(struct config *c, const char *path, unsigned int lineno,
-    char *line, enum config_level level)
+config_line(struct config *c, const char *path, unsigned int lineno, char *line,
+    enum config_level level)
 {
 	char	    origin[PATH_MAX + 32], *key, *value, *eq;
 	const char *why;
@@ -683,8 +689,8 @@ config_line(struct config *c, const char *path, unsigned int lineno,
 	if (*key == '\0' || *key == '#')
 		return (0);
 	if ((eq = strchr(key, '=')) == NULL)
-		return (config_fail(c, "%s:%u: want 'key = value'", path,
-		    lineno));
+		return (
+		    config_fail(c, "%s:%u: want 'key = value'", path, lineno));
 	*eq = '\0';
 	key = config_trim(key);
 	value = config_trim(eq + 1);
@@ -809,9 +815,10 @@ config_derive(struct config *c)
 		if (config_str(c, derived[i].k) != NULL)
 			continue;
 		if (state == NULL)
-			return (config_fail(c, "%s: uid %lu has no home "
-					       "directory in the password "
-					       "database: set state_dir",
+			return (config_fail(c,
+			    "%s: uid %lu has no home "
+			    "directory in the password "
+			    "database: set state_dir",
 			    config_defs[derived[i].k].name,
 			    (unsigned long)getuid()));
 		snprintf(path, sizeof(path), "%s/%s", state, derived[i].file);
@@ -819,8 +826,9 @@ config_derive(struct config *c)
 	}
 	sock = config_str(c, CONFIG_SOCKET);
 	if (strlen(sock) >= sizeof(sun.sun_path))
-		return (config_fail(c, "socket: %s is longer than the %zu "
-				       "bytes a Unix socket path may have",
+		return (config_fail(c,
+		    "socket: %s is longer than the %zu "
+		    "bytes a Unix socket path may have",
 		    sock, sizeof(sun.sun_path) - 1));
 	return (0);
 }
@@ -834,8 +842,8 @@ config_print_value(FILE *fp, const char *key, const char *value,
 	const char *p;
 
 	fprintf(fp, "%s = ", key);
-	if (value != NULL && *value != '\0' && value[strcspn(value,
-						   " \t\"\\#")] == '\0')
+	if (value != NULL && *value != '\0' &&
+	    value[strcspn(value, " \t\"\\#")] == '\0')
 		fputs(value, fp);
 	else {
 		fputc('"', fp);
@@ -861,8 +869,7 @@ config_print(const struct config *c, FILE *fp)
 		v = &c->val[k];
 		if (v->n == 0)
 			config_print_value(fp, config_defs[k].name, NULL,
-			    v->level == CONFIG_DEFAULT ? "default" :
-							 "emptied");
+			    v->level == CONFIG_DEFAULT ? "default" : "emptied");
 		for (i = 0; i < v->n; i++)
 			config_print_value(fp, config_defs[k].name, v->v[i],
 			    v->origin[i]);
@@ -896,17 +903,19 @@ config_usage(const struct config *c, const struct config_args *a, FILE *fp)
 	fprintf(fp, "usage: %s%s\nOptions:\n", a->synopsis,
 	    a->synopsis[strlen(a->synopsis) - 1] == '\n' ? "" : "\n");
 	for (e = a->extra; e != NULL && e->name != NULL; e++)
-		config_help_line(fp, e->val < 128 && isalpha(e->val) ? e->val : 0,
-		    e->name, e->has_arg ? e->arg : NULL, e->help, NULL);
+		config_help_line(fp,
+		    e->val < 128 && isalpha(e->val) ? e->val : 0, e->name,
+		    e->has_arg ? e->arg : NULL, e->help, NULL);
 	config_help_line(fp, 0, "config", "FILE",
 	    "read the settings from FILE only (or PTYD_CONFIG)", NULL);
 	config_help_line(fp, 0, "print-config", NULL,
 	    "print each setting, its value and origin", NULL);
 	config_help_line(fp, 'h', "help", NULL, "this help", NULL);
 	config_help_line(fp, 0, "version", NULL, "print the version", NULL);
-	fprintf(fp, "\nSettings (also 'key = value' in %s/ptyd.conf or "
-		    "~/.config/ptyd/ptyd.conf,\nor PTYD_KEY in the "
-		    "environment; the command line wins):\n",
+	fprintf(fp,
+	    "\nSettings (also 'key = value' in %s/ptyd.conf or "
+	    "~/.config/ptyd/ptyd.conf,\nor PTYD_KEY in the "
+	    "environment; the command line wins):\n",
 	    PTYD_SYSCONFDIR);
 	for (k = 0; k < CONFIG_NKEYS; k++)
 		if (config_defs[k].progs & c->prog)
@@ -923,8 +932,7 @@ config_usage(const struct config *c, const struct config_args *a, FILE *fp)
 }
 
 static void
-config_opt(struct option *o, size_t *n, const char *name, int has_arg,
-    int val)
+config_opt(struct option *o, size_t *n, const char *name, int has_arg, int val)
 {
 	o[*n].name = name;
 	o[*n].has_arg = has_arg;
@@ -993,12 +1001,16 @@ config_option(struct config *c, const struct config_args *a, int ch,
 			(ch < 128 && ch == config_aliases[i].short_opt)))
 			al = &config_aliases[i];
 	if (al != NULL)
-		return (config_set(c, al->key, al->value != NULL ? al->value :
-								  arg,
-			    CONFIG_CLI, "command line") == -1 ? 2 : -1);
+		return (
+		    config_set(c, al->key, al->value != NULL ? al->value : arg,
+			CONFIG_CLI, "command line") == -1 ?
+			2 :
+			-1);
 	if (ch >= OPT_KEY && ch < OPT_KEY + CONFIG_NKEYS)
 		return (config_set(c, (enum config_key)(ch - OPT_KEY), arg,
-			    CONFIG_CLI, "command line") == -1 ? 2 : -1);
+			    CONFIG_CLI, "command line") == -1 ?
+			2 :
+			-1);
 	switch (ch) {
 	case OPT_CONFIG:
 		free(c->given);

@@ -391,7 +391,7 @@ main_conf_paths(void)
 	log = config_str(main_cfg, CONFIG_LOG);
 	ptyd_conf.log_syslog = strcmp(log, "syslog") == 0;
 	ptyd_conf.log = strcmp(log, "-") == 0 || ptyd_conf.log_syslog ? NULL :
-									 log;
+									log;
 	ptyd_conf.verbose = config_num(main_cfg, CONFIG_LOG_LEVEL) == 0;
 }
 
@@ -447,8 +447,8 @@ main_harden(void)
 static void
 main_shell_env(void)
 {
-	char  **env;
-	size_t	nenv, i, j;
+	char **env;
+	size_t nenv, i, j;
 
 	for (nenv = 0; environ[nenv] != NULL; nenv++)
 		;

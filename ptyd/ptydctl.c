@@ -492,8 +492,8 @@ ctl_configure(int *argc, char ***argv)
 		    "act for this owner (also after the command)" },
 		{ NULL, 0, 0, NULL, NULL },
 	};
-	struct config_args a = { ctl_synopsis, NULL, extra, ctl_option_cb,
-		NULL, 1 };
+	struct config_args a = { ctl_synopsis, NULL, extra, ctl_option_cb, NULL,
+		1 };
 	int		   rv, first = 1;
 
 	ctl_cfg = config_new(CONFIG_CTL, "ptydctl");

@@ -30,7 +30,7 @@ setup(void)
 	static const char *const env[] = { "PTYD_CONFIG", "PTYD_IDLE_GRACE",
 		"PTYD_SOCKET", "PTYD_DB", "PTYD_STATE_DIR", "PTYD_SHELL_ARG",
 		"PTYD_AUTH", "PTYD_LOG", "PTYD_PIDFILE", NULL };
-	size_t i;
+	size_t			 i;
 
 	for (i = 0; env[i] != NULL; i++)
 		unsetenv(env[i]);
@@ -77,7 +77,7 @@ load(struct config *c, const char **argv)
 {
 	static const struct config_args a = { "test [options]", NULL, NULL,
 		NULL, NULL, 0 };
-	int argc;
+	int				argc;
 
 	for (argc = 0; argv[argc] != NULL; argc++)
 		;
@@ -142,8 +142,7 @@ Test(config, file_errors_name_the_file_and_line)
 	    "1: a backslash may only escape \" or \\");
 	expect_error(CONFIG_PTYD, "shell_arg = \"a\" b\n",
 	    "1: text after the closing quote");
-	expect_error(CONFIG_FCGI, "x=1\nauth = nobody\n",
-	    "1: unknown key 'x'");
+	expect_error(CONFIG_FCGI, "x=1\nauth = nobody\n", "1: unknown key 'x'");
 	expect_error(CONFIG_FCGI, "auth = nobody\n",
 	    "1: auth: 'nobody': want one of none|front");
 	/* Even a key of another program must be a key. */
@@ -172,8 +171,9 @@ Test(config, another_programs_keys_are_accepted_and_ignored)
 	struct config *c = new_config(CONFIG_CTL);
 	const char    *path;
 
-	path = write_file("ptyd.conf", "idle_grace = not-checked-here\n"
-				       "auth = front\nsocket = /s/ptyd.sock\n");
+	path = write_file("ptyd.conf",
+	    "idle_grace = not-checked-here\n"
+	    "auth = front\nsocket = /s/ptyd.sock\n");
 	cr_assert_eq(config_file(c, path, CONFIG_USER, 1), 0, "%s",
 	    config_error(c));
 	cr_expect_str_eq(config_str(c, CONFIG_SOCKET), "/s/ptyd.sock");
@@ -188,14 +188,16 @@ Test(config, lists_accumulate_in_a_layer_and_a_higher_layer_replaces)
 	char *const   *l;
 	size_t	       n;
 
-	sys = write_file("sys.conf", "workspace_root = /a\nworkspace_root = /b\n"
-				     "shell_arg = -l\n");
+	sys = write_file("sys.conf",
+	    "workspace_root = /a\nworkspace_root = /b\n"
+	    "shell_arg = -l\n");
 	cr_assert_eq(config_file(c, sys, CONFIG_SYSTEM, 1), 0);
 	l = config_list(c, CONFIG_WORKSPACE_ROOT, &n);
 	cr_assert_eq(n, 2);
 	cr_expect_str_eq(l[0], "/a");
 	cr_expect_str_eq(l[1], "/b");
-	user = write_file("user.conf", "workspace_root = /c\nshell_arg = \"\"\n");
+	user = write_file("user.conf",
+	    "workspace_root = /c\nshell_arg = \"\"\n");
 	cr_assert_eq(config_file(c, user, CONFIG_USER, 1), 0);
 	l = config_list(c, CONFIG_WORKSPACE_ROOT, &n);
 	cr_assert_eq(n, 1);
@@ -219,8 +221,9 @@ Test(config, precedence_and_origins)
 	const char    *path, *argv[8];
 	char	       origin[PATH_MAX + 16];
 
-	path = write_file("p.conf", "idle_grace = 10\nlinger = 11\n"
-				    "stall_timeout = 12\n");
+	path = write_file("p.conf",
+	    "idle_grace = 10\nlinger = 11\n"
+	    "stall_timeout = 12\n");
 	snprintf(origin, sizeof(origin), "%s:2", path);
 	setenv("PTYD_IDLE_GRACE", "20", 1);
 	setenv("PTYD_LINGER", "21", 1);
@@ -296,12 +299,12 @@ Test(config, a_given_file_must_exist_and_a_bad_one_stops_the_program)
 
 Test(config, command_line_help_version_and_wrong_options)
 {
-	const char *help[] = { "test", "--help", NULL };
-	const char *version[] = { "test", "--version", NULL };
-	const char *wrong[] = { "test", "--no-such-option", NULL };
-	const char *operand[] = { "test", "stray", NULL };
-	const char *badval[] = { "test", "--max-terminals", "0", NULL };
-	const char *fcgi_only[] = { "test", "--listen", "/x", NULL };
+	const char    *help[] = { "test", "--help", NULL };
+	const char    *version[] = { "test", "--version", NULL };
+	const char    *wrong[] = { "test", "--no-such-option", NULL };
+	const char    *operand[] = { "test", "stray", NULL };
+	const char    *badval[] = { "test", "--max-terminals", "0", NULL };
+	const char    *fcgi_only[] = { "test", "--listen", "/x", NULL };
 	struct config *c;
 
 	cr_redirect_stdout();
@@ -507,8 +510,9 @@ Test(config, print_shows_every_key_its_value_and_origin)
 	cr_expect(strstr(out, "idle_grace = 1.5  # env PTYD_IDLE_GRACE\n"));
 	cr_expect(strstr(out, "linger = 7  # command line\n"));
 	cr_expect(strstr(out, "reap_interval = 60  # default\n"));
-	cr_expect(strstr(out, "shell_arg = -l  # command line\n"
-			      "shell_arg = \"two words\"  # command line\n"));
+	cr_expect(strstr(out,
+	    "shell_arg = -l  # command line\n"
+	    "shell_arg = \"two words\"  # command line\n"));
 	cr_expect(strstr(out, "shell = \"\"  # default\n"), "%s", out);
 	cr_expect_null(strstr(out, "auth ="), "not a key of ptyd");
 	for (k = 0; k < len; k++)
