@@ -1,8 +1,8 @@
 /*
  * main.c -- ptyd.fcgi: options, configuration, and the choice of mode.
  *
- * Owns: the command line and the process environment read at start, and
- * which of three modes runs: a FastCGI server on --listen (unix socket or
+ * Owns: the settings (lib/config.c: ptyd.conf, PTYD_*, the command line)
+ * into front_conf, read once at start, and which of three modes runs: a FastCGI server on --listen (unix socket or
  * host:port), a FastCGI server on an inherited listen socket on fd 0
  * (spawn-fcgi, mod_fcgid), or one plain CGI request from the environment.
  * Does not own: the worker model (server.c) or any request (handlers.c).
@@ -15,18 +15,16 @@
 #include <netdb.h>
 
 #include <errno.h>
-#include <getopt.h>
 #include <grp.h>
 #include <libgen.h>
 #include <limits.h>
-#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "client.h"
+#include "config.h"
 #include "flog.h"
 #include "front.h"
 #include "handlers.h"
@@ -34,52 +32,7 @@
 #include "http.h"
 #include "server.h"
 
-#define DEFAULT_PROCESSES 6
-#define DEFAULT_THREADS	  400
-#define DEFAULT_STACK	  (256 * 1024)
-
-static void
-usage(void)
-{
-	fprintf(stderr,
-	    "usage: ptyd.fcgi [--listen PATH | --listen HOST:PORT] "
-	    "[--ptyd-socket PATH]\n"
-	    "                 [--no-autostart] [--ptyd PATH] "
-	    "[--heartbeat SEC]\n"
-	    "                 [--max-threads N] [--processes N]\n"
-	    "                 [--socket-group GROUP] [--socket-mode 0600|0660]\n"
-	    "Without --listen: FastCGI on fd 0 if it is a listening socket "
-	    "(spawn-fcgi),\nelse one CGI request from the environment.\n");
-	exit(2);
-}
-
-/* Seconds (decimals allowed) to milliseconds; -1 if malformed. */
-static int64_t
-parse_seconds(const char *s)
-{
-	char  *end;
-	double v;
-
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno != 0 || end == s || *end != '\0' || !isfinite(v) || v <= 0 ||
-	    v > 86400)
-		return (-1);
-	return ((int64_t)(v * 1000 + 0.5) > 0 ? (int64_t)(v * 1000 + 0.5) : 1);
-}
-
-static int
-parse_int(const char *s, int min, int max)
-{
-	char *end;
-	long  v;
-
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno != 0 || end == s || *end != '\0' || v < min || v > max)
-		return (-1);
-	return ((int)v);
-}
+#define DEFAULT_STACK (256 * 1024)
 
 /* The ptyd beside this build (../ptyd/ptyd from our directory), else the
  * one in PATH. */
@@ -184,22 +137,6 @@ parse_group(const char *s, gid_t *gid)
 	return (0);
 }
 
-/* --socket-mode: octal, read and write bits for owner and group only. */
-static int
-parse_mode(const char *s, mode_t *mode)
-{
-	char	     *end;
-	unsigned long v;
-
-	errno = 0;
-	v = strtoul(s, &end, 8);
-	if (errno != 0 || end == s || *end != '\0' || (v & ~0660UL) != 0 ||
-	    (v & 0600) != 0600)
-		return (-1);
-	*mode = (mode_t)v;
-	return (0);
-}
-
 static int
 listen_inet(const char *spec)
 {
@@ -249,125 +186,103 @@ stdin_is_listener(void)
 	    getsockopt(0, SOL_SOCKET, SO_ACCEPTCONN, &v, &len) == 0 && v != 0);
 }
 
-/* What the command line says beyond the settings themselves. */
+/* What the settings say beyond front_conf and server_conf. */
 struct main_opts {
-	const char	*listen_spec; /* --listen */
-	const char	*sock;	      /* --ptyd-socket */
-	const char	*prog;	      /* --ptyd */
-	struct sock_perm perm;	      /* --socket-group, -mode */
+	const char	*listen_spec; /* listen */
+	struct sock_perm perm;	      /* socket_group, socket_mode */
 };
 
-/* The command line into conf, sc and o.  0, or the exit status. */
-static int
-main_options(int argc, char *argv[], struct front_conf *conf,
-    struct server_conf *sc, struct main_opts *o)
-{
-	static const struct option longopts[] = {
-		{ "listen", required_argument, NULL, 'l' },
-		{ "ptyd-socket", required_argument, NULL, 's' },
-		{ "no-autostart", no_argument, NULL, 'n' },
-		{ "ptyd", required_argument, NULL, 'p' },
-		{ "heartbeat", required_argument, NULL, 'b' },
-		{ "max-threads", required_argument, NULL, 't' },
-		{ "processes", required_argument, NULL, 'P' },
-		{ "socket-group", required_argument, NULL, 'g' },
-		{ "socket-mode", required_argument, NULL, 'm' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	int ch;
+static struct config *main_cfg; /* lives as long as we do */
 
-	while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-		switch (ch) {
-		case 'l':
-			o->listen_spec = optarg;
-			break;
-		case 's':
-			o->sock = optarg;
-			break;
-		case 'n':
-			conf->ptyd.autostart = 0;
-			break;
-		case 'p':
-			o->prog = optarg;
-			break;
-		case 'b':
-			if ((conf->heartbeat_ms = parse_seconds(optarg)) == -1)
-				usage();
-			break;
-		case 't':
-			if ((sc->max_threads = parse_int(optarg, 2,
-				 SERVER_MAX_THREADS)) == -1) {
-				flog_warnx("--max-threads: 2 to %d",
-				    SERVER_MAX_THREADS);
-				return (2);
-			}
-			break;
-		case 'P':
-			if ((sc->processes = parse_int(optarg, 1, 256)) == -1)
-				usage();
-			break;
-		case 'g':
-			if (parse_group(optarg, &o->perm.gid) == -1) {
-				flog_warnx("--socket-group: no group %s",
-				    optarg);
-				return (2);
-			}
-			break;
-		case 'm':
-			if (parse_mode(optarg, &o->perm.mode) == -1) {
-				flog_warnx("--socket-mode: 0600 or 0660");
-				return (2);
-			}
-			break;
-		default:
-			usage();
-		}
+static const char *
+main_nonempty(enum config_key k)
+{
+	const char *s = config_str(main_cfg, k);
+
+	return (s != NULL && *s != '\0' ? s : NULL);
+}
+
+/* The listen socket's group and mode: 0, or the exit status. */
+static int
+main_conf_perm(struct main_opts *o)
+{
+	const char *group = main_nonempty(CONFIG_SOCKET_GROUP);
+
+	o->perm.gid = (gid_t)-1;
+	if (group != NULL && parse_group(group, &o->perm.gid) == -1) {
+		flog_warnx("socket_group (%s): no group %s",
+		    config_origin(main_cfg, CONFIG_SOCKET_GROUP), group);
+		return (1);
 	}
-	if (optind != argc)
-		usage();
-	if (o->perm.mode == 0)
-		o->perm.mode = o->perm.gid != (gid_t)-1 ? 0660 : 0600;
+	config_default(main_cfg, CONFIG_SOCKET_MODE,
+	    o->perm.gid != (gid_t)-1 ? "0660" : "0600");
+	o->perm.mode = (mode_t)config_num(main_cfg, CONFIG_SOCKET_MODE);
 	return (0);
 }
 
 /*
- * Where ptyd is and how the gate decides, from the options and the
- * process environment (never from a request).  0, or the exit status.
+ * Where ptyd is, how to start it, and how the gate decides, from the
+ * settings (never from a request).  0, or the exit status.
  */
 static int
-main_config(struct front_conf *conf, const struct main_opts *o)
+main_conf_ptyd(struct front_conf *conf)
 {
 	const char *cause;
 
-	if (o->sock != NULL) {
-		if (strlen(o->sock) >= sizeof(conf->ptyd.socket)) {
-			flog_warnx("--ptyd-socket: path too long");
-			return (2);
-		}
-		snprintf(conf->ptyd.socket, sizeof(conf->ptyd.socket), "%s",
-		    o->sock);
-	} else if (client_default_socket(conf->ptyd.socket,
-		       sizeof(conf->ptyd.socket)) == -1) {
-		flog_warnx("ptyd socket path too long");
-		return (2);
-	}
-	if (o->prog != NULL)
-		snprintf(conf->ptyd.program, sizeof(conf->ptyd.program), "%s",
-		    o->prog);
-	else
+	snprintf(conf->ptyd.socket, sizeof(conf->ptyd.socket), "%s",
+	    config_str(main_cfg, CONFIG_SOCKET));
+	conf->ptyd.autostart = config_num(main_cfg, CONFIG_AUTOSTART) != 0;
+	conf->ptyd.config = config_file_given(main_cfg);
+	conf->ptyd.state_dir = config_str(main_cfg, CONFIG_STATE_DIR);
+	conf->ptyd.db = config_str(main_cfg, CONFIG_DB);
+	if (config_str(main_cfg, CONFIG_PTYD_PROGRAM) == NULL) {
 		default_ptyd(conf->ptyd.program, sizeof(conf->ptyd.program));
-	if (gate_conf_load(&conf->gate, getenv("PTYD_ALLOW_REMOTE"),
-		getenv("PTYD_TRUST_FORWARDED_FOR"),
-		getenv("PTYD_TRUSTED_PROXY_CIDRS"),
-		getenv("PTYD_ALLOWED_HOSTS"), &cause) == -1 ||
-	    gate_conf_mode(&conf->gate, getenv("PTYD_AUTH"),
-		getenv("PTYD_LOCAL"), &cause) == -1) {
+		config_default(main_cfg, CONFIG_PTYD_PROGRAM,
+		    conf->ptyd.program);
+	}
+	snprintf(conf->ptyd.program, sizeof(conf->ptyd.program), "%s",
+	    config_str(main_cfg, CONFIG_PTYD_PROGRAM));
+	if (gate_conf_load(&conf->gate,
+		config_num(main_cfg, CONFIG_ALLOW_REMOTE) ? "1" : "0",
+		config_num(main_cfg, CONFIG_TRUST_FORWARDED_FOR) ? "1" : "0",
+		main_nonempty(CONFIG_TRUSTED_PROXY_CIDRS),
+		main_nonempty(CONFIG_ALLOWED_HOSTS), &cause) == -1 ||
+	    gate_conf_mode(&conf->gate, config_str(main_cfg, CONFIG_AUTH),
+		config_str(main_cfg, CONFIG_LOCAL), &cause) == -1) {
 		flog_warnx("%s", cause);
-		return (2);
+		return (1);
 	}
 	conf->account_uid = geteuid();
 	return (0);
+}
+
+/* The settings into conf, sc and o: -1 to go on, else the exit status
+ * (--help, --version, --print-config, a bad setting). */
+static int
+main_configure(int argc, char *argv[], struct front_conf *conf,
+    struct server_conf *sc, struct main_opts *o)
+{
+	struct config_args a = { "ptyd.fcgi [options]",
+		"Without listen: FastCGI on fd 0 if it is a listening socket "
+		"(spawn-fcgi),\nelse one CGI request from the environment.\n",
+		NULL, NULL, NULL, 0 };
+	int		   rv;
+
+	main_cfg = config_new(CONFIG_FCGI, "ptyd.fcgi");
+	config_set_range(main_cfg, CONFIG_MAX_THREADS, 2, SERVER_MAX_THREADS);
+	if ((rv = config_load(main_cfg, argc, argv, &a, NULL)) != -1)
+		return (rv);
+	sc->processes = (int)config_num(main_cfg, CONFIG_PROCESSES);
+	sc->max_threads = (int)config_num(main_cfg, CONFIG_MAX_THREADS);
+	conf->heartbeat_ms = config_us(main_cfg, CONFIG_HEARTBEAT) / 1000;
+	o->listen_spec = main_nonempty(CONFIG_LISTEN);
+	if ((rv = main_conf_perm(o)) != 0 || (rv = main_conf_ptyd(conf)) != 0)
+		return (rv);
+	if (config_print_requested(main_cfg)) {
+		config_print(main_cfg, stdout);
+		return (fflush(stdout) == 0 ? 0 : 1);
+	}
+	return (-1);
 }
 
 /* The listen socket, if any: --listen, else fd 0 from a process manager.
@@ -406,7 +321,6 @@ main(int argc, char *argv[])
 	struct server_conf	 sc;
 	struct main_opts	 o;
 	struct req		 r;
-	const char		*env;
 	int			 rv;
 
 	/*
@@ -421,20 +335,9 @@ main(int argc, char *argv[])
 	umask(077);
 	memset(&sc, 0, sizeof(sc));
 	memset(&o, 0, sizeof(o));
-	o.perm.gid = (gid_t)-1;
 	sc.listen_fd = -1;
-	sc.processes = DEFAULT_PROCESSES;
-	sc.max_threads = DEFAULT_THREADS;
 	sc.stack_size = DEFAULT_STACK;
-	conf.heartbeat_ms = 5000;
-	conf.ptyd.autostart = 1;
-	if ((env = getenv("PTYD_HEARTBEAT")) != NULL && env[0] != '\0' &&
-	    (conf.heartbeat_ms = parse_seconds(env)) == -1) {
-		flog_warnx("PTYD_HEARTBEAT: not a number of seconds");
-		return (2);
-	}
-	if ((rv = main_options(argc, argv, &conf, &sc, &o)) != 0 ||
-	    (rv = main_config(&conf, &o)) != 0)
+	if ((rv = main_configure(argc, argv, &conf, &sc, &o)) != -1)
 		return (rv);
 	if (main_listen(&conf, &sc, &o) == -1)
 		return (1);

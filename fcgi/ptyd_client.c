@@ -78,6 +78,68 @@ ptyd_mkdir(const char *sock)
 	return (0);
 }
 
+/*
+ * What ptyd is started with: the settings we resolved, so that this one
+ * and any replacement after it have the same (the PTYD_* environment is
+ * passed on too).  argv has room for 10.
+ */
+static void
+ptyd_argv(const struct ptyd_conf *conf, char **argv)
+{
+	size_t n = 0;
+
+	argv[n++] = (char *)"ptyd";
+	if (conf->config != NULL) {
+		argv[n++] = (char *)"--config";
+		argv[n++] = (char *)conf->config;
+	}
+	if (conf->state_dir != NULL) {
+		argv[n++] = (char *)"--state-dir";
+		argv[n++] = (char *)conf->state_dir;
+	}
+	if (conf->db != NULL) {
+		argv[n++] = (char *)"--db";
+		argv[n++] = (char *)conf->db;
+	}
+	argv[n++] = (char *)"--socket";
+	argv[n++] = (char *)conf->socket;
+	argv[n] = NULL;
+}
+
+/* Wait for ptyd's first process, which exits once the daemon serves.
+ * 0 (even if it did not detach in time: the socket check decides), -1. */
+static int
+ptyd_detached(const struct ptyd_conf *conf, pid_t pid, int64_t deadline_ms)
+{
+	pid_t w;
+	int   status;
+
+	for (;;) {
+		w = waitpid(pid, &status, WNOHANG);
+		if (w == pid)
+			break;
+		if (w == -1 && errno != EINTR) {
+			flog_warn("autostart: waitpid");
+			return (-1);
+		}
+		if (client_now_ms() >= deadline_ms) {
+			/* Still running: leave it; the socket check decides. */
+			flog_warnx("autostart: %s did not detach in time",
+			    conf->program);
+			return (0);
+		}
+		ptyd_pause(deadline_ms);
+	}
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		flog_warnx("autostart: %s exited with status %d", conf->program,
+		    WIFEXITED(status) ? WEXITSTATUS(status) :
+					128 + WTERMSIG(status));
+	else
+		flog_info("autostart: started %s --socket %s", conf->program,
+		    conf->socket);
+	return (0);
+}
+
 /* Run ptyd and wait for its first process (which daemonizes) to exit. */
 static int
 ptyd_spawn(const struct ptyd_conf *conf, int64_t deadline_ms)
@@ -85,14 +147,11 @@ ptyd_spawn(const struct ptyd_conf *conf, int64_t deadline_ms)
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t	   attr;
 	sigset_t		   none, all;
-	char			  *argv[4], **env;
-	pid_t			   pid, w;
-	int			   status, err;
+	char			  *argv[10], **env;
+	pid_t			   pid;
+	int			   err;
 
-	argv[0] = (char *)"ptyd";
-	argv[1] = (char *)"--socket";
-	argv[2] = (char *)conf->socket;
-	argv[3] = NULL;
+	ptyd_argv(conf, argv);
 	/* Only the allowlist: in CGI mode our environment holds the
 	 * request's headers (cookies, credentials), never ptyd's business. */
 	if ((env = harden_env_filter(&harden_daemon_env)) == NULL) {
@@ -123,30 +182,7 @@ ptyd_spawn(const struct ptyd_conf *conf, int64_t deadline_ms)
 		errno = ECONNREFUSED;
 		return (-1);
 	}
-	for (;;) {
-		w = waitpid(pid, &status, WNOHANG);
-		if (w == pid)
-			break;
-		if (w == -1 && errno != EINTR) {
-			flog_warn("autostart: waitpid");
-			return (-1);
-		}
-		if (client_now_ms() >= deadline_ms) {
-			/* Still running: leave it; the socket check decides. */
-			flog_warnx("autostart: %s did not detach in time",
-			    conf->program);
-			return (0);
-		}
-		ptyd_pause(deadline_ms);
-	}
-	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-		flog_warnx("autostart: %s exited with status %d", conf->program,
-		    WIFEXITED(status) ? WEXITSTATUS(status) :
-					128 + WTERMSIG(status));
-	else
-		flog_info("autostart: started %s --socket %s", conf->program,
-		    conf->socket);
-	return (0);
+	return (ptyd_detached(conf, pid, deadline_ms));
 }
 
 int

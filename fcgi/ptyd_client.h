@@ -20,6 +20,10 @@ struct ptyd_conf {
 	char socket[108]; /* sizeof(sun_path) */
 	int  autostart;
 	char program[PATH_MAX]; /* ptyd to run; no '/' = PATH */
+	/* Passed on to an autostarted ptyd, so it has our settings. */
+	const char *config;    /* --config FILE, or NULL */
+	const char *state_dir; /* NULL: not passed */
+	const char *db;
 };
 
 /*
@@ -38,7 +42,8 @@ int ptyd_call(const struct ptyd_conf *, const struct frame_out *fo,
 /*
  * Start ptyd unless it already answers: under an exclusive lock on
  * "<socket>.lock" (re-checked after taking the lock, so one of many
- * concurrent callers starts it), run "<program> --socket <socket>", wait
+ * concurrent callers starts it), run "<program> [--config FILE]
+ * --state-dir DIR --db PATH --socket <socket>", wait
  * for the daemonizing parent to exit, then for the socket to accept.
  * Returns 0 when ptyd answers, -1 with errno otherwise.
  */

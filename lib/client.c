@@ -19,27 +19,6 @@
 
 #include "client.h"
 
-int
-client_default_socket(char *buf, size_t size)
-{
-	struct sockaddr_un sun;
-	const char	  *env;
-	int		   n;
-
-	if ((env = getenv("PTYD_SOCKET")) != NULL && *env != '\0')
-		n = snprintf(buf, size, "%s", env);
-	else if ((env = getenv("XDG_RUNTIME_DIR")) != NULL && *env == '/')
-		n = snprintf(buf, size, "%s/ptyd/ptyd.sock", env);
-	else
-		n = snprintf(buf, size, "/tmp/ptyd-%lu/ptyd.sock",
-		    (unsigned long)getuid());
-	if (n < 0 || (size_t)n >= size || (size_t)n >= sizeof(sun.sun_path)) {
-		errno = ENAMETOOLONG;
-		return (-1);
-	}
-	return (0);
-}
-
 int64_t
 client_now_ms(void)
 {

@@ -3,8 +3,8 @@
  * read frames, each bounded by a deadline.  Used by ptyd.fcgi, ptydctl and
  * the tests.
  *
- * Owns: the default socket path, blocking I/O on one connection with poll()
- * deadlines.  Does not own: what a request means (callers), frame layout
+ * Owns: blocking I/O on one connection with poll() deadlines.  The
+ * default socket path is lib/config.c's (<state_dir>/ptyd.sock).  Does not own: what a request means (callers), frame layout
  * (frame.c).  Thread-safe: no globals.
  */
 #ifndef PTYD_CLIENT_H
@@ -14,14 +14,6 @@
 #include <stdint.h>
 
 #include "frame.h"
-
-/*
- * The per-account default socket path: $PTYD_SOCKET if set, else
- * $XDG_RUNTIME_DIR/ptyd/ptyd.sock when XDG_RUNTIME_DIR is set, else
- * /tmp/ptyd-UID/ptyd.sock.  Returns 0, or -1 (ENAMETOOLONG) if it does not
- * fit in a sockaddr_un.
- */
-int client_default_socket(char *buf, size_t size);
 
 /* Monotonic clock in milliseconds, for deadlines. */
 int64_t client_now_ms(void);

@@ -1,7 +1,7 @@
 /*
  * main.c -- ptyd: options, startup, the loop, shutdown.
  *
- * Owns: parsing the command line into ptyd_conf, the order of startup
+ * Owns: the settings (lib/config.c) into ptyd_conf, the order of startup
  * (socket bound before daemonizing, so a parent that waits for our exit can
  * connect at once), PR_SET_CHILD_SUBREAPER, the pid file, the reaper's
  * timer, what each signal means, and the shutdown sequence.  Does not own
@@ -22,7 +22,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "client.h"
+#include "config.h"
 #include "conn.h"
 #include "ev.h"
 #include "harden.h"
@@ -45,93 +45,9 @@ static struct ev_timer main_reap_timer;
 static int	       main_quit;
 static int	       main_shutting_down;
 static int64_t	       main_deadline;
-static const char     *main_pidfile;
-
-enum {
-	OPT_SOCKET = 256,
-	OPT_DB,
-	OPT_LOG,
-	OPT_PIDFILE,
-	OPT_SHELL,
-	OPT_SHELL_ARG,
-	OPT_IDLE_GRACE,
-	OPT_REAP_INTERVAL,
-	OPT_LINGER,
-	OPT_STALL_TIMEOUT,
-	OPT_MAX_TERMINALS,
-	OPT_MAX_PER_OWNER,
-	OPT_MAX_VIEWERS,
-	OPT_RING_SIZE,
-	OPT_INPUT_LIMIT,
-	OPT_WORKSPACE_ROOT,
-	OPT_DEFAULT_WORKSPACE,
-};
-
-static const struct option main_opts[] = { { "foreground", no_argument, NULL,
-					       'f' },
-	{ "verbose", no_argument, NULL, 'v' },
-	{ "help", no_argument, NULL, 'h' },
-	{ "socket", required_argument, NULL, OPT_SOCKET },
-	{ "db", required_argument, NULL, OPT_DB },
-	{ "log", required_argument, NULL, OPT_LOG },
-	{ "pidfile", required_argument, NULL, OPT_PIDFILE },
-	{ "shell", required_argument, NULL, OPT_SHELL },
-	{ "shell-arg", required_argument, NULL, OPT_SHELL_ARG },
-	{ "idle-grace", required_argument, NULL, OPT_IDLE_GRACE },
-	{ "reap-interval", required_argument, NULL, OPT_REAP_INTERVAL },
-	{ "linger", required_argument, NULL, OPT_LINGER },
-	{ "stall-timeout", required_argument, NULL, OPT_STALL_TIMEOUT },
-	{ "max-terminals", required_argument, NULL, OPT_MAX_TERMINALS },
-	{ "max-per-owner", required_argument, NULL, OPT_MAX_PER_OWNER },
-	{ "max-viewers", required_argument, NULL, OPT_MAX_VIEWERS },
-	{ "ring-size", required_argument, NULL, OPT_RING_SIZE },
-	{ "input-limit", required_argument, NULL, OPT_INPUT_LIMIT },
-	{ "workspace-root", required_argument, NULL, OPT_WORKSPACE_ROOT },
-	{ "default-workspace", required_argument, NULL, OPT_DEFAULT_WORKSPACE },
-	{ NULL, 0, NULL, 0 } };
-
-static void __attribute__((noreturn)) usage(int status)
-{
-	fprintf(status == 0 ? stdout : stderr,
-	    "usage: ptyd [-f|--foreground] [-v] [--socket PATH] [--db PATH] [--log PATH]\n"
-	    "            [--pidfile PATH] [--shell PATH] [--shell-arg ARG]...\n"
-	    "            [--idle-grace SEC] [--reap-interval SEC] [--linger SEC]\n"
-	    "            [--stall-timeout SEC] [--max-terminals N] [--max-per-owner N]\n"
-	    "            [--max-viewers N] [--ring-size BYTES] [--input-limit BYTES]\n"
-	    "            [--workspace-root DIR]... [--default-workspace DIR]\n");
-	exit(status);
-}
-
-/* Seconds (decimals allowed) to microseconds, at least min_us. */
-static int64_t
-main_seconds(const char *name, const char *s, int64_t min_us)
-{
-	char  *end;
-	double v;
-
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno != 0 || end == s || *end != '\0' || v < 0 || v > 1e9 ||
-	    v * 1e6 < (double)min_us)
-		fatalx("--%s: %s: want seconds >= %.3f", name, s,
-		    (double)min_us / 1e6);
-	return ((int64_t)(v * 1e6));
-}
-
-static unsigned long long
-main_number(const char *name, const char *s, unsigned long long min,
-    unsigned long long max)
-{
-	char		  *end;
-	unsigned long long v;
-
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno != 0 || end == s || *end != '\0' || *s == '-' || v < min ||
-	    v > max)
-		fatalx("--%s: %s: want %llu..%llu", name, s, min, max);
-	return (v);
-}
+static int	       main_ready_fd = -1;
+static struct config  *main_cfg; /* lives as long as we do: ptyd_conf
+					 points into it */
 
 static const char *
 main_home(void)
@@ -168,8 +84,8 @@ main_shell(const char *opt)
 
 	if (opt != NULL) {
 		if (!main_is_exec(opt))
-			fatalx("--shell %s: not an executable absolute path",
-			    opt);
+			fatalx("shell %s (%s): not an executable absolute path",
+			    opt, config_origin(main_cfg, CONFIG_SHELL));
 		return (opt);
 	}
 	if (main_is_exec(env))
@@ -372,153 +288,168 @@ main_signal(int signo)
 	}
 }
 
-int
-main(int argc, char **argv)
-{
-	char	    sockbuf[PATH_MAX], dbbuf[PATH_MAX];
-	const char *socket_path = NULL, *db_path = NULL;
-	const char *log_path = NULL, *shell_opt = NULL;
-	const char *default_ws = NULL, *base, *xdg;
-	char	  **shell_args = NULL, **roots = NULL, **env;
-	size_t	    nshell_args = 0, nroots = 0, nenv, i, j;
-	int	    ch, foreground = 0, verbose = 0, per_owner_set = 0;
-	int	    ready_fd = -1;
-	int64_t	    now;
+/* ---- settings ---------------------------------------------------------- */
 
-	/*
-	 * Before anything else: no shell of ours may read our memory or the
-	 * environment we were started with (DESIGN 6).  What we keep of it
-	 * is the shells' allowlist and our own PTYD_* settings; every
-	 * file we create is ours alone.
-	 */
+static void
+main_extra_cb(void *arg, int val, const char *optarg)
+{
+	(void)arg;
+	(void)optarg;
+	if (val == 'f')
+		ptyd_conf.foreground = 1;
+}
+
+/* Numbers and limits: checked by lib/config.c, taken as they are. */
+static void
+main_conf_limits(void)
+{
+	char buf[32];
+
+	snprintf(buf, sizeof(buf), "%llu",
+	    config_num(main_cfg, CONFIG_MAX_TERMINALS));
+	/* The per-owner cap defaults to the global one. */
+	config_default(main_cfg, CONFIG_MAX_PER_OWNER, buf);
+	ptyd_conf.idle_grace = config_us(main_cfg, CONFIG_IDLE_GRACE);
+	ptyd_conf.reap_interval = config_us(main_cfg, CONFIG_REAP_INTERVAL);
+	ptyd_conf.linger = config_us(main_cfg, CONFIG_LINGER);
+	ptyd_conf.stall_timeout = config_us(main_cfg, CONFIG_STALL_TIMEOUT);
+	ptyd_conf.max_terminals = (unsigned int)config_num(main_cfg,
+	    CONFIG_MAX_TERMINALS);
+	ptyd_conf.max_per_owner = (unsigned int)config_num(main_cfg,
+	    CONFIG_MAX_PER_OWNER);
+	ptyd_conf.max_viewers = (unsigned int)config_num(main_cfg,
+	    CONFIG_MAX_VIEWERS);
+	ptyd_conf.ring_size = (size_t)config_num(main_cfg, CONFIG_RING_SIZE);
+	ptyd_conf.input_limit = (size_t)config_num(main_cfg,
+	    CONFIG_INPUT_LIMIT);
+	ptyd_conf.shell_umask = (mode_t)config_num(main_cfg,
+	    CONFIG_SHELL_UMASK);
+}
+
+/* The shell and its arguments: -i for the sh family unless told. */
+static void
+main_conf_shell(void)
+{
+	char *const *args;
+	const char  *base;
+	size_t	     n, i;
+
+	ptyd_conf.shell = main_shell(config_str(main_cfg, CONFIG_SHELL));
+	config_default(main_cfg, CONFIG_SHELL, ptyd_conf.shell);
+	base = strrchr(ptyd_conf.shell, '/');
+	base = base != NULL ? base + 1 : ptyd_conf.shell;
+	if (main_sh_family(base))
+		config_default(main_cfg, CONFIG_SHELL_ARG, "-i");
+	args = config_list(main_cfg, CONFIG_SHELL_ARG, &n);
+	ptyd_conf.shell_argv = xcalloc(n + 2, sizeof(char *));
+	ptyd_conf.shell_argv[0] = xstrdup(base);
+	for (i = 0; i < n; i++)
+		ptyd_conf.shell_argv[i + 1] = args[i];
+}
+
+/* Workspace roots and the default workspace, each a real directory. */
+static void
+main_conf_workspaces(void)
+{
+	char *const *roots;
+	size_t	     n, i;
+
+	config_default(main_cfg, CONFIG_WORKSPACE_ROOT, main_home());
+	roots = config_list(main_cfg, CONFIG_WORKSPACE_ROOT, &n);
+	if (n == 0)
+		fatalx("workspace_root (%s): none left",
+		    config_origin(main_cfg, CONFIG_WORKSPACE_ROOT));
+	ptyd_conf.roots = xcalloc(n, sizeof(*ptyd_conf.roots));
+	for (i = 0; i < n; i++)
+		ptyd_conf.roots[i] = main_realdir("workspace_root", roots[i]);
+	ptyd_conf.nroots = n;
+	config_default(main_cfg, CONFIG_DEFAULT_WORKSPACE, main_home());
+	ptyd_conf.default_workspace = main_realdir("default_workspace",
+	    config_str(main_cfg, CONFIG_DEFAULT_WORKSPACE));
+}
+
+/*
+ * Where things are.  In the foreground, the log is stderr and there is
+ * no pid file unless the settings name them: whoever runs us there (a
+ * terminal, a supervisor) reads our output and knows our pid.
+ */
+static void
+main_conf_paths(void)
+{
+	const char *log;
+
+	if (ptyd_conf.foreground) {
+		config_default(main_cfg, CONFIG_LOG, "-");
+		config_default(main_cfg, CONFIG_PIDFILE, "");
+	}
+	ptyd_conf.state_dir = config_str(main_cfg, CONFIG_STATE_DIR);
+	ptyd_conf.db = config_str(main_cfg, CONFIG_DB);
+	ptyd_conf.socket = config_str(main_cfg, CONFIG_SOCKET);
+	ptyd_conf.pidfile = config_str(main_cfg, CONFIG_PIDFILE);
+	if (ptyd_conf.pidfile != NULL && *ptyd_conf.pidfile == '\0')
+		ptyd_conf.pidfile = NULL;
+	log = config_str(main_cfg, CONFIG_LOG);
+	ptyd_conf.log_syslog = strcmp(log, "syslog") == 0;
+	ptyd_conf.log = strcmp(log, "-") == 0 || ptyd_conf.log_syslog ? NULL :
+									log;
+	ptyd_conf.verbose = config_num(main_cfg, CONFIG_LOG_LEVEL) == 0;
+}
+
+/* The settings into ptyd_conf; exits for --help, --version, a bad setting
+ * and --print-config. */
+static void
+main_configure(int argc, char **argv)
+{
+	static const struct config_extra extra[] = {
+		{ "foreground", no_argument, 'f', NULL,
+		    "stay in the foreground (log to stderr, no pid file)" },
+		{ NULL, 0, 0, NULL, NULL },
+	};
+	struct config_args a = { "ptyd [options]", NULL, extra, main_extra_cb,
+		NULL, 0 };
+	char		   buf[16];
+	int		   rv;
+
+	main_cfg = config_new(CONFIG_PTYD, "ptyd");
+	snprintf(buf, sizeof(buf), "%04o", (unsigned int)ptyd_conf.shell_umask);
+	config_default(main_cfg, CONFIG_SHELL_UMASK, buf);
+	if ((rv = config_load(main_cfg, argc, argv, &a, NULL)) != -1)
+		exit(rv);
+	main_conf_limits();
+	main_conf_shell();
+	main_conf_workspaces();
+	main_conf_paths();
+	if (config_print_requested(main_cfg)) {
+		config_print(main_cfg, stdout);
+		exit(fflush(stdout) == 0 ? 0 : 1);
+	}
+}
+
+/* ---- startup ----------------------------------------------------------- */
+
+/*
+ * Before anything else: no shell of ours may read our memory or the
+ * environment we were started with (DESIGN 6).  What we keep of it is
+ * the shells' allowlist and our own PTYD_* settings; every file we create
+ * is ours alone.
+ */
+static void
+main_harden(void)
+{
 	if (harden_nodump() == -1)
 		fatal("PR_SET_DUMPABLE");
 	harden_env(&harden_daemon_env);
 	ptyd_conf.shell_umask = umask(077);
 	log_init(NULL, 0, 0);
-	while ((ch = getopt_long(argc, argv, "fvh", main_opts, NULL)) != -1) {
-		switch (ch) {
-		case 'f':
-			foreground = 1;
-			break;
-		case 'v':
-			verbose = 1;
-			break;
-		case 'h':
-			usage(0);
-		case OPT_SOCKET:
-			socket_path = optarg;
-			break;
-		case OPT_DB:
-			db_path = optarg;
-			break;
-		case OPT_LOG:
-			log_path = optarg;
-			break;
-		case OPT_PIDFILE:
-			main_pidfile = optarg;
-			break;
-		case OPT_SHELL:
-			shell_opt = optarg;
-			break;
-		case OPT_SHELL_ARG:
-			shell_args = xreallocarray(shell_args, nshell_args + 1,
-			    sizeof(*shell_args));
-			shell_args[nshell_args++] = optarg;
-			break;
-		case OPT_IDLE_GRACE:
-			ptyd_conf.idle_grace = main_seconds("idle-grace",
-			    optarg, 0);
-			break;
-		case OPT_REAP_INTERVAL:
-			ptyd_conf.reap_interval = main_seconds("reap-interval",
-			    optarg, PTYD_SEC);
-			break;
-		case OPT_LINGER:
-			ptyd_conf.linger = main_seconds("linger", optarg, 0);
-			break;
-		case OPT_STALL_TIMEOUT:
-			ptyd_conf.stall_timeout = main_seconds("stall-timeout",
-			    optarg, 100000);
-			break;
-		case OPT_MAX_TERMINALS:
-			ptyd_conf.max_terminals = (unsigned int)
-			    main_number("max-terminals", optarg, 1, 1000000);
-			break;
-		case OPT_MAX_PER_OWNER:
-			ptyd_conf.max_per_owner = (unsigned int)
-			    main_number("max-per-owner", optarg, 1, 1000000);
-			per_owner_set = 1;
-			break;
-		case OPT_MAX_VIEWERS:
-			ptyd_conf.max_viewers = (unsigned int)
-			    main_number("max-viewers", optarg, 1, 1000000);
-			break;
-		case OPT_RING_SIZE:
-			ptyd_conf.ring_size = (size_t)main_number("ring-size",
-			    optarg, 1024, (size_t)1 << 34);
-			break;
-		case OPT_INPUT_LIMIT:
-			ptyd_conf.input_limit = (size_t)
-			    main_number("input-limit", optarg, PROTO_INPUT_MAX,
-				(size_t)1 << 34);
-			break;
-		case OPT_WORKSPACE_ROOT:
-			roots = xreallocarray(roots, nroots + 1,
-			    sizeof(*roots));
-			roots[nroots++] = main_realdir("--workspace-root",
-			    optarg);
-			break;
-		case OPT_DEFAULT_WORKSPACE:
-			default_ws = optarg;
-			break;
-		default:
-			usage(1);
-		}
-	}
-	if (optind != argc)
-		usage(1);
-	/* The per-owner cap defaults to the global one. */
-	if (!per_owner_set)
-		ptyd_conf.max_per_owner = ptyd_conf.max_terminals;
+}
 
-	if (socket_path == NULL) {
-		if (client_default_socket(sockbuf, sizeof(sockbuf)) == -1)
-			fatalx("default socket path too long");
-		socket_path = sockbuf;
-	}
-	if (db_path == NULL) {
-		xdg = getenv("XDG_STATE_HOME");
-		if (xdg != NULL && *xdg == '/')
-			snprintf(dbbuf, sizeof(dbbuf), "%s/ptyd/ptyd.db", xdg);
-		else
-			snprintf(dbbuf, sizeof(dbbuf),
-			    "%s/.local/state/ptyd/ptyd.db", main_home());
-		db_path = dbbuf;
-	}
+/* The environment never changes: filter it for the shells once. */
+static void
+main_shell_env(void)
+{
+	char **env;
+	size_t nenv, i, j;
 
-	ptyd_conf.shell = main_shell(shell_opt);
-	base = strrchr(ptyd_conf.shell, '/');
-	base = base != NULL ? base + 1 : ptyd_conf.shell;
-	ptyd_conf.shell_argv = xcalloc(nshell_args + 3, sizeof(char *));
-	ptyd_conf.shell_argv[0] = xstrdup(base);
-	if (shell_args != NULL) {
-		for (i = 0; i < nshell_args; i++)
-			ptyd_conf.shell_argv[i + 1] = shell_args[i];
-	} else if (main_sh_family(base))
-		ptyd_conf.shell_argv[1] = xstrdup("-i");
-	free(shell_args);
-
-	if (nroots == 0) {
-		roots = xcalloc(1, sizeof(*roots));
-		roots[nroots++] = main_realdir("home directory", main_home());
-	}
-	ptyd_conf.roots = roots;
-	ptyd_conf.nroots = nroots;
-	ptyd_conf.default_workspace = main_realdir("--default-workspace",
-	    default_ws != NULL ? default_ws : main_home());
-
-	/* The environment never changes: filter it once. */
 	for (nenv = 0; environ[nenv] != NULL; nenv++)
 		;
 	env = xcalloc(nenv + 1, sizeof(*env));
@@ -526,23 +457,33 @@ main(int argc, char **argv)
 		if (spawn_env_allowed(environ[i]))
 			env[j++] = environ[i];
 	ptyd_conf.env = env;
+}
 
+/*
+ * The socket is bound before we detach, so whoever started us can connect
+ * as soon as it returns; startup errors go to the log file, else stderr,
+ * where the caller sees them.
+ */
+static void
+main_listen(void)
+{
 	/*
 	 * Whatever a caller left open (a pipe it waits on for EOF, say) must
 	 * not be held by a daemon for ever: before opening anything of our
 	 * own, close every inherited fd above stderr.
 	 */
-	if (!foreground)
+	if (!ptyd_conf.foreground)
 		(void)close_range(STDERR_FILENO + 1, ~0U, 0);
-	/* Startup errors go to --log, else stderr, where the caller sees
-	 * them; a daemon without --log turns to syslog once detached. */
-	log_init(log_path, 0, verbose);
-	if (listen_open(socket_path) == -1)
-		fatalx("cannot listen on %s", socket_path);
-	if (!foreground) {
-		ready_fd = main_daemonize();
-		if (log_path == NULL)
-			log_init(NULL, 1, verbose);
+	if (ptyd_conf.log != NULL)
+		main_mkparents(ptyd_conf.log);
+	log_init(ptyd_conf.log, ptyd_conf.log_syslog && ptyd_conf.foreground,
+	    ptyd_conf.verbose);
+	if (listen_open(ptyd_conf.socket) == -1)
+		fatalx("cannot listen on %s", ptyd_conf.socket);
+	if (!ptyd_conf.foreground) {
+		main_ready_fd = main_daemonize();
+		if (ptyd_conf.log_syslog)
+			log_init(NULL, 1, ptyd_conf.verbose);
 	}
 	if (prctl(PR_SET_CHILD_SUBREAPER, 1) == -1)
 		fatal("PR_SET_CHILD_SUBREAPER");
@@ -550,28 +491,48 @@ main(int argc, char **argv)
 		fatal("epoll");
 	if (sig_init(main_signal) == -1)
 		fatal("signals");
-	now = ev_now();
-	main_mkparents(db_path);
-	if ((main_store = store_open(db_path, (double)ev_wall_us(now) / 1e6)) ==
-	    NULL)
+}
+
+static void
+main_open_store(void)
+{
+	main_mkparents(ptyd_conf.db);
+	main_store = store_open(ptyd_conf.db,
+	    (double)ev_wall_us(ev_now()) / 1e6);
+	if (main_store == NULL)
 		fatalx("store_open: out of memory");
-	main_tighten(db_path);
+	main_tighten(ptyd_conf.db);
+}
+
+/* Accept clients, arm the reaper, and tell whoever waits that we serve. */
+static void
+main_serve(void)
+{
+	int64_t now = ev_now();
+
 	term_init(main_store);
 	conn_init(now);
 	if (listen_start() == -1)
 		fatal("listen");
-	if (main_pidfile != NULL)
-		main_pidfile_write(main_pidfile);
+	if (ptyd_conf.pidfile != NULL) {
+		main_mkparents(ptyd_conf.pidfile);
+		main_pidfile_write(ptyd_conf.pidfile);
+	}
 	ev_timer_init(&main_reap_timer, main_reap_cb, NULL);
 	ev_timer_at(&main_reap_timer, now + ptyd_conf.reap_interval);
-	log_info("listening on %s, shell %s, %u terminals at most", socket_path,
-	    ptyd_conf.shell, ptyd_conf.max_terminals);
-	if (ready_fd != -1) {
-		if (write(ready_fd, "r", 1) != 1)
+	log_info("listening on %s, shell %s, %u terminals at most",
+	    ptyd_conf.socket, ptyd_conf.shell, ptyd_conf.max_terminals);
+	if (main_ready_fd != -1) {
+		if (write(main_ready_fd, "r", 1) != 1)
 			log_warn("telling the parent we are ready");
-		close(ready_fd);
+		close(main_ready_fd);
+		main_ready_fd = -1;
 	}
+}
 
+static void
+main_loop(void)
+{
 	while (!main_quit) {
 		if (ev_run_once(main_shutting_down ? 100000 : -1) == -1)
 			fatal("epoll_wait");
@@ -587,16 +548,33 @@ main(int argc, char **argv)
 			main_quit = 1;
 		}
 	}
+}
 
+static void
+main_finish(void)
+{
 	proc_sweep_flush();
 	mirror_flush(ev_now());
 	store_close(main_store);
 	term_done();
 	sig_done();
 	ev_done();
-	if (main_pidfile != NULL)
-		(void)unlink(main_pidfile);
+	if (ptyd_conf.pidfile != NULL)
+		(void)unlink(ptyd_conf.pidfile);
 	log_info("exited");
 	log_close();
+}
+
+int
+main(int argc, char **argv)
+{
+	main_harden();
+	main_configure(argc, argv);
+	main_shell_env();
+	main_listen();
+	main_open_store();
+	main_serve();
+	main_loop();
+	main_finish();
 	return (0);
 }

@@ -1,9 +1,10 @@
 /*
  * ptyd.h -- the daemon's configuration, shared by its modules.
  *
- * Owns: the option values (set once by main.c at startup, read everywhere,
- * changed by unit tests to drive limits) and the fixed timings of DESIGN
- * section 4.  Does not own: parsing options (main.c).
+ * Owns: the settings' values (set once by main.c at startup from
+ * lib/config.c, read everywhere, changed by unit tests to drive limits) and
+ * the fixed timings of DESIGN section 4.  Does not own: reading settings
+ * (lib/config.c, main.c).
  */
 #ifndef PTYD_PTYD_H
 #define PTYD_PTYD_H
@@ -48,6 +49,16 @@ struct ptyd_config {
 	const char *default_workspace; /* realpath'd */
 	mode_t	    shell_umask;       /* ours is 077; theirs is
 						   what we were started with */
+
+	/* Where things are (lib/config.c; NULL: none). */
+	const char *state_dir;
+	const char *db;
+	const char *socket;
+	const char *log; /* NULL: stderr, or syslog */
+	int	    log_syslog;
+	int	    verbose;
+	const char *pidfile;
+	int	    foreground; /* -f: no fork, no setsid */
 };
 
 /* Defined in term.c with the defaults of DESIGN section 4. */

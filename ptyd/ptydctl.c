@@ -28,27 +28,31 @@
 #include <unistd.h>
 
 #include "client.h"
+#include "config.h"
 #include "frame.h"
 #include "proto.h"
 
 #define CTL_TIMEOUT_MS 10000
 
-static const char *ctl_socket;
+static struct config *ctl_cfg; /* socket, db, state_dir */
+static const char    *ctl_socket;
 static const char *ctl_owner = "";
 static uint8_t	   ctl_buf[PROTO_HDR_LEN + PROTO_MAX_PAYLOAD];
 
+static const char ctl_synopsis[] =
+    "ptydctl [--socket PATH] [--owner NAME] list [--all]\n"
+    "       ptydctl [--socket PATH] [--owner NAME] close SID\n"
+    "       ptydctl [--socket PATH] stats\n"
+    "       ptydctl [--socket PATH] [--owner NAME] start SID [--rows N]\n"
+    "               [--cols N] [--workspace DIR] [--restart]\n"
+    "       ptydctl [--socket PATH] [--owner NAME] input SID DATA\n"
+    "       ptydctl [--socket PATH] [--owner NAME] resize SID ROWS COLS\n"
+    "       ptydctl [--socket PATH] [--owner NAME] attach SID [--pos N]\n"
+    "               [--frames]\n";
+
 static void __attribute__((noreturn)) usage(void)
 {
-	fprintf(stderr,
-	    "usage: ptydctl [--socket PATH] [--owner NAME] list [--all]\n"
-	    "       ptydctl [--socket PATH] [--owner NAME] close SID\n"
-	    "       ptydctl [--socket PATH] stats\n"
-	    "       ptydctl [--socket PATH] [--owner NAME] start SID [--rows N]\n"
-	    "               [--cols N] [--workspace DIR] [--restart]\n"
-	    "       ptydctl [--socket PATH] [--owner NAME] input SID DATA\n"
-	    "       ptydctl [--socket PATH] [--owner NAME] resize SID ROWS COLS\n"
-	    "       ptydctl [--socket PATH] [--owner NAME] attach SID [--pos N]\n"
-	    "               [--frames]\n");
+	fprintf(stderr, "usage: %s", ctl_synopsis);
 	exit(2);
 }
 
@@ -468,32 +472,50 @@ ctl_attach(int argc, char **argv)
 	}
 }
 
+#define CTL_OPT_OWNER 0x100
+
+static void
+ctl_option_cb(void *arg, int val, const char *optarg)
+{
+	(void)arg;
+	if (val == CTL_OPT_OWNER)
+		ctl_owner = optarg;
+}
+
+/* socket, db and state_dir as ptyd finds them (lib/config.c); exits for
+ * --help, --version, --print-config and a bad setting. */
+static void
+ctl_configure(int *argc, char ***argv)
+{
+	static const struct config_extra extra[] = {
+		{ "owner", required_argument, CTL_OPT_OWNER, "NAME",
+		    "act for this owner (also after the command)" },
+		{ NULL, 0, 0, NULL, NULL },
+	};
+	struct config_args a = { ctl_synopsis, NULL, extra, ctl_option_cb, NULL,
+		1 };
+	int		   rv, first = 1;
+
+	ctl_cfg = config_new(CONFIG_CTL, "ptydctl");
+	if ((rv = config_load(ctl_cfg, *argc, *argv, &a, &first)) != -1)
+		exit(rv);
+	if (config_print_requested(ctl_cfg)) {
+		config_print(ctl_cfg, stdout);
+		exit(fflush(stdout) == 0 ? 0 : 1);
+	}
+	ctl_socket = config_str(ctl_cfg, CONFIG_SOCKET);
+	*argc -= first;
+	*argv += first;
+}
+
 int
 main(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "socket", required_argument, NULL, 's' },
-		{ "owner", required_argument, NULL, 'o' }, { NULL, 0, NULL, 0 }
-	};
-	static char sockbuf[PATH_MAX];
 	const char *cmd;
-	int	    ch, i, all = 0;
+	int	    i, all = 0;
 
-	/* Options before the command only: "+" stops at the first operand. */
-	while ((ch = getopt_long(argc, argv, "+", opts, NULL)) != -1) {
-		switch (ch) {
-		case 's':
-			ctl_socket = optarg;
-			break;
-		case 'o':
-			ctl_owner = optarg;
-			break;
-		default:
-			usage();
-		}
-	}
-	argc -= optind;
-	argv += optind;
+	/* Options before the command only: the command's own follow it. */
+	ctl_configure(&argc, &argv);
 	if (argc < 1)
 		usage();
 	/* --owner may also follow the command (ptydctl close SID --owner X). */
@@ -511,11 +533,6 @@ main(int argc, char **argv)
 			argc--;
 			i--;
 		}
-	}
-	if (ctl_socket == NULL) {
-		if (client_default_socket(sockbuf, sizeof(sockbuf)) == -1)
-			die("default socket");
-		ctl_socket = sockbuf;
 	}
 	cmd = argv[0];
 	if (strcmp(cmd, "list") == 0 && argc == 1)

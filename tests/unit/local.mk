@@ -24,3 +24,11 @@ check_PROGRAMS += tests/unit/test_contract
 tests_unit_test_contract_SOURCES = tests/unit/test_contract.c
 tests_unit_test_contract_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_contract_LDADD = libwire.a $(CRITERION_LIBS)
+
+# The settings (lib/config.c); linked with ptyd's objects to check that the
+# table's defaults are ptyd's own.
+check_PROGRAMS += tests/unit/test_config
+tests_unit_test_config_SOURCES = tests/unit/test_config.c
+tests_unit_test_config_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_config_LDADD = ptyd/libptyd.a libwire.a $(SQLITE_LIBS) \
+	-lutil $(CRITERION_LIBS)
