@@ -26,6 +26,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "account.h"
 #include "client.h"
 #include "flog.h"
 #include "front.h"
@@ -419,6 +420,7 @@ main(int argc, char *argv[])
 		return (1);
 	}
 	umask(077);
+	(void)account_fix_env();
 	memset(&sc, 0, sizeof(sc));
 	memset(&o, 0, sizeof(o));
 	o.perm.gid = (gid_t)-1;

@@ -22,11 +22,13 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "account.h"
 #include "client.h"
 #include "conn.h"
 #include "ev.h"
 #include "harden.h"
 #include "listen.h"
+#include "lock.h"
 #include "log.h"
 #include "mirror.h"
 #include "proc.h"
@@ -394,6 +396,7 @@ main(int argc, char **argv)
 	if (harden_nodump() == -1)
 		fatal("PR_SET_DUMPABLE");
 	harden_env(&harden_daemon_env);
+	(void)account_fix_env();
 	ptyd_conf.shell_umask = umask(077);
 	log_init(NULL, 0, 0);
 	while ((ch = getopt_long(argc, argv, "fvh", main_opts, NULL)) != -1) {
@@ -534,15 +537,20 @@ main(int argc, char **argv)
 	 */
 	if (!foreground)
 		(void)close_range(STDERR_FILENO + 1, ~0U, 0);
-	/* Startup errors go to --log, else stderr, where the caller sees
-	 * them; a daemon without --log turns to syslog once detached. */
-	log_init(log_path, 0, verbose);
+	/* The log: --log, else stderr in the foreground, else a file in
+	 * the state folder (never /dev/null); fatal errors also go to stderr,
+	 * where the caller sees them. */
+	main_mkparents(db_path);
+	log_init(log_path != NULL || foreground ? log_path :
+						  log_default_path(db_path),
+	    0, verbose);
+	/* Before the socket, the pid file or the database is touched. */
+	lock_take(db_path);
 	if (listen_open(socket_path) == -1)
 		fatalx("cannot listen on %s", socket_path);
 	if (!foreground) {
 		ready_fd = main_daemonize();
-		if (log_path == NULL)
-			log_init(NULL, 1, verbose);
+		lock_write_pid();
 	}
 	if (prctl(PR_SET_CHILD_SUBREAPER, 1) == -1)
 		fatal("PR_SET_CHILD_SUBREAPER");
@@ -551,7 +559,6 @@ main(int argc, char **argv)
 	if (sig_init(main_signal) == -1)
 		fatal("signals");
 	now = ev_now();
-	main_mkparents(db_path);
 	if ((main_store = store_open(db_path, (double)ev_wall_us(now) / 1e6)) ==
 	    NULL)
 		fatalx("store_open: out of memory");
