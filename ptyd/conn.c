@@ -53,6 +53,7 @@
 #include "mirror.h"
 #include "proto.h"
 #include "ptyd.h"
+#include "spawn.h"
 #include "term.h"
 #include "xmalloc.h"
 
@@ -321,6 +322,9 @@ conn_term_error(struct conn *c, enum term_err e)
 		break;
 	case TERM_ELIMIT:
 		conn_error(c, PROTO_ERR_TERM_LIMIT, "terminal limit reached");
+		break;
+	case TERM_ESPAWN:
+		conn_error(c, PROTO_ERR_SPAWN, spawn_error());
 		break;
 	}
 }
