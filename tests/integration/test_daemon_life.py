@@ -22,15 +22,14 @@ import pwd
 import re
 import shutil
 import signal
-import socket
 import sqlite3
-import struct
 import subprocess
 import tempfile
 import time
 
 import pytest
 
+from fcgi_raw import fcgi_exchange
 from ptyd_stack import BUILDDIR, proc_gone, wait_for
 
 PTYD = os.path.join(BUILDDIR, "ptyd", "ptyd")
@@ -74,6 +73,13 @@ class Daemon:
                            env=env or self.env(), capture_output=True,
                            stdin=subprocess.DEVNULL, timeout=20)
         return r
+
+    def up(self, sock, shell="/bin/sh"):
+        """ptyd daemonized on sock with a pid file; its pid."""
+        pidfile = os.path.join(self.root, "ptyd.pid")
+        r = self.run("--socket", sock, "--pidfile", pidfile, shell=shell)
+        assert r.returncode == 0, r.stderr.decode()
+        return self.daemon_pid(pidfile)
 
     def daemon_pid(self, pidfile):
         pid = int(open(pidfile).read())
@@ -205,9 +211,7 @@ def test_after_kill_9_the_next_ptyd_marks_the_dead_ones_rows_lost_and_says_so(
         daemon):
     d = daemon
     sock = d.sock()
-    pidfile = os.path.join(d.root, "ptyd.pid")
-    assert d.run("--socket", sock, "--pidfile", pidfile).returncode == 0
-    dead = d.daemon_pid(pidfile)
+    dead = d.up(sock)
     d.start_term(sock, "a")
     d.start_term(sock, "b")
     wait_for(lambda: d.rows() == {"a": "running", "b": "running"}, 5,
@@ -215,9 +219,7 @@ def test_after_kill_9_the_next_ptyd_marks_the_dead_ones_rows_lost_and_says_so(
     os.kill(dead, signal.SIGKILL)
     wait_for(lambda: proc_gone(dead), 5, what="ptyd killed")
 
-    r = d.run("--socket", sock, "--pidfile", pidfile)
-    assert r.returncode == 0, r.stderr.decode()
-    now = d.daemon_pid(pidfile)
+    now = d.up(sock)
     assert now != dead
     wait_for(lambda: d.rows() == {"a": "lost", "b": "lost"}, 5,
              what=lambda: "rows lost: %r" % d.rows())
@@ -235,9 +237,7 @@ def test_after_kill_9_the_next_ptyd_marks_the_dead_ones_rows_lost_and_says_so(
 def test_the_log_is_a_file_in_the_state_folder_and_sighup_reopens_it(daemon):
     d = daemon
     sock = d.sock()
-    pidfile = os.path.join(d.root, "ptyd.pid")
-    assert d.run("--socket", sock, "--pidfile", pidfile).returncode == 0
-    pid = d.daemon_pid(pidfile)
+    pid = d.up(sock)
     wait_for(lambda: "listening on" in d.log_text(), 5,
              what="ptyd's first lines in %s" % d.log)
     lines = d.log_text().splitlines()
@@ -261,18 +261,6 @@ def test_the_log_is_a_file_in_the_state_folder_and_sighup_reopens_it(daemon):
 
 def fcgi_call(path, method, endpoint, body=None, timeout=10):
     """One request straight to ptyd.fcgi's FastCGI socket: (status, JSON)."""
-    def rec(t, content=b""):
-        return struct.pack(">BBHHBB", 1, t, 1, len(content), 0, 0) + content
-
-    def pairs(params):
-        out = b""
-        for k, v in params.items():
-            k, v = k.encode(), v.encode()
-            for n in (len(k), len(v)):
-                out += bytes([n]) if n < 128 else struct.pack(">I",
-                                                              n | 1 << 31)
-            out += k + v
-        return out
     data = json.dumps(body).encode() if body is not None else b""
     params = {"REQUEST_METHOD": method, "REQUEST_SCHEME": "http",
               "DOCUMENT_URI": "/api/terminal/" + endpoint,
@@ -281,29 +269,7 @@ def fcgi_call(path, method, endpoint, body=None, timeout=10):
               "CONTENT_LENGTH": str(len(data))}
     if body is not None:
         params["CONTENT_TYPE"] = "application/json"
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    s.settimeout(timeout)
-    s.connect(path)
-    s.sendall(rec(1, struct.pack(">HB5x", 1, 0)) + rec(4, pairs(params)) +
-              rec(4) + (rec(5, data) if data else b"") + rec(5))
-    raw = b""
-    while True:
-        b = s.recv(65536)
-        if not b:
-            break
-        raw += b
-    s.close()
-    out, i = b"", 0
-    while i + 8 <= len(raw):
-        _, t, _, clen, plen, _ = struct.unpack(">BBHHBB", raw[i:i + 8])
-        if t == 6:
-            out += raw[i + 8:i + 8 + clen]
-        i += 8 + clen + plen
-    head, _, text = out.partition(b"\r\n\r\n")
-    status = 200
-    for line in head.decode().split("\r\n"):
-        if line.lower().startswith("status:"):
-            status = int(line.split()[1])
+    status, text = fcgi_exchange(path, params, data, timeout)
     return status, json.loads(text) if text else None
 
 
@@ -326,10 +292,7 @@ def test_a_shell_that_cannot_start_is_a_500_saying_why_and_the_log_has_the_path(
     sock = d.sock()
     shell = os.path.join(d.root, "gone-sh")
     shutil.copy(os.path.realpath("/bin/sh"), shell)
-    pidfile = os.path.join(d.root, "ptyd.pid")
-    r = d.run("--socket", sock, "--pidfile", pidfile, shell=shell)
-    assert r.returncode == 0, r.stderr.decode()
-    pid = d.daemon_pid(pidfile)
+    pid = d.up(sock, shell=shell)
     os.unlink(shell)    # an upgrade took it away, say
     fsock = start_fcgi(d, sock, d.env(PTYD_LOCAL="address"))
 
