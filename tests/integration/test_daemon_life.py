@@ -273,10 +273,11 @@ def fcgi_call(path, method, endpoint, body=None, timeout=10):
     return status, json.loads(text) if text else None
 
 
-def start_fcgi(d, ptyd_sock, env):
+def start_fcgi(d, ptyd_sock, env, autostart=False):
     sock = os.path.join(d.root, "fcgi.sock")
+    more = ["--ptyd", PTYD] if autostart else ["--no-autostart"]
     p = subprocess.Popen([FCGI, "--listen", sock, "--processes", "1",
-                          "--no-autostart", "--ptyd-socket", ptyd_sock],
+                          "--ptyd-socket", ptyd_sock] + more,
                          env=env, stdin=subprocess.DEVNULL,
                          stdout=subprocess.DEVNULL,
                          stderr=open(os.path.join(d.root, "fcgi.log"), "ab"))
@@ -307,6 +308,28 @@ def test_a_shell_that_cannot_start_is_a_500_saying_why_and_the_log_has_the_path(
     status, j = fcgi_call(fsock, "GET", "health")
     assert status == 200 and j["ptyd"]["pid"] == pid, j
     assert d.ctl(sock, "list").splitlines()[1:] == []
+
+
+@pytest.mark.deadline(60)
+def test_an_autostart_refused_by_the_lock_fails_the_request_at_once(daemon):
+    """ptyd.fcgi pointed at another socket than the running ptyd's starts
+    a second one on the same database: that one refuses (its reason in
+    ptyd.fcgi's log), and the request answers 503 at once instead of
+    waiting out the autostart deadline."""
+    d = daemon
+    first = d.up(d.sock("a"))
+    fsock = start_fcgi(d, d.sock("b"), d.env(PTYD_LOCAL="address"),
+                       autostart=True)
+    t0 = time.monotonic()
+    status, j = fcgi_call(fsock, "GET", "list", timeout=30)
+    if os.path.exists(d.sock("b")):     # it should not have started
+        d.pids.append(int(re.search(r"^pid\t(\d+)$", d.ctl(
+            d.sock("b"), "stats"), re.M).group(1)))
+    assert status == 503, j
+    assert time.monotonic() - t0 < 5
+    log = open(os.path.join(d.root, "fcgi.log")).read()
+    assert "%s: held by pid %d" % (d.lock, first) in log, log
+    assert not os.path.exists(d.sock("b"))
 
 
 # -- the account -------------------------------------------------------------
