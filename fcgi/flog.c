@@ -4,8 +4,8 @@
  * Owns: formatting a line and writing it whole.  Lines are built in a
  * bounded stack buffer and written with one write(2), so threads never
  * interleave inside a line and no stdio lock is involved.  Each starts
- * with the local time, as ptyd's log lines do, so the two logs of a stack
- * read side by side.
+ * with the time in ISO 8601 UTC, as ptyd's log lines do, so the two logs
+ * of a stack read side by side.
  */
 #include <errno.h>
 #include <stdarg.h>

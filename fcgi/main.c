@@ -24,6 +24,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "account.h"
 #include "config.h"
 #include "flog.h"
 #include "front.h"
@@ -333,6 +334,7 @@ main(int argc, char *argv[])
 		return (1);
 	}
 	umask(077);
+	(void)account_fix_env();
 	memset(&sc, 0, sizeof(sc));
 	memset(&o, 0, sizeof(o));
 	sc.listen_fd = -1;

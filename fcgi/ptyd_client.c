@@ -130,13 +130,20 @@ ptyd_detached(const struct ptyd_conf *conf, pid_t pid, int64_t deadline_ms)
 		}
 		ptyd_pause(deadline_ms);
 	}
-	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-		flog_warnx("autostart: %s exited with status %d", conf->program,
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+		/* It said why on our stderr and in its log (another ptyd
+		 * holds the database, say): waiting for its socket would
+		 * only hold the request until the deadline. */
+		flog_warnx("autostart: %s exited with status %d; see its "
+			   "message above and its log",
+		    conf->program,
 		    WIFEXITED(status) ? WEXITSTATUS(status) :
 					128 + WTERMSIG(status));
-	else
-		flog_info("autostart: started %s --socket %s", conf->program,
-		    conf->socket);
+		errno = ECONNREFUSED;
+		return (-1);
+	}
+	flog_info("autostart: started %s --socket %s", conf->program,
+	    conf->socket);
 	return (0);
 }
 

@@ -72,6 +72,9 @@ static const struct contract_error contract_errors[] = {
 	    "terminal limit reached: every "
 	    "terminal is another user's; retry later",
 	    CONTRACT_RETRY_AFTER },
+	/* ptyd's words ("could not start the shell: no such file or
+	 * directory"): the operator can act on them, and they hold no path. */
+	[PROTO_ERR_SPAWN] = { 500, NULL, 0 },
 };
 
 static const struct contract_error contract_failures[] = {

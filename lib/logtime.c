@@ -15,10 +15,10 @@ logtime_format(char *buf, size_t size)
 	int		r;
 
 	clock_gettime(CLOCK_REALTIME, &ts);
-	localtime_r(&ts.tv_sec, &tm);
-	if ((n = strftime(buf, size, "%Y-%m-%d %H:%M:%S", &tm)) == 0)
+	gmtime_r(&ts.tv_sec, &tm);
+	if ((n = strftime(buf, size, "%Y-%m-%dT%H:%M:%S", &tm)) == 0)
 		return (0);
-	r = snprintf(buf + n, size - n, ".%03ld ", ts.tv_nsec / 1000000);
+	r = snprintf(buf + n, size - n, ".%03ldZ ", ts.tv_nsec / 1000000);
 	if (r < 0 || (size_t)r >= size - n)
 		return (0);
 	return (n + (size_t)r);

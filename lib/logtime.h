@@ -7,7 +7,8 @@
 
 #include <stddef.h>
 
-/* "YYYY-MM-DD HH:MM:SS.mmm " (local time) into buf; its length, or 0 if
+/* "YYYY-MM-DDTHH:MM:SS.mmmZ " (ISO 8601, UTC: one log reads the same
+ * whatever TZ each daemon was started with) into buf; its length, or 0 if
  * it does not fit. */
 size_t logtime_format(char *buf, size_t size);
 

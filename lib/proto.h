@@ -129,6 +129,8 @@ enum proto_err {
 	PROTO_ERR_SHUTDOWN = 8,	  /* 503: ptyd is going away */
 	PROTO_ERR_TERM_LIMIT = 9, /* 429 + Retry-After: the cap is full
 					 * of other owners' terminals */
+	PROTO_ERR_SPAWN = 10,	  /* 500: the shell could not start; the
+				   * message says why, without a path */
 };
 
 #endif /* PTYD_PROTO_H */

@@ -7,6 +7,7 @@ noinst_LIBRARIES += ptyd/libptyd.a
 ptyd_libptyd_a_SOURCES = \
 	ptyd/ptyd.h \
 	ptyd/log.c ptyd/log.h \
+	ptyd/lock.c ptyd/lock.h \
 	ptyd/xmalloc.c ptyd/xmalloc.h \
 	ptyd/ev.c ptyd/ev.h \
 	ptyd/sig.c ptyd/sig.h \

@@ -22,11 +22,13 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "account.h"
 #include "config.h"
 #include "conn.h"
 #include "ev.h"
 #include "harden.h"
 #include "listen.h"
+#include "lock.h"
 #include "log.h"
 #include "mirror.h"
 #include "proc.h"
@@ -46,6 +48,8 @@ static int	       main_quit;
 static int	       main_shutting_down;
 static int64_t	       main_deadline;
 static int	       main_ready_fd = -1;
+/* log_level's words, in the order of the settings table (lib/config.c). */
+static const char *const main_log_levels[] = { "debug", "info", "warn" };
 static struct config  *main_cfg; /* lives as long as we do: ptyd_conf
 					 points into it */
 
@@ -439,6 +443,7 @@ main_harden(void)
 	if (harden_nodump() == -1)
 		fatal("PR_SET_DUMPABLE");
 	harden_env(&harden_daemon_env);
+	(void)account_fix_env();
 	ptyd_conf.shell_umask = umask(077);
 	log_init(NULL, 0, 0);
 }
@@ -478,10 +483,17 @@ main_listen(void)
 		main_mkparents(ptyd_conf.log);
 	log_init(ptyd_conf.log, ptyd_conf.log_syslog && ptyd_conf.foreground,
 	    ptyd_conf.verbose);
+	(void)log_set_level(main_log_levels[config_num(main_cfg,
+	    CONFIG_LOG_LEVEL)]);
+	/* One daemon per database: before the socket, the pid file or the
+	 * database is touched. */
+	main_mkparents(ptyd_conf.db);
+	lock_take(ptyd_conf.db);
 	if (listen_open(ptyd_conf.socket) == -1)
 		fatalx("cannot listen on %s", ptyd_conf.socket);
 	if (!ptyd_conf.foreground) {
 		main_ready_fd = main_daemonize();
+		lock_write_pid();
 		if (ptyd_conf.log_syslog)
 			log_init(NULL, 1, ptyd_conf.verbose);
 	}

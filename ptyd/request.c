@@ -20,6 +20,7 @@
 #include "mirror.h"
 #include "proto.h"
 #include "request.h"
+#include "spawn.h"
 #include "term.h"
 
 /* Any request's decoded payload. */
@@ -51,7 +52,10 @@ request_term_error(struct conn *c, enum term_err e)
 		    "terminal limit reached" },
 	};
 
-	if ((size_t)e < sizeof(map) / sizeof(map[0]) && map[e].message != NULL)
+	if (e == TERM_ESPAWN)
+		conn_error(c, PROTO_ERR_SPAWN, spawn_error());
+	else if ((size_t)e < sizeof(map) / sizeof(map[0]) &&
+	    map[e].message != NULL)
 		conn_error(c, map[e].code, map[e].message);
 	else
 		conn_error(c, PROTO_ERR_INTERNAL, "internal error");

@@ -21,6 +21,7 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -80,97 +81,185 @@ spawn_env(char *const *base, const char *cwd, unsigned int rows,
 	return (0);
 }
 
-int
-spawn_shell(const struct spawn_req *req, struct spawn_result *res)
-{
-	posix_spawn_file_actions_t fa;
-	posix_spawnattr_t	   attr;
-	struct winsize		   ws;
-	struct stat		   st;
-	sigset_t		   all, none;
-	char			   name[64], scratch[4200];
-	char			  *env[SPAWN_ENV_MAX];
-	pid_t			   pid;
-	mode_t			   mine;
-	int			   master = -1, err, have_fa = 0;
-	int			   have_attr = 0;
+/* Why the last spawn_shell failed, in words for the client: no path. */
+static char spawn_errbuf[128] = "could not start the shell";
 
-	if (spawn_env(req->env, req->cwd, req->rows, req->cols, env,
-		SPAWN_ENV_MAX, scratch, sizeof(scratch)) == -1) {
-		log_warn("spawn: environment");
-		return (-1);
+const char *
+spawn_error(void)
+{
+	return (spawn_errbuf);
+}
+
+/* Log what failed (with its path) and keep the client's words (without). */
+static void
+spawn_fail(const char *what, const char *path, const char *client, int err)
+{
+	const char *sep = *what != '\0' && path != NULL ? " " : "";
+	char	   *p;
+	int	    n;
+
+	log_warnx("spawn: %s%s%s: %s", what, sep, path != NULL ? path : "",
+	    strerror(err));
+	n = snprintf(spawn_errbuf, sizeof(spawn_errbuf), "%s: %s", client,
+	    strerror(err));
+	/* "No such file" would read as the start of a new sentence. */
+	if (n > 0 && (size_t)n < sizeof(spawn_errbuf)) {
+		p = spawn_errbuf + strlen(client) + 2;
+		*p = (char)tolower((unsigned char)*p);
 	}
+	errno = err;
+}
+
+/*
+ * posix_spawn reports a failure of the child's steps (chdir, open of the
+ * slave, exec) as its return value: glibc spawns with CLONE_VFORK and the
+ * child hands its errno back before the parent returns (glibc 2.24 and
+ * later), and reaps that child itself.  Which step failed it does not say:
+ * a workspace we cannot enter is told apart from a shell we cannot run by
+ * looking again.
+ */
+static void
+spawn_fail_child(const struct spawn_req *req, int err)
+{
+	struct stat st;
+
+	if (stat(req->cwd, &st) == -1 || !S_ISDIR(st.st_mode) ||
+	    access(req->cwd, X_OK) == -1)
+		spawn_fail("workspace", req->cwd,
+		    "could not enter the workspace", err);
+	else
+		spawn_fail("", req->path, "could not start the shell", err);
+}
+
+/* A new pty pair: the master (CLOEXEC), the slave's name and device, the
+ * size set before any child can read it.  0, or -1 (logged). */
+static int
+spawn_pty(const struct spawn_req *req, char *name, size_t namelen, dev_t *tty)
+{
+	struct winsize ws;
+	struct stat    st;
+	const char    *what;
+	int	       master, err;
+
 	master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
 	if (master == -1) {
-		log_warn("spawn: posix_openpt");
-		goto fail;
-	}
-	if (grantpt(master) == -1 || unlockpt(master) == -1 ||
-	    (errno = ptsname_r(master, name, sizeof(name))) != 0) {
-		log_warn("spawn: pty slave");
-		goto fail;
+		spawn_fail("posix_openpt", NULL, "could not start the shell",
+		    errno);
+		return (-1);
 	}
 	memset(&ws, 0, sizeof(ws));
 	ws.ws_row = (unsigned short)req->rows;
 	ws.ws_col = (unsigned short)req->cols;
-	if (ioctl(master, TIOCSWINSZ, &ws) == -1) {
-		log_warn("spawn: TIOCSWINSZ");
+	what = "pty slave";
+	if (grantpt(master) == -1 || unlockpt(master) == -1 ||
+	    (errno = ptsname_r(master, name, namelen)) != 0)
 		goto fail;
-	}
-	if (stat(name, &st) == -1) {
-		log_warn("spawn: stat %s", name);
+	what = "TIOCSWINSZ";
+	if (ioctl(master, TIOCSWINSZ, &ws) == -1)
 		goto fail;
-	}
+	what = "stat pty slave";
+	if (stat(name, &st) == -1)
+		goto fail;
+	*tty = st.st_rdev;
+	return (master);
+fail:
+	err = errno;
+	close(master);
+	spawn_fail(what, NULL, "could not start the shell", err);
+	return (-1);
+}
 
-	if ((errno = posix_spawn_file_actions_init(&fa)) != 0)
-		goto fail;
-	have_fa = 1;
-	if ((errno = posix_spawnattr_init(&attr)) != 0)
-		goto fail;
-	have_attr = 1;
+/* What the child does before exec, in order (see the first comment). */
+static int
+spawn_actions(posix_spawn_file_actions_t *fa, posix_spawnattr_t *attr,
+    const char *slave, const char *cwd)
+{
+	sigset_t all, none;
+
 	sigfillset(&all);
 	sigemptyset(&none);
-	if ((errno = posix_spawn_file_actions_addopen(&fa, 0, name, O_RDWR,
+	if ((errno = posix_spawn_file_actions_addopen(fa, 0, slave, O_RDWR,
 		 0)) != 0 ||
-	    (errno = posix_spawn_file_actions_adddup2(&fa, 0, 1)) != 0 ||
-	    (errno = posix_spawn_file_actions_adddup2(&fa, 0, 2)) != 0 ||
-	    (errno = posix_spawn_file_actions_addclosefrom_np(&fa, 3)) != 0 ||
-	    (errno = posix_spawn_file_actions_addchdir_np(&fa, req->cwd)) !=
-		0 ||
-	    (errno = posix_spawnattr_setflags(&attr,
+	    (errno = posix_spawn_file_actions_adddup2(fa, 0, 1)) != 0 ||
+	    (errno = posix_spawn_file_actions_adddup2(fa, 0, 2)) != 0 ||
+	    (errno = posix_spawn_file_actions_addclosefrom_np(fa, 3)) != 0 ||
+	    (errno = posix_spawn_file_actions_addchdir_np(fa, cwd)) != 0 ||
+	    (errno = posix_spawnattr_setflags(attr,
 		 POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK |
 		     POSIX_SPAWN_SETSIGDEF)) != 0 ||
-	    (errno = posix_spawnattr_setsigmask(&attr, &none)) != 0 ||
-	    (errno = posix_spawnattr_setsigdefault(&attr, &all)) != 0) {
-		log_warn("spawn: attributes");
-		goto fail;
+	    (errno = posix_spawnattr_setsigmask(attr, &none)) != 0 ||
+	    (errno = posix_spawnattr_setsigdefault(attr, &all)) != 0) {
+		spawn_fail("attributes", NULL, "could not start the shell",
+		    errno);
+		return (-1);
 	}
-	/* posix_spawn has no umask attribute; the loop is single-threaded,
-	 * so ours is swapped for the shell's around the call. */
-	mine = umask(req->umask);
-	errno = posix_spawn(&pid, req->path, &fa, &attr, req->argv, env);
-	(void)umask(mine);
-	if (errno != 0) {
-		log_warn("spawn: %s", req->path);
-		goto fail;
+	return (0);
+}
+
+/* Run the shell on the slave.  0 with *pid, or -1 (logged). */
+static int
+spawn_run(const struct spawn_req *req, const char *slave, char **env,
+    pid_t *pid)
+{
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t	   attr;
+	mode_t			   mine;
+	int			   err;
+
+	if ((err = posix_spawn_file_actions_init(&fa)) != 0) {
+		spawn_fail("file actions", NULL, "could not start the shell",
+		    err);
+		return (-1);
+	}
+	if ((err = posix_spawnattr_init(&attr)) != 0) {
+		posix_spawn_file_actions_destroy(&fa);
+		spawn_fail("attributes", NULL, "could not start the shell",
+		    err);
+		return (-1);
+	}
+	err = -1;
+	if (spawn_actions(&fa, &attr, slave, req->cwd) == 0) {
+		/* posix_spawn has no umask attribute; the loop is
+		 * single-threaded, so ours is swapped for the shell's around
+		 * the call. */
+		mine = umask(req->umask);
+		err = posix_spawn(pid, req->path, &fa, &attr, req->argv, env);
+		(void)umask(mine);
+		if (err != 0)
+			spawn_fail_child(req, err);
 	}
 	posix_spawn_file_actions_destroy(&fa);
 	posix_spawnattr_destroy(&attr);
+	return (err == 0 ? 0 : -1);
+}
 
+int
+spawn_shell(const struct spawn_req *req, struct spawn_result *res)
+{
+	char  name[64], scratch[4200];
+	char *env[SPAWN_ENV_MAX];
+	pid_t pid;
+	dev_t tty;
+	int   master, err;
+
+	if (spawn_env(req->env, req->cwd, req->rows, req->cols, env,
+		SPAWN_ENV_MAX, scratch, sizeof(scratch)) == -1) {
+		spawn_fail("environment", NULL, "could not start the shell",
+		    errno);
+		return (-1);
+	}
+	if ((master = spawn_pty(req, name, sizeof(name), &tty)) == -1)
+		return (-1);
+	if (spawn_run(req, name, env, &pid) == -1) {
+		err = errno;
+		close(master);
+		errno = err;
+		return (-1);
+	}
 	if (fcntl(master, F_SETFL, fcntl(master, F_GETFL) | O_NONBLOCK) == -1)
 		fatal("spawn: O_NONBLOCK on the pty master");
 	res->pid = pid;
 	res->master = master;
-	res->tty = st.st_rdev;
+	res->tty = tty;
 	return (0);
-fail:
-	err = errno;
-	if (have_fa)
-		posix_spawn_file_actions_destroy(&fa);
-	if (have_attr)
-		posix_spawnattr_destroy(&attr);
-	if (master != -1)
-		close(master);
-	errno = err;
-	return (-1);
 }

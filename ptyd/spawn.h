@@ -26,8 +26,13 @@ struct spawn_result {
 	dev_t tty;    /* the slave's device number */
 };
 
-/* 0, or -1 with errno (the cause is logged). */
+/* 0, or -1 with errno (the cause is logged, with its path, and
+ * spawn_error says it without). */
 int spawn_shell(const struct spawn_req *, struct spawn_result *);
+
+/* Why the last spawn_shell failed, in words a client may be shown (no
+ * path): "could not start the shell: no such file or directory". */
+const char *spawn_error(void);
 
 /* The environment a shell gets, built from base plus the fixed variables
  * (exposed for tests).  Returns a NULL-terminated array in buf of n. */

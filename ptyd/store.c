@@ -41,6 +41,7 @@
 
 #include <sqlite3.h>
 
+#include "lock.h"
 #include "log.h"
 #include "store.h"
 #include "xmalloc.h"
@@ -752,9 +753,14 @@ store_db_ready(struct store *st, double now)
 		store_cause(st, "%s", sqlite3_errmsg(st->db));
 		goto fail;
 	}
-	if (lost > 0)
-		log_info("database %s: %d terminals left by an earlier ptyd"
-			 " marked lost",
+	/* The lock (lock.c) says whose they were: no live ptyd's. */
+	if (lost > 0 && lock_previous_pid() > 0)
+		log_info("database %s: marked %d terminal(s) of a previous ptyd"
+			 " (pid %ld) lost",
+		    st->path, lost, (long)lock_previous_pid());
+	else if (lost > 0)
+		log_info("database %s: marked %d terminal(s) of a previous ptyd"
+			 " lost",
 		    st->path, lost);
 	st->reconciled = 1;
 

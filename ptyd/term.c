@@ -504,6 +504,7 @@ term_start(const struct term_start_req *req, int64_t now, struct term **out,
 	char	     ws[PATH_MAX], detail[PATH_MAX + 64];
 	unsigned int rows = req->rows, cols = req->cols;
 	uint64_t     base;
+	enum term_err err;
 
 	*out = NULL;
 	*reused = 0;
@@ -531,11 +532,13 @@ term_start(const struct term_start_req *req, int64_t now, struct term **out,
 	base = term_base(old, term_now_ns());
 	t = term_new(req->owner, req->sid, ws, rows, cols, base, now);
 	if (term_spawn(t) == -1) {
+		/* No pid: the shell itself could not start (spawn_error). */
+		err = t->pid > 0 ? TERM_EINTERNAL : TERM_ESPAWN;
 		if (t->pid > 0)
 			(void)kill(t->pid, SIGKILL);
 		term_pid_remove(t);
 		term_finish(t, now);
-		return (TERM_EINTERNAL);
+		return (err);
 	}
 	/* A restart replaces the old one in place, so it evicts nothing. */
 	if (old != NULL)

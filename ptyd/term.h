@@ -41,6 +41,7 @@ enum term_err {
 	TERM_EINPUTFULL, /* pending input over the limit */
 	TERM_EINTERNAL,
 	TERM_ELIMIT, /* the cap is full of other owners' terminals */
+	TERM_ESPAWN, /* the shell could not start (spawn_error says why) */
 };
 
 /* The terminal's side of one attached viewer (embedded in a conn). */

@@ -23,15 +23,17 @@ def fcgi_pairs(params):
     return out
 
 
-def fcgi_request(path, params, timeout=10):
-    """One FastCGI request over the Unix socket; returns the status code
-    ptyd.fcgi wrote (from its Status: header)."""
+def fcgi_exchange(path, params, stdin=b"", timeout=10):
+    """One FastCGI request over the Unix socket, with stdin as its body;
+    returns the status code ptyd.fcgi wrote (from its Status: header) and
+    the body of its answer."""
     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     s.settimeout(timeout)
     s.connect(path)
     body = fcgi_pairs(params)
     s.sendall(fcgi_record(1, struct.pack(">HB5x", 1, 0)) +
               fcgi_record(4, body) + fcgi_record(4, b"") +
+              (fcgi_record(5, stdin) if stdin else b"") +
               fcgi_record(5, b""))
     data = b""
     while True:
@@ -46,8 +48,14 @@ def fcgi_request(path, params, timeout=10):
         if t == 6:
             out += data[i + 8:i + 8 + clen]
         i += 8 + clen + plen
-    head = out.split(b"\r\n\r\n", 1)[0].decode()
-    for line in head.split("\r\n"):
+    head, _, text = out.partition(b"\r\n\r\n")
+    for line in head.decode().split("\r\n"):
         if line.lower().startswith("status:"):
-            return int(line.split()[1])
-    return 200
+            return int(line.split()[1]), text
+    return 200, text
+
+
+def fcgi_request(path, params, timeout=10):
+    """One FastCGI request over the Unix socket; returns the status code
+    ptyd.fcgi wrote (from its Status: header)."""
+    return fcgi_exchange(path, params, timeout=timeout)[0]

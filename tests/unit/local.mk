@@ -20,6 +20,11 @@ tests_unit_test_harden_SOURCES = tests/unit/test_harden.c
 tests_unit_test_harden_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_harden_LDADD = libwire.a $(CRITERION_LIBS)
 
+check_PROGRAMS += tests/unit/test_account
+tests_unit_test_account_SOURCES = tests/unit/test_account.c
+tests_unit_test_account_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_account_LDADD = libwire.a $(CRITERION_LIBS)
+
 check_PROGRAMS += tests/unit/test_contract
 tests_unit_test_contract_SOURCES = tests/unit/test_contract.c
 tests_unit_test_contract_CFLAGS = $(UNIT_CFLAGS)

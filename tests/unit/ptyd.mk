@@ -23,6 +23,11 @@ tests_unit_test_ptyd_ev_SOURCES = tests/unit/test_ptyd_ev.c
 tests_unit_test_ptyd_ev_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_ptyd_ev_LDADD = $(PTYD_UNIT_LDADD)
 
+check_PROGRAMS += tests/unit/test_lock
+tests_unit_test_lock_SOURCES = tests/unit/test_lock.c
+tests_unit_test_lock_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_lock_LDADD = $(PTYD_UNIT_LDADD)
+
 # The daemon itself: built binaries, found through these paths.
 check_PROGRAMS += tests/daemon/test_daemon
 tests_daemon_test_daemon_SOURCES = tests/daemon/test_daemon.c \
