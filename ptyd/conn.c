@@ -50,9 +50,9 @@
 #include "ev.h"
 #include "frame.h"
 #include "log.h"
-#include "mirror.h"
 #include "proto.h"
 #include "ptyd.h"
+#include "stats.h"
 #include "term.h"
 #include "xmalloc.h"
 
@@ -423,7 +423,6 @@ conn_dispatch(struct conn *c)
 	int64_t		       now = ev_now();
 	int		       reused, dup;
 	enum term_err	       e;
-	unsigned int	       terms, exited, viewers;
 
 	c->state = CONN_REPLY;
 	if (msg_decode(c->fh.type, c->payload, c->fh.len, &m) == -1) {
@@ -473,7 +472,8 @@ conn_dispatch(struct conn *c)
 			break;
 		}
 		e = term_input_once(m.input.owner, m.input.sid,
-		    m.input.input_id, m.input.data, m.input.len, now, &dup);
+		    m.input.input_id, m.input.actor, m.input.data, m.input.len,
+		    now, &dup);
 		if (e != TERM_OK)
 			conn_term_error(c, e);
 		else {
@@ -524,14 +524,7 @@ conn_dispatch(struct conn *c)
 		conn_reply(c, MSG_LIST_END, &me);
 		break;
 	case MSG_STATS:
-		term_stats(&terms, &exited, &viewers);
-		memset(&mst, 0, sizeof(mst));
-		mst.pid = (int32_t)getpid();
-		mst.uptime_us = now - conn_started_at;
-		mst.terminals = terms;
-		mst.exited = exited;
-		mst.viewers = viewers;
-		mst.db_errors = mirror_db_errors();
+		stats_fill(&mst, now - conn_started_at);
 		conn_reply(c, MSG_STATS_REPLY, &mst);
 		break;
 	default:

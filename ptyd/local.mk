@@ -21,6 +21,7 @@ ptyd_libptyd_a_SOURCES = \
 	ptyd/spawn.c ptyd/spawn.h \
 	ptyd/proc.c ptyd/proc.h \
 	ptyd/reap.c ptyd/reap.h \
+	ptyd/stats.c ptyd/stats.h \
 	ptyd/store.c ptyd/store.h
 nodist_ptyd_libptyd_a_SOURCES = ptyd/schema.c
 BUILT_SOURCES += ptyd/schema.c
