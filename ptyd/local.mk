@@ -34,5 +34,6 @@ ptyd_ptyd_SOURCES = ptyd/main.c
 ptyd_ptyd_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS)
 ptyd_ptyd_LDADD = ptyd/libptyd.a libwire.a $(SQLITE_LIBS) -lutil
 
-ptyd_ptydctl_SOURCES = ptyd/ptydctl.c
-ptyd_ptydctl_LDADD = libwire.a
+ptyd_ptydctl_SOURCES = ptyd/ptydctl.c ptyd/ptydctl.h ptyd/ptydctl_prune.c
+ptyd_ptydctl_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS)
+ptyd_ptydctl_LDADD = libwire.a $(SQLITE_LIBS)
