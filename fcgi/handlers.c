@@ -43,8 +43,8 @@
  * answered.
  */
 static int
-call_as(struct ctx *c, uint16_t type, const void *msg, uint16_t want,
-    void *out, int quiet)
+call_as(struct ctx *c, uint16_t type, const void *msg, uint16_t want, void *out,
+    int quiet)
 {
 	struct frame_out fo;
 	struct frame_hdr hdr;
@@ -613,8 +613,8 @@ serve_origin(struct req *r, const char *user)
 	h.origin = req_param(r, "HTTP_ORIGIN");
 	h.fetch_site = req_param(r, "HTTP_SEC_FETCH_SITE");
 	if (user[0] == '\0' && !gate_host_ok(&r->conf->gate, &h)) {
-		http_error(r, 403, "forbidden: Host is not in PTYD_ALLOWED_HOSTS",
-		    0);
+		http_error(r, 403,
+		    "forbidden: Host is not in PTYD_ALLOWED_HOSTS", 0);
 		return (-1);
 	}
 	if (!gate_csrf_ok(&h)) {
@@ -665,7 +665,8 @@ serve_params(struct ctx *c, const char *user, const char *client,
 		return (-1);
 	}
 	c->has_qsid = q == 1;
-	if (body != NULL && (*obj = json_body_parse(body, blen, &err)) == NULL) {
+	if (body != NULL &&
+	    (*obj = json_body_parse(body, blen, &err)) == NULL) {
 		http_error(c->r, 400, err, 0);
 		return (-1);
 	}

@@ -24,27 +24,61 @@
 #include "metrics.h"
 
 static const char *const metrics_eps[] = {
-	"start", "input", "resize", "close", "output", "list", "health",
-	"metrics", "other",
+	"start",
+	"input",
+	"resize",
+	"close",
+	"output",
+	"list",
+	"health",
+	"metrics",
+	"other",
 };
 #define M_NEP	   (sizeof(metrics_eps) / sizeof(metrics_eps[0]))
 #define M_EP_OTHER (M_NEP - 1)
 #define M_STREAM   "output"
 
 static const int metrics_statuses[] = {
-	200, 400, 403, 404, 405, 413, 415, 429, 500, 502, 503, 504, 0,
+	200,
+	400,
+	403,
+	404,
+	405,
+	413,
+	415,
+	429,
+	500,
+	502,
+	503,
+	504,
+	0,
 };
 #define M_NSTATUS (sizeof(metrics_statuses) / sizeof(metrics_statuses[0]))
 
 /* Upper bounds in microseconds; the last bucket is +Inf. */
 static const uint64_t metrics_lat_us[] = {
-	5000, 10000, 25000, 50000, 100000, 250000, 500000, 1000000, 2500000,
-	5000000, 10000000,
+	5000,
+	10000,
+	25000,
+	50000,
+	100000,
+	250000,
+	500000,
+	1000000,
+	2500000,
+	5000000,
+	10000000,
 };
 #define M_NLAT (sizeof(metrics_lat_us) / sizeof(metrics_lat_us[0]))
 static const uint64_t metrics_stream_us[] = {
-	1000000, 10000000, 60000000, 300000000, 1800000000, 3600000000ULL,
-	14400000000ULL, 86400000000ULL,
+	1000000,
+	10000000,
+	60000000,
+	300000000,
+	1800000000,
+	3600000000ULL,
+	14400000000ULL,
+	86400000000ULL,
 };
 #define M_NSTREAMB (sizeof(metrics_stream_us) / sizeof(metrics_stream_us[0]))
 
@@ -127,8 +161,8 @@ metrics_request(const char *endpoint, int status, int64_t usec)
 			break;
 	metrics_add(&metrics->requests[ep][s], 1);
 	if (strcmp(metrics_eps[ep], M_STREAM) == 0)
-		metrics_observe(&metrics->stream, metrics_stream_us,
-		    M_NSTREAMB, us);
+		metrics_observe(&metrics->stream, metrics_stream_us, M_NSTREAMB,
+		    us);
 	else
 		metrics_observe(&metrics->latency[ep], metrics_lat_us, M_NLAT,
 		    us);
@@ -202,8 +236,7 @@ metrics_status_name(size_t s)
 	if (s == M_NSTATUS - 1)
 		return ("other");
 	if (names[s][0] == '\0')
-		snprintf(names[s], sizeof(names[s]), "%d",
-		    metrics_statuses[s]);
+		snprintf(names[s], sizeof(names[s]), "%d", metrics_statuses[s]);
 	return (names[s]);
 }
 
@@ -289,8 +322,7 @@ static const struct {
 	    offsetof(struct msg_stats_reply, closes),
 	    "Terminals closed by request or restart." },
 	{ "ptyd_reaps_total", "counter", MK_U64,
-	    offsetof(struct msg_stats_reply, reaps),
-	    "Idle terminals reaped." },
+	    offsetof(struct msg_stats_reply, reaps), "Idle terminals reaped." },
 	{ "ptyd_evictions_total", "counter", MK_U64,
 	    offsetof(struct msg_stats_reply, evictions),
 	    "Terminals evicted at the terminal cap." },

@@ -207,8 +207,9 @@ mirror_db_lost(void)
 int64_t
 mirror_db_lag(int64_t now)
 {
-	return (mirror_oldest >= 0 && now > mirror_oldest ? now - mirror_oldest :
-							    0);
+	return (mirror_oldest >= 0 && now > mirror_oldest ?
+		now - mirror_oldest :
+		0);
 }
 
 static void

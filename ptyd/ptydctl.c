@@ -279,8 +279,7 @@ ctl_list_row(const char *const *col, int *w, int ncol)
 #define CTL_NCOL 9
 
 static void
-ctl_list_cols(const struct msg_list_item *it, char bufs[][32],
-    const char **col)
+ctl_list_cols(const struct msg_list_item *it, char bufs[][32], const char **col)
 {
 	col[0] = it->sid;
 	col[1] = it->owner[0] != '\0' ? it->owner : "-";
@@ -303,8 +302,7 @@ static int
 ctl_list(int argc, char **argv)
 {
 	static const char *const head[CTL_NCOL] = { "SESSION", "OWNER", "PID",
-		"STATE", "EXIT", "VIEWERS", "UNWATCHED", "QUIET",
-		"WORKSPACE" };
+		"STATE", "EXIT", "VIEWERS", "UNWATCHED", "QUIET", "WORKSPACE" };
 	struct msg_list_item	*items;
 	const char		*col[CTL_NCOL];
 	char			 bufs[5][32];
@@ -417,9 +415,13 @@ ctl_fetch_stats(struct msg_stats_reply *r)
 
 /* MSG_STATS_REPLY's fields, in order, for stats (both outputs). */
 #define CTL_U64(f) \
-	{ #f, offsetof(struct msg_stats_reply, f), 8 }
+	{ \
+#f, offsetof(struct msg_stats_reply, f), 8 \
+	}
 #define CTL_U32(f) \
-	{ #f, offsetof(struct msg_stats_reply, f), 4 }
+	{ \
+#f, offsetof(struct msg_stats_reply, f), 4 \
+	}
 static const struct {
 	const char *name;
 	size_t	    off;
@@ -455,10 +457,11 @@ ctl_stats(int argc, char **argv)
 	(void)argc;
 	(void)argv;
 	ctl_fetch_stats(&r);
-	printf(ctl_json ? "{\"pid\": %d, \"uptime\": %.3f, \"db_failing\": %s,"
-			  " \"db_lag\": %.3f" :
-			  "pid          %d\nuptime       %.3f\ndb_failing   %s\n"
-			  "db_lag       %.3f\n",
+	printf(ctl_json ?
+		"{\"pid\": %d, \"uptime\": %.3f, \"db_failing\": %s,"
+		" \"db_lag\": %.3f" :
+		"pid          %d\nuptime       %.3f\ndb_failing   %s\n"
+		"db_lag       %.3f\n",
 	    r.pid, (double)r.uptime_us / 1e6, r.db_failing ? "true" : "false",
 	    (double)r.db_lag_us / 1e6);
 	for (i = 0; i < sizeof(ctl_stat_fields) / sizeof(ctl_stat_fields[0]);
@@ -489,17 +492,17 @@ ctl_health(int argc, char **argv)
 	ctl_fetch_stats(&r);
 	status = r.db_failing ? "degraded" : "ok";
 	if (ctl_json)
-		printf("{\"status\": \"%s\", \"ok\": %s, \"db_errors\": %" PRIu64
-		       ", \"db_failing\": %s, \"db_lag\": %.3f, \"pid\": %d,"
-		       " \"uptime\": %.3f, \"terminals\": %u, \"viewers\": %u}\n",
+		printf(
+		    "{\"status\": \"%s\", \"ok\": %s, \"db_errors\": %" PRIu64
+		    ", \"db_failing\": %s, \"db_lag\": %.3f, \"pid\": %d,"
+		    " \"uptime\": %.3f, \"terminals\": %u, \"viewers\": %u}\n",
 		    status, r.db_failing ? "false" : "true", r.db_errors,
 		    r.db_failing ? "true" : "false", (double)r.db_lag_us / 1e6,
 		    r.pid, (double)r.uptime_us / 1e6, r.terminals, r.viewers);
 	else
 		printf("%s%s\ndb_errors    %" PRIu64 "\ndb_lag       %.3f\n"
 		       "terminals    %u\nviewers      %u\n",
-		    status,
-		    r.db_failing ? ": the database refuses writes" : "",
+		    status, r.db_failing ? ": the database refuses writes" : "",
 		    r.db_errors, (double)r.db_lag_us / 1e6, r.terminals,
 		    r.viewers);
 	return (r.db_failing ? 1 : 0);
@@ -744,7 +747,7 @@ ctl_attach_exit(const struct msg_exit *me, int frames)
 static int
 ctl_attach_frame(const struct frame_hdr *h, int frames)
 {
-	const uint8_t	   *payload = ctl_buf + PROTO_HDR_LEN;
+	const uint8_t *payload = ctl_buf + PROTO_HDR_LEN;
 	union {
 		struct msg_attached a;
 		struct msg_output   o;

@@ -27,7 +27,7 @@
 
 #include "ptydctl.h"
 
-#define CTL_PRUNE_WAIT_MS   10000
+#define CTL_PRUNE_WAIT_MS    10000
 #define CTL_PRUNE_MIN_SCHEMA 3 /* the version with prune_permit */
 
 /* The steps inside the transaction, in order; ?1 is the cutoff. */
@@ -76,8 +76,9 @@ ctl_prune_cutoff(const char *s)
 	memset(&tm, 0, sizeof(tm));
 	end = strptime(s, "%Y-%m-%d", &tm);
 	if (end == NULL || *end != '\0') {
-		fprintf(stderr, "ptydctl: prune: --before wants a number of"
-				" days or a date YYYY-MM-DD, not '%s'\n",
+		fprintf(stderr,
+		    "ptydctl: prune: --before wants a number of"
+		    " days or a date YYYY-MM-DD, not '%s'\n",
 		    s);
 		exit(2);
 	}
@@ -92,8 +93,7 @@ ctl_prune_run(sqlite3 *db, double before)
 	int64_t	      n = 0;
 	size_t	      i;
 
-	for (i = 0; i < sizeof(ctl_prune_sql) / sizeof(ctl_prune_sql[0]);
-	     i++) {
+	for (i = 0; i < sizeof(ctl_prune_sql) / sizeof(ctl_prune_sql[0]); i++) {
 		if (sqlite3_prepare_v2(db, ctl_prune_sql[i], -1, &st, NULL) !=
 		    SQLITE_OK)
 			return (-1);
@@ -149,18 +149,17 @@ ctl_prune_open(const char *path)
 int
 ctl_prune(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "before", required_argument, NULL, 'b' },
-		{ "db", required_argument, NULL, 'd' }, { NULL, 0, NULL, 0 }
-	};
-	char	    buf[PATH_MAX], date[32];
-	const char *path = NULL, *when = NULL;
-	struct tm   tm;
-	time_t	    t;
-	sqlite3	   *db;
-	double	    before;
-	int64_t	    n;
-	int	    ch;
+	static const struct option opts[] = { { "before", required_argument,
+						  NULL, 'b' },
+		{ "db", required_argument, NULL, 'd' }, { NULL, 0, NULL, 0 } };
+	char			   buf[PATH_MAX], date[32];
+	const char		  *path = NULL, *when = NULL;
+	struct tm		   tm;
+	time_t			   t;
+	sqlite3			  *db;
+	double			   before;
+	int64_t			   n;
+	int			   ch;
 
 	optind = 0;
 	while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -177,7 +176,8 @@ ctl_prune(int argc, char **argv)
 	if (path == NULL)
 		path = ctl_prune_default_db(buf, sizeof(buf));
 	db = ctl_prune_open(path);
-	if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK ||
+	if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) !=
+		SQLITE_OK ||
 	    (n = ctl_prune_run(db, before)) == -1 ||
 	    sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
 		fprintf(stderr, "ptydctl: prune: %s: %s; nothing removed\n",

@@ -334,8 +334,7 @@ store_state_find(const char *state, int *live)
  * with their int64_t id (rows, seen), or where it would go (*found = 0).
  */
 static size_t
-store_id_search(const void *base, size_t n, size_t size, int64_t id,
-    int *found)
+store_id_search(const void *base, size_t n, size_t size, int64_t id, int *found)
 {
 	const char *p = base;
 	size_t	    lo = 0, hi = n, mid;
@@ -1040,8 +1039,7 @@ store_row_slot(struct store *st, int64_t id)
 	size_t i;
 	int    found;
 
-	i = store_id_search(st->rows, st->nrows, sizeof(*st->rows), id,
-	    &found);
+	i = store_id_search(st->rows, st->nrows, sizeof(*st->rows), id, &found);
 	if (found)
 		return (&st->rows[i]);
 	if (st->nrows >= STORE_ROWS_MAX) {
