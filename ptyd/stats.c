@@ -16,17 +16,9 @@
 #include "stats.h"
 #include "term.h"
 
-static struct {
-	uint64_t starts;
-	uint64_t closes;
-	uint64_t reaps;
-	uint64_t evictions;
-	uint64_t exits;
-	uint64_t shutdowns;
-	uint64_t inputs;
-	uint64_t bytes_in; /* of terminals already freed */
-	uint64_t bytes_out;
-} stats;
+/* The counters since start, kept in the reply's own fields (bytes_in and
+ * bytes_out: of terminals already freed); the rest is filled when asked. */
+static struct msg_stats_reply stats;
 
 /* Audit event kinds and the counter each one adds to. */
 static const struct {
@@ -70,14 +62,12 @@ stats_gone(const struct term *t)
 	stats.bytes_out += t->bytes_out;
 }
 
-/* Gauges and byte totals from the terminals in memory. */
+/* Gauges from the terminals in memory; their bytes added to the totals. */
 static void
 stats_terms(struct msg_stats_reply *r)
 {
 	const struct term *t;
 
-	r->bytes_in = stats.bytes_in;
-	r->bytes_out = stats.bytes_out;
 	for (t = term_all_first(); t != NULL; t = term_all_next(t)) {
 		r->bytes_in += t->bytes_in;
 		r->bytes_out += t->bytes_out;
@@ -101,9 +91,8 @@ void
 stats_fill(struct msg_stats_reply *r, int64_t uptime_us)
 {
 	unsigned int terms, exited, viewers;
-	int64_t	     now = ev_now();
 
-	memset(r, 0, sizeof(*r));
+	*r = stats;
 	term_stats(&terms, &exited, &viewers);
 	r->pid = (int32_t)getpid();
 	r->uptime_us = uptime_us;
@@ -112,14 +101,7 @@ stats_fill(struct msg_stats_reply *r, int64_t uptime_us)
 	r->viewers = viewers;
 	r->db_errors = mirror_db_errors();
 	r->db_failing = (uint8_t)mirror_db_failing();
-	r->db_lag_us = mirror_db_lag(now);
-	stats_terms(r);
-	r->starts = stats.starts;
-	r->closes = stats.closes;
-	r->reaps = stats.reaps;
-	r->evictions = stats.evictions;
-	r->exits = stats.exits;
-	r->shutdowns = stats.shutdowns;
+	r->db_lag_us = mirror_db_lag(ev_now());
 	r->lost = mirror_db_lost();
-	r->inputs = stats.inputs;
+	stats_terms(r);
 }
