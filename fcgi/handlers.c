@@ -2,60 +2,49 @@
  * handlers.c -- routing, the contract's checks, and the request/reply
  * endpoints (handlers.h).
  *
- * Owns: DESIGN section 2 apart from the stream.  Every request goes through
- * handlers_serve, which checks in exactly the contract's order, so a request
- * that is wrong in several ways always gets the same status.
+ * Owns: DESIGN section 2 apart from the stream, and the observe endpoints
+ * (health, metrics).  Every request goes through handlers_serve, which
+ * checks in exactly the contract's order, so a request that is wrong in
+ * several ways always gets the same status, and then counts it
+ * (metrics.c).  Does not own: the stream (stream.c), the Prometheus text
+ * (metrics.c).
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <jansson.h>
 
+#include "buf.h"
 #include "client.h"
+#include "contract.h"
 #include "flog.h"
 #include "front.h"
 #include "handlers.h"
 #include "http.h"
 #include "json.h"
+#include "metrics.h"
 #include "peer.h"
 #include "stream.h"
 #include "utf8.h"
 
 #define REPLY_BUF (PROTO_HDR_LEN + 16 * 1024)
 
-enum endpoint {
-	EP_START,
-	EP_INPUT,
-	EP_RESIZE,
-	EP_CLOSE,
-	EP_OUTPUT,
-	EP_LIST,
-	EP_HEALTH,
-};
-
-static const struct route {
-	const char   *name;
-	enum endpoint ep;
-	const char   *method;
-} routes[] = {
-	{ "start", EP_START, "POST" },
-	{ "input", EP_INPUT, "POST" },
-	{ "resize", EP_RESIZE, "POST" },
-	{ "close", EP_CLOSE, "POST" },
-	{ "output", EP_OUTPUT, "GET" },
-	{ "list", EP_LIST, "GET" },
-	{ "health", EP_HEALTH, "GET" },
-};
+/* Answered 200 while every part works; 503 (degraded) otherwise. */
+#define HEALTH_DEGRADED 503
 
 /*
  * Send msg and read one reply.  Returns 0 with the reply of type want
- * decoded into out; otherwise the error has been answered and -1 returned.
+ * decoded into out; otherwise -1, and unless quiet the error has been
+ * answered.
  */
 static int
-call(struct ctx *c, uint16_t type, const void *msg, uint16_t want, void *out)
+call_as(struct ctx *c, uint16_t type, const void *msg, uint16_t want, void *out,
+    int quiet)
 {
 	struct frame_out fo;
 	struct frame_hdr hdr;
@@ -64,17 +53,22 @@ call(struct ctx *c, uint16_t type, const void *msg, uint16_t want, void *out)
 	int		 rv = -1;
 
 	frame_out_init(&fo);
-	if (msg_encode(&fo, type, msg) == -1) {
-		http_error(c->r, 500, "internal error", 0);
-		goto out;
-	}
-	if ((buf = malloc(REPLY_BUF)) == NULL) {
-		http_error(c->r, 500, "internal error", 0);
+	if (msg_encode(&fo, type, msg) == -1 ||
+	    (buf = malloc(REPLY_BUF)) == NULL) {
+		if (!quiet)
+			http_error(c->r, 500, "internal error", 0);
 		goto out;
 	}
 	if (ptyd_call(&c->r->conf->ptyd, &fo, &hdr, buf, REPLY_BUF,
 		client_now_ms() + FRONT_CALL_MS) == -1) {
-		ptyd_answer_failed(c->r, errno);
+		if (!quiet)
+			ptyd_answer_failed(c->r, errno);
+		goto out;
+	}
+	if (quiet) {
+		if (hdr.type == want &&
+		    msg_decode(want, buf + PROTO_HDR_LEN, hdr.len, out) == 0)
+			rv = 0;
 		goto out;
 	}
 	if (hdr.type == MSG_ERROR &&
@@ -94,6 +88,12 @@ out:
 	free(buf);
 	frame_out_free(&fo);
 	return (rv);
+}
+
+static int
+call(struct ctx *c, uint16_t type, const void *msg, uint16_t want, void *out)
+{
+	return (call_as(c, type, msg, want, out, 0));
 }
 
 static int
@@ -233,6 +233,7 @@ ep_input(struct ctx *c, json_t *body)
 	 * then says whether the terminal exists (404) like any input.
 	 */
 	strcpy(m.owner, c->owner);
+	strcpy(m.actor, c->actor);
 	if (call(c, MSG_INPUT, &m, MSG_INPUT_DONE, &d) == -1)
 		return;
 	if (!d.duplicate) {
@@ -276,6 +277,15 @@ ep_close(struct ctx *c, json_t *body)
 	json_decref(o);
 }
 
+static int64_t
+now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ((int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000);
+}
+
 /* Microseconds to the seconds of the JSON API; -1 (never) is null. */
 static json_t *
 us_to_json(int64_t us)
@@ -285,19 +295,74 @@ us_to_json(int64_t us)
 	return (json_real((double)us / 1e6));
 }
 
-static void
-ep_list(struct ctx *c)
+/* One MSG_LIST_ITEM as the JSON API shows it; NULL when out of memory. */
+static json_t *
+list_item_json(const struct msg_list_item *it)
 {
-	struct frame_out     fo;
+	return (json_pack("{s:s, s:i, s:s, s:i, s:i, s:b, s:o, s:i, "
+			  "s:o, s:o, s:o}",
+	    "session_id", it->sid, "pid", (json_int_t)it->pid, "workspace",
+	    it->workspace, "rows", (json_int_t)it->rows, "cols",
+	    (json_int_t)it->cols, "running", it->running != 0, "exit_code",
+	    it->has_exit_code ? json_integer(it->exit_code) : json_null(),
+	    "subscribers", (json_int_t)it->subscribers, "unwatched_since",
+	    us_to_json(it->unwatched_since_us), "last_activity",
+	    us_to_json(it->last_activity_us), "started_at",
+	    us_to_json(it->started_at_us)));
+}
+
+/*
+ * Read MSG_LIST_ITEMs up to MSG_LIST_END into arr.  0, or -1 answered.
+ */
+static int
+list_read(struct ctx *c, int fd, uint8_t *buf, int64_t deadline, json_t *arr)
+{
 	struct frame_hdr     hdr;
-	struct msg_list	     m;
 	struct msg_list_item it;
 	struct msg_error     me;
-	uint8_t		    *buf = NULL;
-	json_t		    *arr = NULL, *o, *item;
-	int64_t		     deadline;
-	int		     fd = -1;
+	json_t		    *item;
 
+	for (;;) {
+		if (client_recv(fd, &hdr, buf, REPLY_BUF, deadline) == -1) {
+			ptyd_answer_failed(c->r, errno);
+			return (-1);
+		}
+		if (hdr.type == MSG_LIST_END)
+			return (0);
+		if (hdr.type == MSG_ERROR &&
+		    msg_decode(MSG_ERROR, buf + PROTO_HDR_LEN, hdr.len, &me) ==
+			0) {
+			ptyd_answer_error(c->r, &me);
+			return (-1);
+		}
+		if (hdr.type != MSG_LIST_ITEM ||
+		    msg_decode(MSG_LIST_ITEM, buf + PROTO_HDR_LEN, hdr.len,
+			&it) == -1) {
+			http_error(c->r, 500, "internal error", 0);
+			return (-1);
+		}
+		/* ptyd already filters by owner; never show another's. */
+		if (strcmp(it.owner, c->owner) != 0)
+			continue;
+		item = list_item_json(&it);
+		if (item == NULL || json_array_append_new(arr, item) == -1) {
+			http_error(c->r, 500, "internal error", 0);
+			return (-1);
+		}
+	}
+}
+
+static void
+ep_list(struct ctx *c, json_t *body)
+{
+	struct frame_out fo;
+	struct msg_list	 m;
+	uint8_t		*buf = NULL;
+	json_t		*arr = NULL, *o;
+	int64_t		 deadline;
+	int		 fd = -1;
+
+	(void)body;
 	memset(&m, 0, sizeof(m));
 	strcpy(m.owner, c->owner);
 	frame_out_init(&fo);
@@ -311,44 +376,8 @@ ep_list(struct ctx *c)
 		ptyd_answer_failed(c->r, errno);
 		goto out;
 	}
-	for (;;) {
-		if (client_recv(fd, &hdr, buf, REPLY_BUF, deadline) == -1) {
-			ptyd_answer_failed(c->r, errno);
-			goto out;
-		}
-		if (hdr.type == MSG_LIST_END)
-			break;
-		if (hdr.type == MSG_ERROR &&
-		    msg_decode(MSG_ERROR, buf + PROTO_HDR_LEN, hdr.len, &me) ==
-			0) {
-			ptyd_answer_error(c->r, &me);
-			goto out;
-		}
-		if (hdr.type != MSG_LIST_ITEM ||
-		    msg_decode(MSG_LIST_ITEM, buf + PROTO_HDR_LEN, hdr.len,
-			&it) == -1) {
-			http_error(c->r, 500, "internal error", 0);
-			goto out;
-		}
-		/* ptyd already filters by owner; never show another's. */
-		if (strcmp(it.owner, c->owner) != 0)
-			continue;
-		item = json_pack("{s:s, s:i, s:s, s:i, s:i, s:b, s:o, s:i, "
-				 "s:o, s:o, s:o}",
-		    "session_id", it.sid, "pid", (json_int_t)it.pid,
-		    "workspace", it.workspace, "rows", (json_int_t)it.rows,
-		    "cols", (json_int_t)it.cols, "running", it.running != 0,
-		    "exit_code",
-		    it.has_exit_code ? json_integer(it.exit_code) : json_null(),
-		    "subscribers", (json_int_t)it.subscribers,
-		    "unwatched_since", us_to_json(it.unwatched_since_us),
-		    "last_activity", us_to_json(it.last_activity_us),
-		    "started_at", us_to_json(it.started_at_us));
-		if (item == NULL || json_array_append_new(arr, item) == -1) {
-			http_error(c->r, 500, "internal error", 0);
-			goto out;
-		}
-	}
+	if (list_read(c, fd, buf, deadline, arr) == -1)
+		goto out;
 	o = json_pack("{s:O}", "terminals", arr);
 	http_json(c->r, 200, o, NULL);
 	json_decref(o);
@@ -360,21 +389,90 @@ out:
 	frame_out_free(&fo);
 }
 
+/*
+ * ok while every part works: ptyd answers (else call() answers 503) and
+ * its database takes writes.  degraded: 503 with Retry-After, so that a
+ * monitor that looks only at the status sees it; the body says why.
+ */
 static void
-ep_health(struct ctx *c)
+ep_health(struct ctx *c, json_t *body)
 {
 	struct msg_stats_reply st;
 	json_t		      *o;
+	char		       extra[64];
+	int		       ok;
 
+	(void)body;
 	if (call(c, MSG_STATS, NULL, MSG_STATS_REPLY, &st) == -1)
 		return;
-	o = json_pack("{s:b, s:{s:i, s:f, s:i, s:i, s:i, s:I}}", "ok", 1,
-	    "ptyd", "pid", (json_int_t)st.pid, "uptime",
-	    (double)st.uptime_us / 1e6, "terminals", (json_int_t)st.terminals,
-	    "exited", (json_int_t)st.exited, "viewers", (json_int_t)st.viewers,
+	ok = !st.db_failing;
+	o = json_pack("{s:s, s:b, s:I, s:b, s:f, s:{s:i, s:f, s:i, s:i, s:i, "
+		      "s:I}}",
+	    "status", ok ? "ok" : "degraded", "ok", ok, "db_errors",
+	    (json_int_t)st.db_errors, "db_failing", st.db_failing != 0,
+	    "db_lag", (double)st.db_lag_us / 1e6, "ptyd", "pid",
+	    (json_int_t)st.pid, "uptime", (double)st.uptime_us / 1e6,
+	    "terminals", (json_int_t)st.terminals, "exited",
+	    (json_int_t)st.exited, "viewers", (json_int_t)st.viewers,
 	    "db_errors", (json_int_t)st.db_errors);
-	http_json(c->r, 200, o, NULL);
+	snprintf(extra, sizeof(extra), "Retry-After: %d\r\n",
+	    CONTRACT_RETRY_AFTER);
+	http_json(c->r, ok ? 200 : HEALTH_DEGRADED, o, ok ? NULL : extra);
 	json_decref(o);
+}
+
+/* Prometheus text.  ptyd's part only when it answers (ptyd_up). */
+static void
+ep_metrics(struct ctx *c, json_t *body)
+{
+	struct msg_stats_reply st;
+	struct buf	       b;
+	int		       up;
+
+	(void)body;
+	up = call_as(c, MSG_STATS, NULL, MSG_STATS_REPLY, &st, 1) == 0;
+	buf_init(&b, 1024 * 1024);
+	if (metrics_render(&b, up ? &st : NULL) == -1)
+		http_error(c->r, 500, "internal error", 0);
+	else
+		http_respond(c->r, 200, "text/plain; version=0.0.4", "no-store",
+		    NULL, b.p, b.len);
+	buf_free(&b);
+}
+
+static void
+ep_output(struct ctx *c, json_t *body)
+{
+	(void)body;
+	metrics_stream(1);
+	stream_serve(c);
+	metrics_stream(-1);
+}
+
+static const struct route {
+	const char *name;
+	const char *method;
+	void (*serve)(struct ctx *, json_t *);
+} routes[] = {
+	{ "start", "POST", ep_start },
+	{ "input", "POST", ep_input },
+	{ "resize", "POST", ep_resize },
+	{ "close", "POST", ep_close },
+	{ "output", "GET", ep_output },
+	{ "list", "GET", ep_list },
+	{ "health", "GET", ep_health },
+	{ "metrics", "GET", ep_metrics },
+};
+
+static const struct route *
+route_find(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(routes) / sizeof(routes[0]); i++)
+		if (strcmp(routes[i].name, name) == 0)
+			return (&routes[i]);
+	return (NULL);
 }
 
 /* Read the whole body, at most FRONT_BODY_MAX bytes.  NULL after an
@@ -454,58 +552,58 @@ check_account(struct req *r)
 	return (GATE_ALLOW_LOCAL);
 }
 
-void
-handlers_serve(struct req *r)
+/* 403: the gate, before anything else.  The owner ("" if local) and
+ * the client's address; -1 answered. */
+static int
+serve_gate(struct req *r, const char **user, char *client, size_t size)
 {
-	struct ctx	    c;
-	struct gate_req	    g;
-	struct gate_http    h;
-	const struct route *rt = NULL;
-	char		    client[64], allow[64];
-	const char	   *err, *user;
-	char		   *body = NULL;
-	size_t		    i, blen = 0;
-	json_t		   *obj = NULL;
-	enum gate_verdict   v;
-	int		    q;
+	struct gate_req	  g;
+	enum gate_verdict v;
 
-	memset(&c, 0, sizeof(c));
-	c.r = r;
-
-	/* 403: the gate, before anything else. */
 	g.remote_user = req_param(r, "REMOTE_USER");
 	g.remote_addr = req_param(r, "REMOTE_ADDR");
 	g.forwarded_for = req_param(r, "HTTP_X_FORWARDED_FOR");
 	g.real_ip = req_param(r, "HTTP_X_REAL_IP");
-	v = gate_check(&r->conf->gate, &g, client, sizeof(client));
+	v = gate_check(&r->conf->gate, &g, client, size);
 	if (v == GATE_LOCAL_UNVERIFIED)
 		v = check_account(r);
 	if (!gate_allowed(v)) {
 		http_error(r, 403, GATE_DENY_MESSAGE, 0);
-		return;
+		return (-1);
 	}
 	/* Only a user the front server vouched for owns terminals. */
-	user = v == GATE_ALLOW_USER ? g.remote_user : "";
+	*user = v == GATE_ALLOW_USER ? g.remote_user : "";
+	return (0);
+}
 
-	/* Routing, then 405. */
-	http_endpoint(r, c.endpoint, sizeof(c.endpoint));
-	for (i = 0; i < sizeof(routes) / sizeof(routes[0]); i++)
-		if (strcmp(routes[i].name, c.endpoint) == 0)
-			rt = &routes[i];
+/* 404 (no route), then 405.  0, or -1 answered. */
+static int
+serve_route(struct ctx *c, const struct route *rt)
+{
+	char allow[64];
+
 	if (rt == NULL) {
-		http_error(r, 404, "unknown endpoint", 0);
-		return;
+		http_error(c->r, 404, "unknown endpoint", 0);
+		return (-1);
 	}
-	c.method = req_param(r, "REQUEST_METHOD");
-	if (c.method == NULL || strcmp(c.method, rt->method) != 0) {
+	c->method = req_param(c->r, "REQUEST_METHOD");
+	if (c->method == NULL || strcmp(c->method, rt->method) != 0) {
 		snprintf(allow, sizeof(allow), "Allow: %s\r\n", rt->method);
-		http_respond(r, 405, "application/json; charset=utf-8",
+		http_respond(c->r, 405, "application/json; charset=utf-8",
 		    "no-store", allow, "{\"error\": \"method not allowed\"}",
 		    31);
-		return;
+		return (-1);
 	}
+	return (0);
+}
 
-	/* 403: DNS rebinding (Host) without an authenticated user; CSRF. */
+/* 403: DNS rebinding (Host) without an authenticated user; CSRF.  0, or
+ * -1 answered. */
+static int
+serve_origin(struct req *r, const char *user)
+{
+	struct gate_http h;
+
 	memset(&h, 0, sizeof(h));
 	h.scheme = req_param(r, "REQUEST_SCHEME");
 	h.https = req_param(r, "HTTPS");
@@ -516,77 +614,107 @@ handlers_serve(struct req *r)
 	h.fetch_site = req_param(r, "HTTP_SEC_FETCH_SITE");
 	if (user[0] == '\0' && !gate_host_ok(&r->conf->gate, &h)) {
 		http_error(r, 403,
-		    "forbidden: Host is not in "
-		    "PTYD_ALLOWED_HOSTS",
-		    0);
-		return;
+		    "forbidden: Host is not in PTYD_ALLOWED_HOSTS", 0);
+		return (-1);
 	}
 	if (!gate_csrf_ok(&h)) {
 		http_error(r, 403, "forbidden: cross-origin request", 0);
-		return;
+		return (-1);
 	}
+	return (0);
+}
 
-	if (strcmp(rt->method, "POST") == 0) {
-		/* 413, from CONTENT_LENGTH before reading, then the body. */
-		if (content_length_over(r)) {
-			http_error(r, 413, "request body too large", 0);
-			return;
-		}
-		if ((body = read_body(&c, &blen)) == NULL)
-			return;
-		/* 415 */
-		if (!http_is_json(req_param(r, "CONTENT_TYPE"))) {
-			http_error(r, 415,
-			    "Content-Type must be "
-			    "application/json",
-			    0);
-			goto out;
-		}
+/* A POST's body: 413 from CONTENT_LENGTH before reading, then the body,
+ * then 415.  0 with *body (free it), or -1 answered. */
+static int
+serve_body(struct ctx *c, char **body, size_t *blen)
+{
+	if (content_length_over(c->r)) {
+		http_error(c->r, 413, "request body too large", 0);
+		return (-1);
 	}
+	if ((*body = read_body(c, blen)) == NULL)
+		return (-1);
+	if (!http_is_json(req_param(c->r, "CONTENT_TYPE"))) {
+		http_error(c->r, 415, "Content-Type must be application/json",
+		    0);
+		return (-1);
+	}
+	return (0);
+}
 
-	/* 400 */
+/* 400: the owner, the query's session_id, the JSON body.  0, or -1
+ * answered. */
+static int
+serve_params(struct ctx *c, const char *user, const char *client,
+    const char *body, size_t blen, json_t **obj)
+{
+	const char *err;
+	int	    q;
+
 	if (strlen(user) > PROTO_OWNER_MAX) {
-		http_error(r, 400, "user name too long", 0);
-		goto out;
+		http_error(c->r, 400, "user name too long", 0);
+		return (-1);
 	}
-	c.owner = user;
-	snprintf(c.actor, sizeof(c.actor), "%s@%s", user, client);
-	q = http_query_get(req_param(r, "QUERY_STRING"), "session_id", c.qsid,
-	    sizeof(c.qsid));
-	if (q == -1 || (q == 1 && !json_sid_valid(c.qsid))) {
-		http_error(r, 400, "invalid session_id", 0);
-		goto out;
+	c->owner = user;
+	snprintf(c->actor, sizeof(c->actor), "%s@%s", user, client);
+	q = http_query_get(req_param(c->r, "QUERY_STRING"), "session_id",
+	    c->qsid, sizeof(c->qsid));
+	if (q == -1 || (q == 1 && !json_sid_valid(c->qsid))) {
+		http_error(c->r, 400, "invalid session_id", 0);
+		return (-1);
 	}
-	c.has_qsid = q == 1;
-	if (body != NULL && (obj = json_body_parse(body, blen, &err)) == NULL) {
-		http_error(r, 400, err, 0);
-		goto out;
+	c->has_qsid = q == 1;
+	if (body != NULL &&
+	    (*obj = json_body_parse(body, blen, &err)) == NULL) {
+		http_error(c->r, 400, err, 0);
+		return (-1);
 	}
+	return (0);
+}
 
-	switch (rt->ep) {
-	case EP_START:
-		ep_start(&c, obj);
-		break;
-	case EP_INPUT:
-		ep_input(&c, obj);
-		break;
-	case EP_RESIZE:
-		ep_resize(&c, obj);
-		break;
-	case EP_CLOSE:
-		ep_close(&c, obj);
-		break;
-	case EP_OUTPUT:
-		stream_serve(&c);
-		break;
-	case EP_LIST:
-		ep_list(&c);
-		break;
-	case EP_HEALTH:
-		ep_health(&c);
-		break;
-	}
+/* The checks in the contract's order, then the endpoint.  The route the
+ * path names, NULL if none (for the metrics, whatever was answered). */
+static const struct route *
+serve(struct req *r)
+{
+	struct ctx	    c;
+	const struct route *rt;
+	char		    client[64];
+	const char	   *user;
+	char		   *body = NULL;
+	size_t		    blen = 0;
+	json_t		   *obj = NULL;
+
+	memset(&c, 0, sizeof(c));
+	c.r = r;
+	http_endpoint(r, c.endpoint, sizeof(c.endpoint));
+	rt = route_find(c.endpoint);
+	if (serve_gate(r, &user, client, sizeof(client)) == -1 ||
+	    serve_route(&c, rt) == -1)
+		return (rt);
+	if (serve_origin(r, user) == -1 ||
+	    (strcmp(rt->method, "POST") == 0 &&
+		serve_body(&c, &body, &blen) == -1) ||
+	    serve_params(&c, user, client, body, blen, &obj) == -1)
+		goto out;
+	rt->serve(&c, obj);
 out:
 	json_decref(obj);
 	free(body);
+	return (rt);
+}
+
+void
+handlers_serve(struct req *r)
+{
+	const struct route *rt;
+	int64_t		    t0;
+	int		    status;
+
+	t0 = now_us();
+	rt = serve(r);
+	/* The stream writes its own 200 (stream.c): responded, no status. */
+	status = r->status != 0 ? r->status : r->responded ? 200 : 0;
+	metrics_request(rt != NULL ? rt->name : NULL, status, now_us() - t0);
 }

@@ -407,6 +407,7 @@ http_respond(struct req *r, int status, const char *ctype, const char *cache,
 	buf_adds(&b, "\r\n\r\n");
 	buf_add(&b, body, len);
 	r->responded = 1;
+	r->status = status;
 	rv = b.failed ? -1 : req_write(r, b.p, b.len);
 	buf_free(&b);
 	return (rv);

@@ -38,6 +38,7 @@ struct req {
 	int			 out_failed; /* a write failed: client gone */
 	int			 abandon;    /* close without ending it */
 	int			 responded;  /* a status line was written */
+	int			 status;     /* http_respond's, for metrics */
 	/* Called once by req_will_last (the server's thread pool). */
 	void (*last_cb)(void *);
 	void *last_arg;

@@ -16,6 +16,7 @@ fcgi_libfront_a_SOURCES = \
 	fcgi/sse.c fcgi/sse.h \
 	fcgi/ptyd_client.c fcgi/ptyd_client.h \
 	fcgi/handlers.c fcgi/handlers.h \
+	fcgi/metrics.c fcgi/metrics.h \
 	fcgi/stream.c fcgi/stream.h \
 	fcgi/server.c fcgi/server.h
 fcgi_libfront_a_CFLAGS = $(AM_CFLAGS) $(FCGI_CFLAGS) $(JANSSON_CFLAGS)

@@ -66,6 +66,7 @@ static const struct field input_fields[] = {
 	TEXT(msg_input, sid, PROTO_SID_MAX),
 	TEXT(msg_input, input_id, PROTO_INPUT_ID_MAX),
 	BYTES(F_BYTES, msg_input, data, len, PROTO_INPUT_MAX),
+	TEXT(msg_input, actor, PROTO_ACTOR_MAX),
 };
 static const struct field input_done_fields[] = {
 	NUM(F_U8, msg_input_done, duplicate),
@@ -129,6 +130,21 @@ static const struct field stats_reply_fields[] = {
 	NUM(F_U32, msg_stats_reply, exited),
 	NUM(F_U32, msg_stats_reply, viewers),
 	NUM(F_U64, msg_stats_reply, db_errors),
+	NUM(F_U8, msg_stats_reply, db_failing),
+	NUM(F_I64, msg_stats_reply, db_lag_us),
+	NUM(F_U32, msg_stats_reply, running),
+	NUM(F_U32, msg_stats_reply, ending),
+	NUM(F_U32, msg_stats_reply, draining),
+	NUM(F_U64, msg_stats_reply, bytes_in),
+	NUM(F_U64, msg_stats_reply, bytes_out),
+	NUM(F_U64, msg_stats_reply, starts),
+	NUM(F_U64, msg_stats_reply, closes),
+	NUM(F_U64, msg_stats_reply, reaps),
+	NUM(F_U64, msg_stats_reply, evictions),
+	NUM(F_U64, msg_stats_reply, exits),
+	NUM(F_U64, msg_stats_reply, shutdowns),
+	NUM(F_U64, msg_stats_reply, lost),
+	NUM(F_U64, msg_stats_reply, inputs),
 };
 static const struct field attached_fields[] = {
 	NUM(F_U64, msg_attached, base),

@@ -84,6 +84,7 @@ struct msg_input {
 	char	       input_id[PROTO_INPUT_ID_MAX + 1];
 	const uint8_t *data;
 	size_t	       len;
+	char	       actor[PROTO_ACTOR_MAX + 1];
 };
 
 struct msg_input_done {
@@ -160,6 +161,21 @@ struct msg_stats_reply {
 	uint32_t exited;
 	uint32_t viewers;
 	uint64_t db_errors;
+	uint8_t	 db_failing;
+	int64_t	 db_lag_us;
+	uint32_t running;
+	uint32_t ending;
+	uint32_t draining;
+	uint64_t bytes_in;
+	uint64_t bytes_out;
+	uint64_t starts;
+	uint64_t closes;
+	uint64_t reaps;
+	uint64_t evictions;
+	uint64_t exits;
+	uint64_t shutdowns;
+	uint64_t lost;
+	uint64_t inputs;
 };
 
 struct msg_attached {

@@ -39,7 +39,9 @@
 
 #include <stdint.h>
 
-#define PROTO_VERSION	  2 /* 2: MSG_INPUT carries an input_id */
+/* 2: MSG_INPUT carries an input_id.  3: MSG_INPUT carries an actor,
+ * MSG_STATS_REPLY the counters of /api/terminal/metrics. */
+#define PROTO_VERSION	  3
 #define PROTO_HDR_LEN	  8
 #define PROTO_MAX_PAYLOAD (256 * 1024)
 
@@ -61,7 +63,8 @@ enum {
 	MSG_START = 0x0101,
 	/* str owner, str session_id, str input_id ("" = none; a repeated
 	 * one is answered without writing), str data (raw bytes, may be
-	 * empty); answered MSG_INPUT_DONE */
+	 * empty), str actor (the audit log's input event); answered
+	 * MSG_INPUT_DONE */
 	MSG_INPUT = 0x0102,
 	/* str owner, str session_id, u16 rows, u16 cols (0 = unchanged) */
 	MSG_RESIZE = 0x0103,
@@ -93,7 +96,13 @@ enum {
 	/* u32 count */
 	MSG_LIST_END = 0x0206,
 	/* i32 pid, i64 uptime_us, u32 terminals, u32 exited, u32 viewers,
-	 * u64 db_errors */
+	 * u64 db_errors, u8 db_failing, i64 db_lag_us (age of the oldest
+	 * change not yet in the database; 0 = none), u32 running,
+	 * u32 ending, u32 draining (terminals in memory by state; exited is
+	 * above), then counters since start: u64 bytes_in, u64 bytes_out,
+	 * u64 starts, u64 closes, u64 reaps, u64 evictions, u64 exits
+	 * (shells that ended by themselves), u64 shutdowns, u64 lost (rows an
+	 * earlier ptyd left running), u64 inputs (accepted input requests) */
 	MSG_STATS_REPLY = 0x0207,
 	/* u8 duplicate: the input_id had been accepted before, nothing
 	 * was written this time */

@@ -23,6 +23,7 @@ ptyd_libptyd_a_SOURCES = \
 	ptyd/spawn.c ptyd/spawn.h \
 	ptyd/proc.c ptyd/proc.h \
 	ptyd/reap.c ptyd/reap.h \
+	ptyd/stats.c ptyd/stats.h \
 	ptyd/store.c ptyd/store.h
 nodist_ptyd_libptyd_a_SOURCES = ptyd/schema.c
 BUILT_SOURCES += ptyd/schema.c
@@ -35,5 +36,6 @@ ptyd_ptyd_SOURCES = ptyd/main.c
 ptyd_ptyd_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS)
 ptyd_ptyd_LDADD = ptyd/libptyd.a libwire.a $(SQLITE_LIBS) -lutil
 
-ptyd_ptydctl_SOURCES = ptyd/ptydctl.c
-ptyd_ptydctl_LDADD = libwire.a
+ptyd_ptydctl_SOURCES = ptyd/ptydctl.c ptyd/ptydctl.h ptyd/ptydctl_prune.c
+ptyd_ptydctl_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS)
+ptyd_ptydctl_LDADD = libwire.a $(SQLITE_LIBS)

@@ -1,16 +1,23 @@
 /*
  * mirror.c -- feed the SQLite mirror (store.c) from the terminal registry.
  *
- * Owns: the store handle, the dirty list and the flush timer.  Changes are
- * marked as they happen (term.c calls mirror_mark) and pushed once per
- * flush, so a terminal streaming output costs one row update a second, not
- * one per read; keystrokes become one "input" event per terminal per
- * flush.  The timer ticks every second whether or not anything is
+ * Owns: the store handle, the dirty list, the age of the oldest change not
+ * yet written, and the flush timer.  Changes are marked as they happen
+ * (term.c calls mirror_mark): the dirty list holds the terminals, not
+ * copies of them, and at each flush the mirror takes one snapshot of each
+ * dirty terminal and hands it to the store, which keeps its copy only
+ * until it is written.  So a terminal streaming output costs one row
+ * update a second, not one per read.  When the store needs every row again
+ * (store_rewrite_due: a reconnect, a file deleted under us), every
+ * terminal in memory is marked.  Each accepted input request is its own
+ * "input" event (actor, time of arrival, byte count), never merged.  The
+ * timer ticks every second whether or not anything is
  * pending: an idle tick is one stat (store_flush asks SQLite whether the
  * file was deleted or replaced), and it is what rewrites the live rows
  * into a database an operator deleted while nothing changed.  Idle
  * terminals add nothing to it.  A failed flush keeps its work (store.c)
- * and is retried at the next tick.  Does not own: SQL (store.c) or any
+ * and is retried at the next tick.  Does not own: SQL (store.c), the
+ * counters of MSG_STATS (stats.c, told of each event from here) or any
  * decision.
  */
 #include <sys/queue.h>
@@ -21,6 +28,7 @@
 #include "ev.h"
 #include "mirror.h"
 #include "ptyd.h"
+#include "stats.h"
 #include "store.h"
 #include "term.h"
 
@@ -30,6 +38,7 @@ static struct store	 *mirror_store;
 static struct mirror_list mirror_dirty = TAILQ_HEAD_INITIALIZER(mirror_dirty);
 static struct ev_timer	  mirror_timer;
 static int64_t		  mirror_last_id;
+static int64_t		  mirror_oldest = -1; /* first change not written */
 
 static void mirror_timer_cb(void *);
 
@@ -68,9 +77,18 @@ mirror_wall(int64_t mono)
 	return ((double)ev_wall_us(mono) / 1e6);
 }
 
+/* A change at now waits for the database. */
+static void
+mirror_changed(int64_t now)
+{
+	if (mirror_oldest < 0)
+		mirror_oldest = now;
+}
+
 void
 mirror_mark(struct term *t)
 {
+	mirror_changed(ev_now());
 	if (!t->dirty) {
 		t->dirty = 1;
 		TAILQ_INSERT_TAIL(&mirror_dirty, t, dirty_entry);
@@ -81,27 +99,31 @@ void
 mirror_event(struct term *t, int64_t now, const char *kind, const char *actor,
     const char *detail)
 {
+	stats_event(t, kind);
 	if (mirror_store == NULL)
 		return;
+	mirror_changed(now);
 	store_event(mirror_store, mirror_wall(now), t->sid, t->id, kind,
 	    actor != NULL && *actor != '\0' ? actor : NULL, detail);
 }
 
+void
+mirror_input(struct term *t, int64_t now, const char *actor, size_t len)
+{
+	char detail[64];
+
+	snprintf(detail, sizeof(detail), "%zu bytes", len);
+	mirror_event(t, now, "input", actor, detail);
+}
+
+/* Hand the store a snapshot of t as it is now. */
 static void
-mirror_push(struct term *t, int64_t now)
+mirror_push(struct term *t)
 {
 	struct store_term st;
-	char		  detail[64];
 
 	if (mirror_store == NULL)
 		return;
-	if (t->in_unflushed > 0) {
-		snprintf(detail, sizeof(detail), "%llu bytes",
-		    (unsigned long long)t->in_unflushed);
-		store_event(mirror_store, mirror_wall(now), t->sid, t->id,
-		    "input", NULL, detail);
-		t->in_unflushed = 0;
-	}
 	memset(&st, 0, sizeof(st));
 	st.id = t->id;
 	st.sid = t->sid;
@@ -130,11 +152,14 @@ mirror_push(struct term *t, int64_t now)
 void
 mirror_forget(struct term *t, int64_t now)
 {
+	(void)now;
+	stats_gone(t);
 	if (!t->dirty)
 		return;
 	TAILQ_REMOVE(&mirror_dirty, t, dirty_entry);
 	t->dirty = 0;
-	mirror_push(t, now);
+	/* Its last snapshot: the store's copy outlives the terminal. */
+	mirror_push(t);
 }
 
 void
@@ -142,22 +167,49 @@ mirror_flush(int64_t now)
 {
 	struct term *t;
 
+	if (mirror_store != NULL && store_rewrite_due(mirror_store))
+		for (t = term_all_first(); t != NULL; t = term_all_next(t))
+			mirror_mark(t);
 	while ((t = TAILQ_FIRST(&mirror_dirty)) != NULL) {
 		TAILQ_REMOVE(&mirror_dirty, t, dirty_entry);
 		t->dirty = 0;
-		mirror_push(t, now);
+		mirror_push(t);
 	}
-	if (mirror_store == NULL)
+	if (mirror_store == NULL) {
+		mirror_oldest = -1;
 		return;
+	}
 	/* Also with nothing pending: see the top of the file.  A failure
-	 * keeps the work pending for the next tick. */
+	 * keeps the store's copies for the next tick. */
 	(void)store_flush(mirror_store, mirror_wall(now));
+	if (!store_pending(mirror_store))
+		mirror_oldest = -1;
 }
 
 uint64_t
 mirror_db_errors(void)
 {
 	return (mirror_store != NULL ? store_errors(mirror_store) : 0);
+}
+
+int
+mirror_db_failing(void)
+{
+	return (mirror_store != NULL && store_failing(mirror_store));
+}
+
+uint64_t
+mirror_db_lost(void)
+{
+	return (mirror_store != NULL ? store_lost(mirror_store) : 0);
+}
+
+int64_t
+mirror_db_lag(int64_t now)
+{
+	return (mirror_oldest >= 0 && now > mirror_oldest ?
+		now - mirror_oldest :
+		0);
 }
 
 static void

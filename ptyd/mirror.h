@@ -2,15 +2,16 @@
  * mirror.h -- ptyd's side of the SQLite mirror: which terminal rows are
  * dirty, the audit events, and the write-behind flush timer.
  *
- * Owns: the store handle, the dirty list (each changed terminal pushed
- * once per flush, however often it changed), input byte counts batched
- * into one event per flush, and the 1 s flush timer (always running while
- * there is a store: an idle tick costs one stat).  Does not own: the database (store.c) or any
- * decision (nothing is read back).
+ * Owns: the store handle, the dirty list (each changed terminal's snapshot
+ * handed to the store once per flush, however often it changed), the age
+ * of the oldest change not yet written, and the 1 s flush timer (always
+ * running while there is a store: an idle tick costs one stat).  Does not
+ * own: the database (store.c) or any decision (nothing is read back).
  */
 #ifndef PTYD_MIRROR_H
 #define PTYD_MIRROR_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 struct store;
@@ -30,10 +31,18 @@ void mirror_forget(struct term *t, int64_t now);
 /* An audit event about t at now (monotonic). */
 void mirror_event(struct term *t, int64_t now, const char *kind,
     const char *actor, const char *detail);
+/* One accepted input request of len bytes, arrived at now: its own
+ * "input" event (the byte count, never the text). */
+void mirror_input(struct term *t, int64_t now, const char *actor, size_t len);
 
 /* Push every dirty row and write what is pending (the timer's work;
  * shutdown calls it once more). */
 void	 mirror_flush(int64_t now);
 uint64_t mirror_db_errors(void);
+/* store_failing; 0 without a store. */
+int	 mirror_db_failing(void);
+uint64_t mirror_db_lost(void);
+/* How long the oldest change not yet in the database has waited (us). */
+int64_t mirror_db_lag(int64_t now);
 
 #endif /* PTYD_MIRROR_H */

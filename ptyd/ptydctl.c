@@ -1,13 +1,20 @@
 /*
  * ptydctl.c -- the operator's and the tests' client for ptyd.
  *
- * Owns: the command line and the printing of replies.  Does not own the
- * protocol (lib/proto.h, lib/frame.c) or the socket I/O (lib/client.c).
+ * Owns: the command line, the command table, and the printing of
+ * replies (aligned columns for people, --json for programs).  Does not own
+ * the protocol (lib/proto.h, lib/frame.c), the socket I/O (lib/client.c),
+ * or the audit log's pruning (ptydctl_prune.c).
  *
  *   ptydctl [--socket PATH] [--owner NAME] COMMAND ...
- *     list [--all]           one tab-separated line per terminal
+ *     list [--all] [--json]  one line per terminal, aligned columns
+ *     show SID [--json]      one terminal, one field a line
  *     close SID              exit 0 if closed, 1 if there was none
- *     stats
+ *     health [--json]        ok or degraded (exit 1), and why
+ *     stats [--json]         every counter of MSG_STATS
+ *     prune --before DAYS|YYYY-MM-DD [--db PATH]
+ *                            remove older audit events (ptydctl_prune.c)
+ *     version
  *     start SID [--rows N] [--cols N] [--workspace DIR] [--restart]
  *     input SID DATA         DATA with \n \r \t \e \\ \xHH escapes
  *     resize SID ROWS COLS
@@ -15,34 +22,45 @@
  *                            raw output to stdout until the shell ends;
  *                            --frames prints one line per frame instead
  *
- * Exit status: 0 ok, 1 a refusal from ptyd (not running, limits...),
- * 2 usage or connection errors.  attach exits with 0 after MSG_EXIT.
+ * Exit status: 0 ok, 1 a refusal from ptyd (not running, limits...) or
+ * health degraded, 2 usage or connection errors.  attach exits with 0
+ * after MSG_EXIT.
  */
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <pwd.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "client.h"
 #include "config.h"
 #include "frame.h"
 #include "proto.h"
+#include "ptydctl.h"
 
 #define CTL_TIMEOUT_MS 10000
 
 static struct config *ctl_cfg; /* socket, db, state_dir */
 static const char    *ctl_socket;
 static const char *ctl_owner = "";
+static int	   ctl_all;
+static int	   ctl_json;
 static uint8_t	   ctl_buf[PROTO_HDR_LEN + PROTO_MAX_PAYLOAD];
 
 static const char ctl_synopsis[] =
-    "ptydctl [--socket PATH] [--owner NAME] list [--all]\n"
+    "ptydctl [--socket PATH] [--owner NAME] list [--all] [--json]\n"
+    "       ptydctl [--socket PATH] [--owner NAME] show SID [--json]\n"
     "       ptydctl [--socket PATH] [--owner NAME] close SID\n"
-    "       ptydctl [--socket PATH] stats\n"
+    "       ptydctl [--socket PATH] health [--json]\n"
+    "       ptydctl [--socket PATH] stats [--json]\n"
+    "       ptydctl [--db PATH] prune --before DAYS|YYYY-MM-DD\n"
+    "       ptydctl version\n"
     "       ptydctl [--socket PATH] [--owner NAME] start SID [--rows N]\n"
     "               [--cols N] [--workspace DIR] [--restart]\n"
     "       ptydctl [--socket PATH] [--owner NAME] input SID DATA\n"
@@ -50,16 +68,35 @@ static const char ctl_synopsis[] =
     "       ptydctl [--socket PATH] [--owner NAME] attach SID [--pos N]\n"
     "               [--frames]\n";
 
-static void __attribute__((noreturn)) usage(void)
+void __attribute__((noreturn)) usage(void)
 {
 	fprintf(stderr, "usage: %s", ctl_synopsis);
 	exit(2);
 }
 
-static void __attribute__((noreturn)) die(const char *what)
+void __attribute__((noreturn)) die(const char *what)
 {
 	fprintf(stderr, "ptydctl: %s: %s\n", what, strerror(errno));
 	exit(2);
+}
+
+/* The audit log's actor for what ptydctl does: user@ptydctl. */
+const char *
+ctl_actor(void)
+{
+	static char    actor[PROTO_ACTOR_MAX + 1];
+	struct passwd *pw;
+
+	if (actor[0] == '\0') {
+		pw = getpwuid(getuid());
+		if (pw != NULL)
+			snprintf(actor, sizeof(actor), "%s@ptydctl",
+			    pw->pw_name);
+		else
+			snprintf(actor, sizeof(actor), "%lu@ptydctl",
+			    (unsigned long)getuid());
+	}
+	return (actor);
 }
 
 static void
@@ -108,15 +145,69 @@ ctl_time(int64_t us)
 		    (us % 1000000) / 1000);
 }
 
-static int
-ctl_list(int all)
+/* A JSON string: quotes, backslash and control characters escaped. */
+static void
+ctl_json_str(const char *s)
 {
-	struct msg_list	     m;
-	struct msg_list_item it;
-	struct frame_out     fo;
-	struct frame_hdr     h;
-	int64_t		     deadline = client_now_ms() + CTL_TIMEOUT_MS;
-	int		     fd;
+	putchar('"');
+	for (; *s != '\0'; s++) {
+		if (*s == '"' || *s == '\\')
+			printf("\\%c", *s);
+		else if ((unsigned char)*s < 0x20)
+			printf("\\u%04x", (unsigned char)*s);
+		else
+			putchar(*s);
+	}
+	putchar('"');
+}
+
+/* Seconds (JSON number) from wall microseconds; null if never. */
+static void
+ctl_json_time(const char *key, int64_t us, const char *sep)
+{
+	printf("\"%s\": ", key);
+	if (us < 0)
+		printf("null");
+	else
+		printf("%.3f", (double)us / 1e6);
+	printf("%s", sep);
+}
+
+/* "12s", "3m", "2h", "5d" since us (wall); "-" if never. */
+static const char *
+ctl_ago(int64_t us, char *buf, size_t size)
+{
+	struct timespec ts;
+	int64_t		s;
+
+	if (us < 0)
+		return ("-");
+	clock_gettime(CLOCK_REALTIME, &ts);
+	s = ((int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000 - us) / 1000000;
+	if (s < 0)
+		s = 0;
+	if (s < 120)
+		snprintf(buf, size, "%" PRId64 "s", s);
+	else if (s < 7200)
+		snprintf(buf, size, "%" PRId64 "m", s / 60);
+	else if (s < 172800)
+		snprintf(buf, size, "%" PRId64 "h", s / 3600);
+	else
+		snprintf(buf, size, "%" PRId64 "d", s / 86400);
+	return (buf);
+}
+
+/* Every MSG_LIST_ITEM of one MSG_LIST (all owners, or ctl_owner's). */
+static struct msg_list_item *
+ctl_fetch_list(int all, size_t *np)
+{
+	struct msg_list	      m;
+	struct msg_list_item *items = NULL;
+	struct frame_out      fo;
+	struct frame_hdr      h;
+	int64_t		      deadline = client_now_ms() + CTL_TIMEOUT_MS;
+	size_t		      n = 0;
+	int		      fd;
 
 	memset(&m, 0, sizeof(m));
 	m.all_owners = (uint8_t)all;
@@ -126,8 +217,6 @@ ctl_list(int all)
 		die(ctl_socket);
 	if (client_send(fd, &fo, deadline) == -1)
 		die("send");
-	printf("session_id\towner\tpid\trunning\texit_code\tsubscribers\t"
-	       "unwatched_since\tlast_activity\tstarted_at\tworkspace\n");
 	for (;;) {
 		if (client_recv(fd, &h, ctl_buf, sizeof(ctl_buf), deadline) ==
 		    -1)
@@ -136,40 +225,179 @@ ctl_list(int all)
 			break;
 		if (h.type != MSG_LIST_ITEM)
 			ctl_refused(&h);
-		if (msg_decode(h.type, ctl_buf + PROTO_HDR_LEN, h.len, &it) ==
-		    -1)
+		if ((items = reallocarray(items, n + 1, sizeof(*items))) ==
+		    NULL)
+			die("memory");
+		if (msg_decode(h.type, ctl_buf + PROTO_HDR_LEN, h.len,
+			&items[n++]) == -1)
 			die("decoding the reply");
-		printf("%s\t%s\t%d\t%d\t", it.sid, it.owner, it.pid,
-		    it.running);
-		if (it.has_exit_code)
-			printf("%d", it.exit_code);
-		else
-			printf("-");
-		printf("\t%u\t", it.subscribers);
-		ctl_time(it.unwatched_since_us);
-		printf("\t");
-		ctl_time(it.last_activity_us);
-		printf("\t");
-		ctl_time(it.started_at_us);
-		printf("\t%s\n", it.workspace);
 	}
 	close(fd);
 	frame_out_free(&fo);
+	*np = n;
+	return (items);
+}
+
+static const char *
+ctl_state(const struct msg_list_item *it)
+{
+	return (it->running ? "running" : "ended");
+}
+
+static void
+ctl_item_json(const struct msg_list_item *it)
+{
+	printf("{\"session_id\": ");
+	ctl_json_str(it->sid);
+	printf(", \"owner\": ");
+	ctl_json_str(it->owner);
+	printf(", \"pid\": %d, \"workspace\": ", it->pid);
+	ctl_json_str(it->workspace);
+	printf(", \"rows\": %u, \"cols\": %u, \"running\": %s, "
+	       "\"exit_code\": ",
+	    it->rows, it->cols, it->running ? "true" : "false");
+	if (it->has_exit_code)
+		printf("%d", it->exit_code);
+	else
+		printf("null");
+	printf(", \"subscribers\": %u, ", it->subscribers);
+	ctl_json_time("unwatched_since", it->unwatched_since_us, ", ");
+	ctl_json_time("last_activity", it->last_activity_us, ", ");
+	ctl_json_time("started_at", it->started_at_us, "}");
+}
+
+/* Widen w to fit one row of the list. */
+static void
+ctl_list_row(const char *const *col, int *w, int ncol)
+{
+	int i, n;
+
+	for (i = 0; i < ncol; i++) {
+		n = (int)strlen(col[i]);
+		if (w[i] < n)
+			w[i] = n;
+	}
+}
+
+#define CTL_NCOL 9
+
+static void
+ctl_list_cols(const struct msg_list_item *it, char bufs[][32], const char **col)
+{
+	col[0] = it->sid;
+	col[1] = it->owner[0] != '\0' ? it->owner : "-";
+	snprintf(bufs[0], 32, "%d", it->pid);
+	col[2] = bufs[0];
+	col[3] = ctl_state(it);
+	if (it->has_exit_code)
+		snprintf(bufs[1], 32, "%d", it->exit_code);
+	else
+		snprintf(bufs[1], 32, "-");
+	col[4] = bufs[1];
+	snprintf(bufs[2], 32, "%u", it->subscribers);
+	col[5] = bufs[2];
+	col[6] = ctl_ago(it->unwatched_since_us, bufs[3], 32);
+	col[7] = ctl_ago(it->last_activity_us, bufs[4], 32);
+	col[8] = it->workspace;
+}
+
+static int
+ctl_list(int argc, char **argv)
+{
+	static const char *const head[CTL_NCOL] = { "SESSION", "OWNER", "PID",
+		"STATE", "EXIT", "VIEWERS", "UNWATCHED", "QUIET", "WORKSPACE" };
+	struct msg_list_item	*items;
+	const char		*col[CTL_NCOL];
+	char			 bufs[5][32];
+	int			 w[CTL_NCOL] = { 0 }, pass, i;
+	size_t			 n, j;
+
+	(void)argc;
+	(void)argv;
+	items = ctl_fetch_list(ctl_all, &n);
+	if (ctl_json) {
+		printf("{\"terminals\": [");
+		for (j = 0; j < n; j++) {
+			printf(j > 0 ? ", " : "");
+			ctl_item_json(&items[j]);
+		}
+		printf("]}\n");
+		free(items);
+		return (0);
+	}
+	/* Pass 0 measures the columns, pass 1 prints them. */
+	for (pass = 0; pass < 2; pass++) {
+		for (i = 0; pass == 1 && i < CTL_NCOL; i++)
+			printf("%-*s%s", i < CTL_NCOL - 1 ? w[i] : 0, head[i],
+			    i < CTL_NCOL - 1 ? "  " : "\n");
+		ctl_list_row(head, w, CTL_NCOL);
+		for (j = 0; j < n; j++) {
+			ctl_list_cols(&items[j], bufs, col);
+			ctl_list_row(col, w, CTL_NCOL);
+			for (i = 0; pass == 1 && i < CTL_NCOL; i++)
+				printf("%-*s%s", i < CTL_NCOL - 1 ? w[i] : 0,
+				    col[i], i < CTL_NCOL - 1 ? "  " : "\n");
+		}
+	}
+	free(items);
 	return (0);
 }
 
 static int
-ctl_close(const char *sid)
+ctl_show(int argc, char **argv)
 {
+	struct msg_list_item *items, *it = NULL;
+	size_t		      n, j;
+
+	(void)argc;
+	items = ctl_fetch_list(0, &n);
+	for (j = 0; j < n; j++)
+		if (strcmp(items[j].sid, argv[1]) == 0)
+			it = &items[j];
+	if (it == NULL) {
+		fprintf(stderr, "ptydctl: no terminal %s (owner \"%s\")\n",
+		    argv[1], ctl_owner);
+		free(items);
+		return (1);
+	}
+	if (ctl_json) {
+		ctl_item_json(it);
+		printf("\n");
+	} else {
+		printf("session_id       %s\nowner            %s\n"
+		       "pid              %d\nstate            %s\n"
+		       "size             %ux%u\nsubscribers      %u\n",
+		    it->sid, it->owner, it->pid, ctl_state(it), it->rows,
+		    it->cols, it->subscribers);
+		printf("exit_code        ");
+		it->has_exit_code ? printf("%d\n", it->exit_code) :
+				    printf("-\n");
+		printf("unwatched_since  ");
+		ctl_time(it->unwatched_since_us);
+		printf("\nlast_activity    ");
+		ctl_time(it->last_activity_us);
+		printf("\nstarted_at       ");
+		ctl_time(it->started_at_us);
+		printf("\nworkspace        %s\n", it->workspace);
+	}
+	free(items);
+	return (0);
+}
+
+static int
+ctl_close(int argc, char **argv)
+{
+	const char	      *sid = argv[1];
 	struct msg_close       m;
 	struct msg_close_reply r;
 	struct frame_out       fo;
 	struct frame_hdr       h;
 
+	(void)argc;
 	memset(&m, 0, sizeof(m));
 	snprintf(m.owner, sizeof(m.owner), "%s", ctl_owner);
 	snprintf(m.sid, sizeof(m.sid), "%s", sid);
-	snprintf(m.actor, sizeof(m.actor), "ptydctl");
+	snprintf(m.actor, sizeof(m.actor), "%s", ctl_actor());
 	ctl_encode(&fo, MSG_CLOSE, &m);
 	ctl_call(&fo, &h, MSG_CLOSE_REPLY, &r);
 	printf("closed: %s\n", r.closed ? "yes" : "no");
@@ -177,21 +405,118 @@ ctl_close(const char *sid)
 	return (r.closed ? 0 : 1);
 }
 
-static int
-ctl_stats(void)
+static void
+ctl_fetch_stats(struct msg_stats_reply *r)
 {
-	struct msg_stats_reply r;
-	struct frame_out       fo;
-	struct frame_hdr       h;
+	struct frame_out fo;
+	struct frame_hdr h;
 
 	ctl_encode(&fo, MSG_STATS, NULL);
-	ctl_call(&fo, &h, MSG_STATS_REPLY, &r);
-	printf("pid\t%d\nuptime\t", r.pid);
-	ctl_time(r.uptime_us);
-	printf("\nterminals\t%u\nexited\t%u\nviewers\t%u\ndb_errors\t%" PRIu64
-	       "\n",
-	    r.terminals, r.exited, r.viewers, r.db_errors);
+	ctl_call(&fo, &h, MSG_STATS_REPLY, r);
 	frame_out_free(&fo);
+}
+
+/* MSG_STATS_REPLY's fields, in order, for stats (both outputs). */
+#define CTL_U64(f) \
+	{ \
+#f, offsetof(struct msg_stats_reply, f), 8 \
+	}
+#define CTL_U32(f) \
+	{ \
+#f, offsetof(struct msg_stats_reply, f), 4 \
+	}
+static const struct {
+	const char *name;
+	size_t	    off;
+	size_t	    size;
+} ctl_stat_fields[] = {
+	CTL_U32(terminals),
+	CTL_U32(running),
+	CTL_U32(ending),
+	CTL_U32(draining),
+	CTL_U32(exited),
+	CTL_U32(viewers),
+	CTL_U64(db_errors),
+	CTL_U64(bytes_in),
+	CTL_U64(bytes_out),
+	CTL_U64(inputs),
+	CTL_U64(starts),
+	CTL_U64(closes),
+	CTL_U64(reaps),
+	CTL_U64(evictions),
+	CTL_U64(exits),
+	CTL_U64(shutdowns),
+	CTL_U64(lost),
+};
+
+static int
+ctl_stats(int argc, char **argv)
+{
+	struct msg_stats_reply r;
+	uint64_t	       v;
+	uint32_t	       v32;
+	size_t		       i;
+
+	(void)argc;
+	(void)argv;
+	ctl_fetch_stats(&r);
+	printf(ctl_json ?
+		"{\"pid\": %d, \"uptime\": %.3f, \"db_failing\": %s,"
+		" \"db_lag\": %.3f" :
+		"pid          %d\nuptime       %.3f\ndb_failing   %s\n"
+		"db_lag       %.3f\n",
+	    r.pid, (double)r.uptime_us / 1e6, r.db_failing ? "true" : "false",
+	    (double)r.db_lag_us / 1e6);
+	for (i = 0; i < sizeof(ctl_stat_fields) / sizeof(ctl_stat_fields[0]);
+	     i++) {
+		if (ctl_stat_fields[i].size == 4) {
+			memcpy(&v32, (char *)&r + ctl_stat_fields[i].off, 4);
+			v = v32;
+		} else
+			memcpy(&v, (char *)&r + ctl_stat_fields[i].off, 8);
+		printf(ctl_json ? ", \"%s\": %" PRIu64 : "%-12s %" PRIu64 "\n",
+		    ctl_stat_fields[i].name, v);
+	}
+	if (ctl_json)
+		printf("}\n");
+	return (0);
+}
+
+/* As GET /api/terminal/health: ok, or degraded (exit 1) while the
+ * database fails. */
+static int
+ctl_health(int argc, char **argv)
+{
+	struct msg_stats_reply r;
+	const char	      *status;
+
+	(void)argc;
+	(void)argv;
+	ctl_fetch_stats(&r);
+	status = r.db_failing ? "degraded" : "ok";
+	if (ctl_json)
+		printf(
+		    "{\"status\": \"%s\", \"ok\": %s, \"db_errors\": %" PRIu64
+		    ", \"db_failing\": %s, \"db_lag\": %.3f, \"pid\": %d,"
+		    " \"uptime\": %.3f, \"terminals\": %u, \"viewers\": %u}\n",
+		    status, r.db_failing ? "false" : "true", r.db_errors,
+		    r.db_failing ? "true" : "false", (double)r.db_lag_us / 1e6,
+		    r.pid, (double)r.uptime_us / 1e6, r.terminals, r.viewers);
+	else
+		printf("%s%s\ndb_errors    %" PRIu64 "\ndb_lag       %.3f\n"
+		       "terminals    %u\nviewers      %u\n",
+		    status, r.db_failing ? ": the database refuses writes" : "",
+		    r.db_errors, (double)r.db_lag_us / 1e6, r.terminals,
+		    r.viewers);
+	return (r.db_failing ? 1 : 0);
+}
+
+static int
+ctl_version(int argc, char **argv)
+{
+	(void)argc;
+	(void)argv;
+	printf("ptydctl %s (protocol %d)\n", PACKAGE_VERSION, PROTO_VERSION);
 	return (0);
 }
 
@@ -250,7 +575,7 @@ ctl_start(int argc, char **argv)
 		usage();
 	snprintf(m.owner, sizeof(m.owner), "%s", ctl_owner);
 	snprintf(m.sid, sizeof(m.sid), "%s", argv[optind]);
-	snprintf(m.actor, sizeof(m.actor), "ptydctl");
+	snprintf(m.actor, sizeof(m.actor), "%s", ctl_actor());
 	ctl_encode(&fo, MSG_START, &m);
 	ctl_call(&fo, &h, MSG_STARTED, &r);
 	printf("pid\t%d\nworkspace\t%s\nreused\t%u\n", r.pid, r.workspace,
@@ -313,7 +638,7 @@ ctl_unescape(const char *s, uint8_t *out, size_t max)
 }
 
 static int
-ctl_input(const char *sid, const char *data)
+ctl_input(int argc, char **argv)
 {
 	static uint8_t	      bytes[PROTO_INPUT_MAX];
 	struct msg_input      m;
@@ -321,10 +646,12 @@ ctl_input(const char *sid, const char *data)
 	struct frame_out      fo;
 	struct frame_hdr      h;
 
+	(void)argc;
 	memset(&m, 0, sizeof(m));
 	snprintf(m.owner, sizeof(m.owner), "%s", ctl_owner);
-	snprintf(m.sid, sizeof(m.sid), "%s", sid);
-	m.len = ctl_unescape(data, bytes, sizeof(bytes));
+	snprintf(m.sid, sizeof(m.sid), "%s", argv[1]);
+	snprintf(m.actor, sizeof(m.actor), "%s", ctl_actor());
+	m.len = ctl_unescape(argv[2], bytes, sizeof(bytes));
 	m.data = bytes;
 	ctl_encode(&fo, MSG_INPUT, &m);
 	ctl_call(&fo, &h, MSG_INPUT_DONE, &d);
@@ -333,17 +660,18 @@ ctl_input(const char *sid, const char *data)
 }
 
 static int
-ctl_resize(const char *sid, const char *rows, const char *cols)
+ctl_resize(int argc, char **argv)
 {
 	struct msg_resize m;
 	struct frame_out  fo;
 	struct frame_hdr  h;
 
+	(void)argc;
 	memset(&m, 0, sizeof(m));
 	snprintf(m.owner, sizeof(m.owner), "%s", ctl_owner);
-	snprintf(m.sid, sizeof(m.sid), "%s", sid);
-	m.rows = (uint16_t)ctl_uint(rows, 65535);
-	m.cols = (uint16_t)ctl_uint(cols, 65535);
+	snprintf(m.sid, sizeof(m.sid), "%s", argv[1]);
+	m.rows = (uint16_t)ctl_uint(argv[2], 65535);
+	m.cols = (uint16_t)ctl_uint(argv[3], 65535);
 	ctl_encode(&fo, MSG_RESIZE, &m);
 	ctl_call(&fo, &h, MSG_OK, NULL);
 	frame_out_free(&fo);
@@ -366,24 +694,17 @@ ctl_write_all(const uint8_t *p, size_t n)
 	}
 }
 
-static int
-ctl_attach(int argc, char **argv)
+/* attach's options into m and *frames; SID last. */
+static void
+ctl_attach_opts(int argc, char **argv, struct msg_attach *m, int *frames)
 {
 	static const struct option opts[] = { { "pos", required_argument, NULL,
 						  'p' },
 		{ "frames", no_argument, NULL, 'F' }, { NULL, 0, NULL, 0 } };
-	struct msg_attach	   m;
-	struct msg_attached	   ma;
-	struct msg_output	   mo;
-	struct msg_gap		   mg;
-	struct msg_exit		   me;
-	struct frame_out	   fo;
-	struct frame_hdr	   h;
-	const uint8_t		  *payload = ctl_buf + PROTO_HDR_LEN;
 	char			  *end;
-	int			   ch, fd, frames = 0;
+	int			   ch;
 
-	memset(&m, 0, sizeof(m));
+	memset(m, 0, sizeof(*m));
 	optind = 0;
 	while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (ch) {
@@ -391,13 +712,13 @@ ctl_attach(int argc, char **argv)
 			errno = 0;
 			/* --pos is required_argument: optarg is set. */
 			/* NOLINTNEXTLINE(clang-analyzer-core.NonNull*) */
-			m.pos = strtoull(optarg, &end, 10);
+			m->pos = strtoull(optarg, &end, 10);
 			if (errno != 0 || *end != '\0' || end == optarg)
 				usage();
-			m.has_pos = 1;
+			m->has_pos = 1;
 			break;
 		case 'F':
-			frames = 1;
+			*frames = 1;
 			break;
 		default:
 			usage();
@@ -405,9 +726,74 @@ ctl_attach(int argc, char **argv)
 	}
 	if (optind + 1 != argc)
 		usage();
-	snprintf(m.owner, sizeof(m.owner), "%s", ctl_owner);
-	snprintf(m.sid, sizeof(m.sid), "%s", argv[optind]);
-	snprintf(m.actor, sizeof(m.actor), "ptydctl");
+	snprintf(m->owner, sizeof(m->owner), "%s", ctl_owner);
+	snprintf(m->sid, sizeof(m->sid), "%s", argv[optind]);
+	snprintf(m->actor, sizeof(m->actor), "%s", ctl_actor());
+}
+
+static void
+ctl_attach_exit(const struct msg_exit *me, int frames)
+{
+	FILE *f = frames ? stdout : stderr;
+
+	fprintf(f, frames ? "exit %s " : "ptydctl: exit %s ", me->reason);
+	if (me->has_exit_code)
+		fprintf(f, "%d", me->exit_code);
+	else
+		fprintf(f, "null");
+	if (frames)
+		fprintf(f, " %" PRIu64, me->pos);
+	fprintf(f, "\n");
+}
+
+/* One stream frame in ctl_buf; 1 after MSG_EXIT. */
+static int
+ctl_attach_frame(const struct frame_hdr *h, int frames)
+{
+	const uint8_t *payload = ctl_buf + PROTO_HDR_LEN;
+	union {
+		struct msg_attached a;
+		struct msg_output   o;
+		struct msg_gap	    g;
+		struct msg_exit	    e;
+	} m;
+
+	if (h->type != MSG_ATTACHED && h->type != MSG_OUTPUT &&
+	    h->type != MSG_GAP && h->type != MSG_EXIT)
+		ctl_refused(h);
+	if (msg_decode(h->type, payload, h->len, &m) == -1)
+		die("decode");
+	switch (h->type) {
+	case MSG_ATTACHED:
+		if (frames)
+			printf("attached %" PRIu64 "\n", m.a.base);
+		return (0);
+	case MSG_OUTPUT:
+		if (frames)
+			printf("output %" PRIu64 " %zu\n", m.o.end, m.o.len);
+		else
+			ctl_write_all(m.o.data, m.o.len);
+		return (0);
+	case MSG_GAP:
+		if (frames)
+			printf("gap %" PRIu64 " %" PRIu64 "\n", m.g.lost,
+			    m.g.pos);
+		return (0);
+	default:
+		ctl_attach_exit(&m.e, frames);
+		return (1);
+	}
+}
+
+static int
+ctl_attach(int argc, char **argv)
+{
+	struct msg_attach m;
+	struct frame_out  fo;
+	struct frame_hdr  h;
+	int		  fd, frames = 0;
+
+	ctl_attach_opts(argc, argv, &m, &frames);
 	ctl_encode(&fo, MSG_ATTACH, &m);
 	if ((fd = client_connect(ctl_socket,
 		 client_now_ms() + CTL_TIMEOUT_MS)) == -1)
@@ -424,50 +810,9 @@ ctl_attach(int argc, char **argv)
 			}
 			die("recv");
 		}
-		switch (h.type) {
-		case MSG_ATTACHED:
-			if (msg_decode(h.type, payload, h.len, &ma) == -1)
-				die("decode");
-			if (frames)
-				printf("attached %" PRIu64 "\n", ma.base);
-			break;
-		case MSG_OUTPUT:
-			if (msg_decode(h.type, payload, h.len, &mo) == -1)
-				die("decode");
-			if (frames)
-				printf("output %" PRIu64 " %zu\n", mo.end,
-				    mo.len);
-			else
-				ctl_write_all(mo.data, mo.len);
-			break;
-		case MSG_GAP:
-			if (msg_decode(h.type, payload, h.len, &mg) == -1)
-				die("decode");
-			if (frames)
-				printf("gap %" PRIu64 " %" PRIu64 "\n", mg.lost,
-				    mg.pos);
-			break;
-		case MSG_EXIT:
-			if (msg_decode(h.type, payload, h.len, &me) == -1)
-				die("decode");
-			if (frames) {
-				printf("exit %s ", me.reason);
-				if (me.has_exit_code)
-					printf("%d", me.exit_code);
-				else
-					printf("null");
-				printf(" %" PRIu64 "\n", me.pos);
-			} else {
-				fprintf(stderr, "ptydctl: exit %s ", me.reason);
-				if (me.has_exit_code)
-					fprintf(stderr, "%d\n", me.exit_code);
-				else
-					fprintf(stderr, "null\n");
-			}
+		if (ctl_attach_frame(&h, frames)) {
 			close(fd);
 			return (0);
-		default:
-			ctl_refused(&h);
 		}
 	}
 }
@@ -508,46 +853,88 @@ ctl_configure(int *argc, char ***argv)
 	*argv += first;
 }
 
-int
-main(int argc, char **argv)
-{
-	const char *cmd;
-	int	    i, all = 0;
+/*
+ * The commands: name, operands after the name (min, max; -1: the command
+ * parses its own options), whether it talks to ptyd (needs the socket).
+ */
+static const struct ctl_cmd {
+	const char *name;
+	int	    min;
+	int	    max;
+	int	    socket;
+	int (*run)(int, char **);
+} ctl_cmds[] = {
+	{ "list", 0, 0, 1, ctl_list },
+	{ "show", 1, 1, 1, ctl_show },
+	{ "close", 1, 1, 1, ctl_close },
+	{ "health", 0, 0, 1, ctl_health },
+	{ "stats", 0, 0, 1, ctl_stats },
+	{ "prune", -1, -1, 0, ctl_prune },
+	{ "version", 0, 0, 0, ctl_version },
+	{ "start", -1, -1, 1, ctl_start },
+	{ "input", 2, 2, 1, ctl_input },
+	{ "resize", 3, 3, 1, ctl_resize },
+	{ "attach", -1, -1, 1, ctl_attach },
+};
 
-	/* Options before the command only: the command's own follow it. */
-	ctl_configure(&argc, &argv);
-	if (argc < 1)
-		usage();
-	/* --owner may also follow the command (ptydctl close SID --owner X). */
+/* Flags that may also follow the command: --owner NAME, --all, --json
+ * (ptydctl close SID --owner X).  Removed from argv. */
+static void
+ctl_flags(int *argcp, char **argv)
+{
+	int argc = *argcp, i, take;
+
 	for (i = 1; i < argc; i++) {
+		take = 0;
 		if (strcmp(argv[i], "--owner") == 0 && i + 1 < argc) {
 			ctl_owner = argv[i + 1];
-			memmove(&argv[i], &argv[i + 2],
-			    (size_t)(argc - i - 1) * sizeof(*argv));
-			argc -= 2;
-			i--;
+			take = 2;
 		} else if (strcmp(argv[i], "--all") == 0) {
-			all = 1;
-			memmove(&argv[i], &argv[i + 1],
-			    (size_t)(argc - i) * sizeof(*argv));
-			argc--;
+			ctl_all = 1;
+			take = 1;
+		} else if (strcmp(argv[i], "--json") == 0) {
+			ctl_json = 1;
+			take = 1;
+		}
+		if (take > 0) {
+			memmove(&argv[i], &argv[i + take],
+			    (size_t)(argc - i - take + 1) * sizeof(*argv));
+			argc -= take;
 			i--;
 		}
 	}
-	cmd = argv[0];
-	if (strcmp(cmd, "list") == 0 && argc == 1)
-		return (ctl_list(all));
-	if (strcmp(cmd, "close") == 0 && argc == 2)
-		return (ctl_close(argv[1]));
-	if (strcmp(cmd, "stats") == 0 && argc == 1)
-		return (ctl_stats());
-	if (strcmp(cmd, "start") == 0)
-		return (ctl_start(argc, argv));
-	if (strcmp(cmd, "input") == 0 && argc == 3)
-		return (ctl_input(argv[1], argv[2]));
-	if (strcmp(cmd, "resize") == 0 && argc == 4)
-		return (ctl_resize(argv[1], argv[2], argv[3]));
-	if (strcmp(cmd, "attach") == 0)
-		return (ctl_attach(argc, argv));
-	usage();
+	*argcp = argc;
+}
+
+const char *
+ctl_db(void)
+{
+	return (config_str(ctl_cfg, CONFIG_DB));
+}
+
+/* Run the command argv[0]. */
+static int
+ctl_dispatch(int argc, char **argv)
+{
+	const struct ctl_cmd *c = NULL;
+	size_t		      i;
+
+	if (argc < 1)
+		usage();
+	ctl_flags(&argc, argv);
+	for (i = 0; i < sizeof(ctl_cmds) / sizeof(ctl_cmds[0]); i++)
+		if (strcmp(argv[0], ctl_cmds[i].name) == 0)
+			c = &ctl_cmds[i];
+	if (c == NULL ||
+	    (c->min >= 0 && (argc - 1 < c->min || argc - 1 > c->max)))
+		usage();
+	return (c->run(argc, argv));
+}
+
+int
+main(int argc, char **argv)
+{
+	/* Options before the command only: the command's own follow it. */
+	ctl_configure(&argc, &argv);
+	return (ctl_dispatch(argc, argv));
 }

@@ -12,15 +12,14 @@
  */
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "conn.h"
 #include "ev.h"
 #include "frame.h"
-#include "mirror.h"
 #include "proto.h"
 #include "request.h"
 #include "spawn.h"
+#include "stats.h"
 #include "term.h"
 
 /* Any request's decoded payload. */
@@ -116,7 +115,7 @@ request_input(struct conn *c, union request_msg *m, int64_t now)
 	if (!request_sid(c, m->input.sid))
 		return;
 	e = term_input_once(m->input.owner, m->input.sid, m->input.input_id,
-	    m->input.data, m->input.len, now, &dup);
+	    m->input.actor, m->input.data, m->input.len, now, &dup);
 	if (e != TERM_OK) {
 		request_term_error(c, e);
 		return;
@@ -208,17 +207,9 @@ static void
 request_stats(struct conn *c, union request_msg *m, int64_t now)
 {
 	struct msg_stats_reply mst;
-	unsigned int	       terms, exited, viewers;
 
 	(void)m;
-	term_stats(&terms, &exited, &viewers);
-	memset(&mst, 0, sizeof(mst));
-	mst.pid = (int32_t)getpid();
-	mst.uptime_us = conn_uptime(now);
-	mst.terminals = terms;
-	mst.exited = exited;
-	mst.viewers = viewers;
-	mst.db_errors = mirror_db_errors();
+	stats_fill(&mst, conn_uptime(now));
 	conn_reply(c, MSG_STATS_REPLY, &mst);
 }
 

@@ -16,13 +16,16 @@
  * read-only file stays read-only, and one whose file was unlinked writes
  * into a file nobody can see.
  *
- * Pending rows live in one array sorted by id.  A row whose state is
- * running ("live") stays in the array after it is written: the caller
- * re-puts only terminals that changed, so after an outage or a recreated
- * file these copies are what rewrites the whole live state.  A row in a
- * final state leaves the array once written.  exited is final: ptyd puts
- * nothing more when a lingering exited terminal is retired, so keeping it
- * would grow without end (and a restart would call every exit lost).
+ * Pending rows live in one array sorted by id: each is the copy of a
+ * snapshot the caller (mirror.c) took at flush time, kept only until it is
+ * written; a newer put of the same id replaces it.  No row outlives its
+ * commit: the terminal's state lives in ptyd's memory, and when the
+ * database needs every row again (a reconnect after a failure, a file
+ * deleted under us, a live row dropped at the bound) store_rewrite_due
+ * says so and the caller puts every terminal it holds.  What stays after a
+ * commit is, per live row, its id and a hash of its identity and indexed
+ * columns (the "seen" index): a row whose hash is unchanged is written
+ * with the cheap UPDATE of the columns that move (store_sql_touch).
  */
 #include <sys/queue.h>
 #include <sys/stat.h>
@@ -47,12 +50,16 @@
 #include "xmalloc.h"
 
 /* The user_version that sql/schema.sql sets. */
-#define STORE_SCHEMA_VERSION 2
+#define STORE_SCHEMA_VERSION 3
 
 #define STORE_EVENTS_MAX    10000 /* pending audit events */
 #define STORE_ROWS_MAX	    65536 /* pending rows, live ones included */
 #define STORE_TEXT_MAX	    4096  /* bytes kept of any text field */
 #define STORE_CLOSE_WAIT_MS 1000  /* lock wait allowed at store_close */
+/* Consecutive failed flushes (about one a second) before the store says it
+ * is failing (health "degraded"): a lock an auditor or `ptydctl prune`
+ * holds for a moment is retried, not reported. */
+#define STORE_FAILING_AFTER 3
 
 /*
  * store_migrations[v - 1] takes a database from user_version v to v + 1.
@@ -82,6 +89,12 @@ static const char *const store_migrations[STORE_SCHEMA_VERSION - 1] = {
 	"ALTER TABLE terminals ADD COLUMN bytes_in INTEGER NOT NULL DEFAULT 0;"
 	"ALTER TABLE terminals ADD COLUMN bytes_out INTEGER NOT NULL DEFAULT 0;"
 	"DROP VIEW IF EXISTS live_terminals;",
+	/*
+	 * 2 -> 3.  terminal_events refuses DELETE too, except for a prune
+	 * that holds a permit (prune_permit); an `events` view.  Both are
+	 * new objects that schema.sql creates: nothing to alter.
+	 */
+	"SELECT 1;",
 };
 
 static const char store_sql_upsert[] =
@@ -175,10 +188,14 @@ struct store_row {
 	double	    ended_at;
 	uint64_t    bytes_in;
 	uint64_t    bytes_out;
-	int	    dirty; /* not yet written */
-	int	    cold;  /* an indexed or identity column too */
-	int	    in_db; /* written through this connection */
-	int	    bad;   /* refused by a constraint: drop */
+	uint64_t    hash; /* of the identity and indexed columns */
+	int	    bad;  /* refused by a constraint: drop */
+};
+
+/* A live row written through this connection: its id and column hash. */
+struct store_seen {
+	int64_t	 id;
+	uint64_t hash;
 };
 
 struct store_ev {
@@ -215,12 +232,17 @@ struct store {
 	int	 failing; /* in an outage, logged */
 	uint64_t errors;
 	uint64_t outage_errors;
+	uint64_t lost; /* rows an earlier ptyd left running */
 	char	 cause[512];
 
-	struct store_row *rows; /* sorted by id */
+	struct store_row *rows; /* pending, sorted by id */
 	size_t		  nrows;
 	size_t		  rowscap;
-	size_t		  ndirty;
+	int		  rewrite; /* the caller must put every row */
+
+	struct store_seen *seen; /* sorted by id */
+	size_t		   nseen;
+	size_t		   seencap;
 
 	struct store_evq events;
 	size_t		 nevents;
@@ -272,28 +294,24 @@ store_textlen(const char *s, size_t max)
 }
 
 /* Replace *dst by a bounded copy of src (NULL stays NULL); keeps the old
- * copy when equal, as most puts change only counters and times.  Returns
- * whether it changed. */
-static int
+ * copy when equal, as a row put twice before a flush mostly is. */
+static void
 store_setstr(char **dst, const char *src)
 {
 	size_t n;
 
 	if (src == NULL) {
-		if (*dst == NULL)
-			return (0);
 		free(*dst);
 		*dst = NULL;
-		return (1);
+		return;
 	}
 	n = store_textlen(src, STORE_TEXT_MAX);
 	if (*dst != NULL && strlen(*dst) == n && memcmp(*dst, src, n) == 0)
-		return (0);
+		return;
 	free(*dst);
 	*dst = xmalloc(n + 1);
 	memcpy(*dst, src, n);
 	(*dst)[n] = '\0';
-	return (1);
 }
 
 static const char *
@@ -312,26 +330,98 @@ store_state_find(const char *state, int *live)
 	return (NULL);
 }
 
-/* Index of the row with this id, or where it would go (*found = 0). */
+/*
+ * Index of the element with this id in a sorted array whose elements start
+ * with their int64_t id (rows, seen), or where it would go (*found = 0).
+ */
 static size_t
-store_row_search(const struct store *st, int64_t id, int *found)
+store_id_search(const void *base, size_t n, size_t size, int64_t id, int *found)
 {
-	size_t lo = 0, hi = st->nrows, mid;
+	const char *p = base;
+	size_t	    lo = 0, hi = n, mid;
+	int64_t	    v;
 
 	/* Ids mostly grow: a new terminal goes at the end. */
-	if (hi > 0 && st->rows[hi - 1].id < id) {
-		*found = 0;
-		return (hi);
+	if (hi > 0) {
+		memcpy(&v, p + (hi - 1) * size, sizeof(v));
+		if (v < id) {
+			*found = 0;
+			return (hi);
+		}
 	}
 	while (lo < hi) {
 		mid = lo + (hi - lo) / 2;
-		if (st->rows[mid].id < id)
+		memcpy(&v, p + mid * size, sizeof(v));
+		if (v < id)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	*found = lo < st->nrows && st->rows[lo].id == id;
+	if ((*found = lo < n)) {
+		memcpy(&v, p + lo * size, sizeof(v));
+		*found = v == id;
+	}
 	return (lo);
+}
+
+/* Make room for one element at i in a growable array; returns it zeroed. */
+static void *
+store_insert(void **base, size_t *n, size_t *cap, size_t size, size_t i)
+{
+	char *p;
+
+	if (*n == *cap) {
+		*cap = *cap == 0 ? 16 : *cap * 2;
+		*base = xreallocarray(*base, *cap, size);
+	}
+	p = *base;
+	memmove(p + (i + 1) * size, p + i * size, (*n - i) * size);
+	(*n)++;
+	memset(p + i * size, 0, size);
+	return (p + i * size);
+}
+
+static void
+store_seen_set(struct store *st, int64_t id, uint64_t hash)
+{
+	struct store_seen *s;
+	size_t		   i;
+	int		   found;
+
+	i = store_id_search(st->seen, st->nseen, sizeof(*st->seen), id, &found);
+	if (found)
+		s = &st->seen[i];
+	else
+		s = store_insert((void **)&st->seen, &st->nseen, &st->seencap,
+		    sizeof(*st->seen), i);
+	s->id = id;
+	s->hash = hash;
+}
+
+static void
+store_seen_del(struct store *st, int64_t id)
+{
+	size_t i;
+	int    found;
+
+	i = store_id_search(st->seen, st->nseen, sizeof(*st->seen), id, &found);
+	if (!found)
+		return;
+	memmove(&st->seen[i], &st->seen[i + 1],
+	    (st->nseen - i - 1) * sizeof(st->seen[0]));
+	st->nseen--;
+}
+
+/* Whether the row is in the database with these identity columns. */
+static int
+store_seen_same(const struct store *st, const struct store_row *r)
+{
+	size_t i;
+	int    found;
+
+	i = store_id_search(st->seen, st->nseen, sizeof(*st->seen), r->id,
+	    &found);
+	return (found && st->seen[i].hash == r->hash);
 }
 
 static void
@@ -346,8 +436,6 @@ store_row_clear(struct store_row *r)
 static void
 store_row_remove(struct store *st, size_t i)
 {
-	if (st->rows[i].dirty)
-		st->ndirty--;
 	store_row_clear(&st->rows[i]);
 	memmove(&st->rows[i], &st->rows[i + 1],
 	    (st->nrows - i - 1) * sizeof(st->rows[0]));
@@ -385,18 +473,17 @@ store_nlive(const struct store *st)
 	return (n);
 }
 
-/* Everything is to be written whole: the file may be a new one. */
+/* Everything is to be written whole: the file may be a new one.  The
+ * pending rows stay; the caller is asked for every other. */
 static void
 store_mark_all(struct store *st)
 {
 	size_t i;
 
-	for (i = 0; i < st->nrows; i++) {
-		st->rows[i].dirty = 1;
-		st->rows[i].in_db = 0;
+	for (i = 0; i < st->nrows; i++)
 		st->rows[i].bad = 0;
-	}
-	st->ndirty = st->nrows;
+	st->nseen = 0;
+	st->rewrite = 1;
 }
 
 static void
@@ -558,7 +645,10 @@ store_discard(struct store *st)
 		store_row_clear(&st->rows[i]);
 	free(st->rows);
 	st->rows = NULL;
-	st->nrows = st->rowscap = st->ndirty = 0;
+	st->nrows = st->rowscap = 0;
+	free(st->seen);
+	st->seen = NULL;
+	st->nseen = st->seencap = 0;
 	store_queue_clear(st);
 }
 
@@ -575,59 +665,19 @@ store_db_off(struct store *st, int64_t version)
 	store_discard(st);
 }
 
-/* CLOSED -> OPEN: a connection, WAL, and the ids in use.  Takes no write
- * lock, so an auditor's lock does not keep store_open from learning ids. */
+/* WAL (warned about once if refused) and the durability pragmas. */
 static int
-store_db_connect(struct store *st)
+store_db_pragmas(struct store *st)
 {
 	sqlite3_stmt *stmt = NULL;
 	const char   *mode;
-	int64_t	      version;
-	int	      rc;
-
-	if (store_mkdirs(st->path) == -1) {
-		store_cause(st, "cannot create its directory: %s",
-		    strerror(errno));
-		return (-1);
-	}
-	/* A -wal left beside a deleted file is SQLite's to discard: it drops
-	 * the WAL of an empty database file when it opens it. */
-	store_fix_modes(st->path);
-	rc = sqlite3_open_v2(st->path, &st->db,
-	    SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
-	    NULL);
-	if (rc != SQLITE_OK) {
-		if (st->db == NULL) {
-			store_cause(st, "cannot open: %s", sqlite3_errstr(rc));
-			return (-1);
-		}
-		store_cause(st, "cannot open: %s", sqlite3_errmsg(st->db));
-		goto fail;
-	}
-	st->dbstate = STORE_DB_OPEN;
-	sqlite3_extended_result_codes(st->db, 1);
-	sqlite3_busy_timeout(st->db, st->busy_ms);
-	/* Reads first: ids are worth learning even from a file we cannot
-	 * write yet. */
-	if (store_db_int(st->db, "PRAGMA user_version", &version) == -1) {
-		store_cause(st, "cannot read it: %s", sqlite3_errmsg(st->db));
-		goto fail;
-	}
-	store_db_maxid(st);
-	if (version > STORE_SCHEMA_VERSION) {
-		store_db_off(st, version);
-		return (-1);
-	}
-	if (sqlite3_db_readonly(st->db, "main") == 1) {
-		store_cause(st, "the file is read-only");
-		goto fail;
-	}
 
 	if (sqlite3_prepare_v2(st->db, "PRAGMA journal_mode = WAL", -1, &stmt,
 		NULL) != SQLITE_OK ||
 	    sqlite3_step(stmt) != SQLITE_ROW) {
 		store_cause(st, "cannot set WAL: %s", sqlite3_errmsg(st->db));
-		goto fail;
+		store_finalize(&stmt);
+		return (-1);
 	}
 	mode = (const char *)sqlite3_column_text(stmt, 0);
 	if ((mode == NULL || strcmp(mode, "wal") != 0) && !st->wal_warned) {
@@ -647,12 +697,70 @@ store_db_connect(struct store *st)
 		"PRAGMA journal_size_limit = 4194304",
 		NULL, NULL, NULL) != SQLITE_OK) {
 		store_cause(st, "pragma: %s", sqlite3_errmsg(st->db));
-		goto fail;
+		return (-1);
 	}
 	return (0);
+}
+
+/* sqlite3_open_v2 of the path, its directory made first.  0 or -1. */
+static int
+store_db_open(struct store *st)
+{
+	int rc;
+
+	if (store_mkdirs(st->path) == -1) {
+		store_cause(st, "cannot create its directory: %s",
+		    strerror(errno));
+		return (-1);
+	}
+	/* A -wal left beside a deleted file is SQLite's to discard: it drops
+	 * the WAL of an empty database file when it opens it. */
+	store_fix_modes(st->path);
+	rc = sqlite3_open_v2(st->path, &st->db,
+	    SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+	    NULL);
+	if (rc == SQLITE_OK)
+		return (0);
+	if (st->db == NULL)
+		store_cause(st, "cannot open: %s", sqlite3_errstr(rc));
+	else
+		store_cause(st, "cannot open: %s", sqlite3_errmsg(st->db));
+	return (-1);
+}
+
+/* CLOSED -> OPEN: a connection, WAL, and the ids in use.  Takes no write
+ * lock, so an auditor's lock does not keep store_open from learning ids. */
+static int
+store_db_connect(struct store *st)
+{
+	int64_t version;
+
+	if (store_db_open(st) == -1)
+		goto fail;
+	st->dbstate = STORE_DB_OPEN;
+	sqlite3_extended_result_codes(st->db, 1);
+	sqlite3_busy_timeout(st->db, st->busy_ms);
+	/* Reads first: ids are worth learning even from a file we cannot
+	 * write yet. */
+	if (store_db_int(st->db, "PRAGMA user_version", &version) == -1) {
+		store_cause(st, "cannot read it: %s", sqlite3_errmsg(st->db));
+		goto fail;
+	}
+	store_db_maxid(st);
+	if (version > STORE_SCHEMA_VERSION) {
+		store_db_off(st, version);
+		return (-1);
+	}
+	if (sqlite3_db_readonly(st->db, "main") == 1) {
+		store_cause(st, "the file is read-only");
+		goto fail;
+	}
+	if (store_db_pragmas(st) == -1)
+		goto fail;
+	return (0);
 fail:
-	store_finalize(&stmt);
-	store_db_close(st);
+	if (st->db != NULL)
+		store_db_close(st);
 	return (-1);
 }
 
@@ -686,6 +794,68 @@ store_exec_now(struct store *st, const char *sql, double now, int *changes)
 	return (0);
 }
 
+/* Inside the transaction: the migrations from version, then the schema.
+ * 0, or -1 with the cause set. */
+static int
+store_db_migrate(struct store *st, int64_t version)
+{
+	/* 0 is a new, empty database: schema.sql creates it whole. */
+	for (; version >= 1 && version < STORE_SCHEMA_VERSION; version++) {
+		if (sqlite3_exec(st->db, store_migrations[version - 1], NULL,
+			NULL, NULL) != SQLITE_OK) {
+			store_cause(st,
+			    "migrating from version %" PRId64 ": %s", version,
+			    sqlite3_errmsg(st->db));
+			return (-1);
+		}
+		log_info("database %s: migrated from schema version %" PRId64
+			 " to %" PRId64,
+		    st->path, version, version + 1);
+	}
+	if (sqlite3_exec(st->db, store_schema_sql, NULL, NULL, NULL) !=
+	    SQLITE_OK) {
+		store_cause(st, "applying the schema: %s",
+		    sqlite3_errmsg(st->db));
+		return (-1);
+	}
+	if (store_db_int(st->db, "PRAGMA user_version", &version) == -1 ||
+	    version != STORE_SCHEMA_VERSION) {
+		/* A build whose schema.sql and store.c disagree. */
+		store_cause(st,
+		    "schema.sql sets user_version %" PRId64
+		    ", store.c expects %d",
+		    version, STORE_SCHEMA_VERSION);
+		return (-1);
+	}
+	return (0);
+}
+
+/* Inside the transaction, the first time this process gets there: close
+ * what an earlier daemon left registered as lost.  0 or -1. */
+static int
+store_db_reconcile(struct store *st, double now, int *lost)
+{
+	if (st->reconciled)
+		return (0);
+	if (store_exec_now(st, store_sql_lost_events, now, NULL) == -1 ||
+	    store_exec_now(st, store_sql_lost_rows, now, lost) == -1)
+		return (-1);
+	return (0);
+}
+
+static int
+store_db_prepare_all(struct store *st)
+{
+	if (store_prepare(st, "BEGIN IMMEDIATE", &st->st_begin) == -1 ||
+	    store_prepare(st, "COMMIT", &st->st_commit) == -1 ||
+	    store_prepare(st, "ROLLBACK", &st->st_rollback) == -1 ||
+	    store_prepare(st, store_sql_upsert, &st->st_upsert) == -1 ||
+	    store_prepare(st, store_sql_touch, &st->st_touch) == -1 ||
+	    store_prepare(st, store_sql_event, &st->st_event) == -1)
+		return (-1);
+	return (0);
+}
+
 /*
  * OPEN -> READY: in one write transaction, migrate an older database step
  * by step, apply the schema (idempotent), and, the first time this process
@@ -714,40 +884,9 @@ store_db_ready(struct store *st, double now)
 		store_db_off(st, version);
 		return (SQLITE_READONLY);
 	}
-	/* 0 is a new, empty database: schema.sql creates it whole. */
-	for (; version >= 1 && version < STORE_SCHEMA_VERSION; version++) {
-		if (sqlite3_exec(st->db, store_migrations[version - 1], NULL,
-			NULL, NULL) != SQLITE_OK) {
-			store_cause(st,
-			    "migrating from version %" PRId64 ": %s", version,
-			    sqlite3_errmsg(st->db));
-			goto fail;
-		}
-		log_info("database %s: migrated from schema version %" PRId64
-			 " to %" PRId64,
-		    st->path, version, version + 1);
-	}
-	if (sqlite3_exec(st->db, store_schema_sql, NULL, NULL, NULL) !=
-	    SQLITE_OK) {
-		store_cause(st, "applying the schema: %s",
-		    sqlite3_errmsg(st->db));
+	if (store_db_migrate(st, version) == -1 ||
+	    store_db_reconcile(st, now, &lost) == -1)
 		goto fail;
-	}
-	if (store_db_int(st->db, "PRAGMA user_version", &version) == -1 ||
-	    version != STORE_SCHEMA_VERSION) {
-		/* A build whose schema.sql and store.c disagree. */
-		store_cause(st,
-		    "schema.sql sets user_version %" PRId64
-		    ", store.c expects %d",
-		    version, STORE_SCHEMA_VERSION);
-		goto fail;
-	}
-	if (!st->reconciled) {
-		if (store_exec_now(st, store_sql_lost_events, now, NULL) ==
-			-1 ||
-		    store_exec_now(st, store_sql_lost_rows, now, &lost) == -1)
-			goto fail;
-	}
 	store_db_maxid(st);
 	if (sqlite3_exec(st->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
 		store_cause(st, "%s", sqlite3_errmsg(st->db));
@@ -762,14 +901,9 @@ store_db_ready(struct store *st, double now)
 		log_info("database %s: marked %d terminal(s) of a previous ptyd"
 			 " lost",
 		    st->path, lost);
+	st->lost += (uint64_t)lost;
 	st->reconciled = 1;
-
-	if (store_prepare(st, "BEGIN IMMEDIATE", &st->st_begin) == -1 ||
-	    store_prepare(st, "COMMIT", &st->st_commit) == -1 ||
-	    store_prepare(st, "ROLLBACK", &st->st_rollback) == -1 ||
-	    store_prepare(st, store_sql_upsert, &st->st_upsert) == -1 ||
-	    store_prepare(st, store_sql_touch, &st->st_touch) == -1 ||
-	    store_prepare(st, store_sql_event, &st->st_event) == -1)
+	if (store_db_prepare_all(st) == -1)
 		return (SQLITE_ERROR);
 	st->dbstate = STORE_DB_READY;
 	return (SQLITE_OK);
@@ -790,7 +924,7 @@ store_fail(struct store *st, int rc)
 	if (!st->failing) {
 		log_warnx("database %s: %s; keeping %zu rows and %zu events"
 			  " in memory and retrying",
-		    st->path, st->cause, st->ndirty, st->nevents);
+		    st->path, st->cause, st->nrows, st->nevents);
 		st->failing = 1;
 	}
 	if (st->dbstate == STORE_DB_OFF)
@@ -863,13 +997,74 @@ store_next_id(struct store *st)
 	return (st->next_id++);
 }
 
+/* FNV-1a over n bytes, continuing from h. */
+static uint64_t
+store_fnv(uint64_t h, const void *p, size_t n)
+{
+	const unsigned char *c = p;
+
+	while (n-- > 0) {
+		h ^= *c++;
+		h *= 0x100000001b3ULL;
+	}
+	return (h);
+}
+
+static uint64_t
+store_fnv_str(uint64_t h, const char *s)
+{
+	/* NULL and "" differ: the length is hashed with a marker. */
+	if (s == NULL)
+		return (store_fnv(h, "\xff", 1));
+	return (store_fnv(store_fnv(h, s, strlen(s)), "", 1));
+}
+
+/* What the touch UPDATE leaves alone: identity and indexed columns. */
+static uint64_t
+store_row_hash(const struct store_row *r)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+
+	h = store_fnv_str(h, r->sid);
+	h = store_fnv_str(h, r->owner);
+	h = store_fnv_str(h, r->workspace);
+	h = store_fnv_str(h, r->end_reason);
+	h = store_fnv_str(h, r->state);
+	h = store_fnv(h, &r->pid, sizeof(r->pid));
+	h = store_fnv(h, &r->has_exit_code, sizeof(r->has_exit_code));
+	h = store_fnv(h, &r->exit_code, sizeof(r->exit_code));
+	h = store_fnv(h, &r->started_at, sizeof(r->started_at));
+	return (store_fnv(h, &r->ended_at, sizeof(r->ended_at)));
+}
+
+/* The pending row for id, made if need be; NULL if the bound is reached
+ * and every pending row is live (then the put is dropped). */
+static struct store_row *
+store_row_slot(struct store *st, int64_t id)
+{
+	size_t i;
+	int    found;
+
+	i = store_id_search(st->rows, st->nrows, sizeof(*st->rows), id, &found);
+	if (found)
+		return (&st->rows[i]);
+	if (st->nrows >= STORE_ROWS_MAX) {
+		store_note_drop(st, store_now());
+		if (store_row_evict(st) == -1)
+			return (NULL);
+		i = store_id_search(st->rows, st->nrows, sizeof(*st->rows), id,
+		    &found);
+	}
+	return (store_insert((void **)&st->rows, &st->nrows, &st->rowscap,
+	    sizeof(*st->rows), i));
+}
+
 void
 store_put_term(struct store *st, const struct store_term *t)
 {
 	struct store_row *r;
 	const char	 *state;
-	size_t		  i;
-	int		  found, live = 0;
+	int		  live = 0;
 
 	if (st->dbstate == STORE_DB_OFF)
 		return;
@@ -880,38 +1075,17 @@ store_put_term(struct store *st, const struct store_term *t)
 		    st->path, t->id, t->state == NULL ? "(null)" : t->state);
 		return;
 	}
-	i = store_row_search(st, t->id, &found);
-	if (!found) {
-		if (st->nrows >= STORE_ROWS_MAX) {
-			store_note_drop(st, store_now());
-			if (store_row_evict(st) == -1) {
-				st->dropped_rows++;
-				return;
-			}
-			i = store_row_search(st, t->id, &found);
-		}
-		if (st->nrows == st->rowscap) {
-			st->rowscap = st->rowscap == 0 ? 16 : st->rowscap * 2;
-			st->rows = xreallocarray(st->rows, st->rowscap,
-			    sizeof(st->rows[0]));
-		}
-		memmove(&st->rows[i + 1], &st->rows[i],
-		    (st->nrows - i) * sizeof(st->rows[0]));
-		st->nrows++;
-		memset(&st->rows[i], 0, sizeof(st->rows[i]));
-		st->rows[i].id = t->id;
+	if ((r = store_row_slot(st, t->id)) == NULL) {
+		/* A live terminal's row: asked for again once writes work. */
+		st->dropped_rows++;
+		st->rewrite = 1;
+		return;
 	}
-	r = &st->rows[i];
-	if (!found || r->state != state || r->pid != t->pid ||
-	    r->started_at != t->started_at || r->ended_at != t->ended_at ||
-	    r->has_exit_code != t->has_exit_code ||
-	    r->exit_code != t->exit_code)
-		r->cold = 1;
-	/* Each string compared and copied only if changed: no ||. */
-	r->cold |= store_setstr(&r->sid, t->sid);
-	r->cold |= store_setstr(&r->owner, t->owner);
-	r->cold |= store_setstr(&r->workspace, t->workspace);
-	r->cold |= store_setstr(&r->end_reason, t->end_reason);
+	r->id = t->id;
+	store_setstr(&r->sid, t->sid);
+	store_setstr(&r->owner, t->owner);
+	store_setstr(&r->workspace, t->workspace);
+	store_setstr(&r->end_reason, t->end_reason);
 	r->state = state;
 	r->live = live;
 	r->pid = t->pid;
@@ -926,11 +1100,8 @@ store_put_term(struct store *st, const struct store_term *t)
 	r->ended_at = t->ended_at;
 	r->bytes_in = t->bytes_in;
 	r->bytes_out = t->bytes_out;
+	r->hash = store_row_hash(r);
 	r->bad = 0;
-	if (!r->dirty) {
-		r->dirty = 1;
-		st->ndirty++;
-	}
 }
 
 /* Copy s (bounded) into the event's buffer at *p; NULL stays NULL. */
@@ -1030,7 +1201,7 @@ store_write_row(struct store *st, struct store_row *r)
 	sqlite3_stmt *s = st->st_touch;
 	int	      rc;
 
-	if (r->in_db && !r->cold) {
+	if (store_seen_same(st, r)) {
 		sqlite3_bind_int64(s, 1, r->id);
 		sqlite3_bind_int(s, 2, r->rows);
 		sqlite3_bind_int(s, 3, r->cols);
@@ -1118,8 +1289,6 @@ store_write(struct store *st, double now)
 		goto fail;
 	for (i = 0; i < st->nrows; i++) {
 		r = &st->rows[i];
-		if (!r->dirty)
-			continue;
 		if ((rc = store_write_row(st, r)) == SQLITE_DONE)
 			continue;
 		if (!store_refused(st, rc, "terminal", r->id))
@@ -1168,57 +1337,81 @@ fail:
 	return (rc == SQLITE_DONE || rc == SQLITE_OK ? SQLITE_ERROR : rc);
 }
 
-/* After a commit: forget what was written, keep the live rows. */
+/* After a commit: forget what was written; remember which live rows are
+ * in the database, and with which identity columns. */
 static void
 store_written(struct store *st)
 {
-	size_t i, j;
+	struct store_row *r;
+	size_t		  i;
 
-	for (i = j = 0; i < st->nrows; i++) {
-		if (st->rows[i].bad || !st->rows[i].live) {
-			store_row_clear(&st->rows[i]);
-			continue;
-		}
-		st->rows[i].dirty = 0;
-		st->rows[i].cold = 0;
-		st->rows[i].in_db = 1;
-		st->rows[j++] = st->rows[i];
+	for (i = 0; i < st->nrows; i++) {
+		r = &st->rows[i];
+		if (r->live && !r->bad)
+			store_seen_set(st, r->id, r->hash);
+		else
+			store_seen_del(st, r->id);
+		store_row_clear(r);
 	}
-	st->nrows = j;
-	st->ndirty = 0;
+	st->nrows = 0;
 	store_queue_clear(st);
+}
+
+/*
+ * A file unlinked or renamed while open still takes our writes, where
+ * nobody will ever read them.  Checked at every flush (one stat), so an
+ * idle ptyd also notices and rewrites its live state.  1 if it moved: the
+ * connection is closed and every row asked for again.
+ */
+static int
+store_check_moved(struct store *st)
+{
+	int moved = 0;
+
+	if (st->db == NULL ||
+	    sqlite3_file_control(st->db, "main", SQLITE_FCNTL_HAS_MOVED,
+		&moved) != SQLITE_OK ||
+	    !moved)
+		return (0);
+	log_warnx("database %s was deleted, moved or replaced: writing a new"
+		  " one with every terminal ptyd holds",
+	    st->path);
+	/*
+	 * If it was only renamed (archived), the moved file should hold
+	 * everything: SQLite will not checkpoint a moved file on close, and
+	 * its WAL goes by the old name.
+	 */
+	sqlite3_wal_checkpoint_v2(st->db, "main", SQLITE_CHECKPOINT_TRUNCATE,
+	    NULL, NULL);
+	store_db_close(st);
+	store_mark_all(st);
+	st->recreated = 1;
+	return (1);
+}
+
+int
+store_rewrite_due(struct store *st)
+{
+	int due;
+
+	if (st->dbstate == STORE_DB_OFF)
+		return (0);
+	(void)store_check_moved(st);
+	due = st->rewrite;
+	st->rewrite = 0;
+	return (due);
 }
 
 int
 store_flush(struct store *st, double now)
 {
-	int moved = 0, rc;
+	int rc;
 
 	if (st->dbstate == STORE_DB_OFF)
 		return (0);
-	/*
-	 * A file unlinked or renamed while open still takes our writes, where
-	 * nobody will ever read them.  Checked at every flush (one stat), so
-	 * an idle ptyd also notices and rewrites its live state.
-	 */
-	if (st->db != NULL &&
-	    sqlite3_file_control(st->db, "main", SQLITE_FCNTL_HAS_MOVED,
-		&moved) == SQLITE_OK &&
-	    moved) {
-		log_warnx("database %s was deleted, moved or replaced: writing"
-			  " a new one with the %zu live terminals",
-		    st->path, store_nlive(st));
-		/*
-		 * If it was only renamed (archived), the moved file should
-		 * hold everything: SQLite will not checkpoint a moved file on
-		 * close, and its WAL goes by the old name.
-		 */
-		sqlite3_wal_checkpoint_v2(st->db, "main",
-		    SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
-		store_db_close(st);
-		store_mark_all(st);
-		st->recreated = 1;
-	}
+	/* mirror.c asks store_rewrite_due first, which checks the same and
+	 * puts every row before this writes the recreated marker. */
+	(void)store_check_moved(st);
 	if (!store_pending(st))
 		return (0);
 	if (store_attempt(st, now) == -1)
@@ -1251,7 +1444,7 @@ store_close(struct store *st)
 		if (store_flush(st, store_now()) == -1)
 			log_warnx("database %s: %zu rows and %zu events not"
 				  " written",
-			    st->path, st->ndirty, st->nevents);
+			    st->path, st->nrows, st->nevents);
 	}
 	store_db_close(st);
 	store_discard(st);
@@ -1266,10 +1459,23 @@ store_errors(const struct store *st)
 }
 
 int
+store_failing(const struct store *st)
+{
+	return (st->dbstate == STORE_DB_OFF ||
+	    st->outage_errors >= STORE_FAILING_AFTER);
+}
+
+uint64_t
+store_lost(const struct store *st)
+{
+	return (st->lost);
+}
+
+int
 store_pending(const struct store *st)
 {
 	if (st->dbstate == STORE_DB_OFF)
 		return (0);
-	return (st->ndirty > 0 || st->nevents > 0 || st->dropped_events > 0 ||
+	return (st->nrows > 0 || st->nevents > 0 || st->dropped_events > 0 ||
 	    st->dropped_rows > 0 || st->recreated);
 }

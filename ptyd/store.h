@@ -7,6 +7,10 @@
  * term.c is authoritative; nothing here is ever read back to decide), nor
  * the flush timer (main.c calls store_flush about once a second).
  *
+ * Holds no copy of a terminal's row beyond the next commit: the caller
+ * puts a snapshot of each changed terminal at flush time, and puts every
+ * terminal when store_rewrite_due says the database needs them all.
+ *
  * Never blocks the loop on the database: busy_timeout is 0, a locked,
  * read-only, full or missing database keeps the pending work (bounded) and
  * counts the failure, logged once per outage, and the next flush retries.
@@ -61,8 +65,8 @@ void store_close(struct store *);
 /* A terminal id never used before in this database (nor by this process). */
 int64_t store_next_id(struct store *);
 
-/* Queue the row's current state; replaces what is pending for the same id.
- * The strings are copied. */
+/* Queue a snapshot of the row, kept until the next commit; replaces what
+ * is pending for the same id.  The strings are copied. */
 void store_put_term(struct store *, const struct store_term *);
 
 /* Queue an audit event.  term_id 0 means none; actor and detail may be
@@ -77,8 +81,21 @@ void store_event(struct store *, double at, const char *sid, int64_t term_id,
  */
 int store_flush(struct store *, double now);
 
+/*
+ * Whether the caller must put every terminal's row before the next flush:
+ * a reconnect after a failure, a file deleted or moved under ptyd (checked
+ * here, one stat), or a live row dropped at the pending bound.  Asking
+ * clears it.
+ */
+int store_rewrite_due(struct store *);
+
 /* Flushes that failed, since start (health's db_errors). */
 uint64_t store_errors(const struct store *);
+/* Writes are failing now: several flushes in a row failed, or the mirror
+ * is off (a newer schema).  health's db_failing. */
+int store_failing(const struct store *);
+/* Rows an earlier ptyd left running, closed as lost since start. */
+uint64_t store_lost(const struct store *);
 
 /* Whether anything waits to be written (for a flush timer that sleeps). */
 int store_pending(const struct store *);

@@ -264,6 +264,18 @@ term_next(struct term *t)
 	return (TAILQ_NEXT(t, reg_entry));
 }
 
+struct term *
+term_all_first(void)
+{
+	return (TAILQ_FIRST(&term_all));
+}
+
+struct term *
+term_all_next(const struct term *t)
+{
+	return (TAILQ_NEXT(t, all_entry));
+}
+
 void
 term_stats(unsigned int *terms, unsigned int *exited, unsigned int *viewers)
 {
@@ -579,7 +591,6 @@ term_input(const char *owner, const char *sid, const uint8_t *data, size_t len,
 	if (t->in_pending + len > ptyd_conf.input_limit)
 		return (TERM_EINPUTFULL);
 	t->bytes_in += len;
-	t->in_unflushed += len;
 	t->last_activity = now;
 	mirror_mark(t);
 	/* Nothing queued: write now, queue only what the pty refuses. */
@@ -606,14 +617,18 @@ term_input(const char *owner, const char *sid, const uint8_t *data, size_t len,
 
 enum term_err
 term_input_once(const char *owner, const char *sid, const char *input_id,
-    const uint8_t *data, size_t len, int64_t now, int *duplicate)
+    const char *actor, const uint8_t *data, size_t len, int64_t now,
+    int *duplicate)
 {
 	struct term  *t;
 	enum term_err e;
 
 	*duplicate = 0;
-	if (input_id == NULL || input_id[0] == '\0')
-		return (term_input(owner, sid, data, len, now));
+	if (input_id == NULL || input_id[0] == '\0') {
+		if ((e = term_input(owner, sid, data, len, now)) == TERM_OK)
+			mirror_input(term_find(owner, sid), now, actor, len);
+		return (e);
+	}
 	/*
 	 * A retry whose first attempt ptyd did run: ptyd.fcgi gave up on
 	 * the first (ptyd stood still past its deadline, or the client's
@@ -628,8 +643,10 @@ term_input_once(const char *owner, const char *sid, const char *input_id,
 		return (TERM_OK);
 	}
 	e = term_input(owner, sid, data, len, now);
-	if (e == TERM_OK && t != NULL)
+	if (e == TERM_OK && t != NULL) {
 		once_add(&t->once, input_id);
+		mirror_input(t, now, actor, len);
+	}
 	return (e);
 }
 

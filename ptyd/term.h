@@ -108,7 +108,6 @@ struct term {
 	size_t		   in_pending;
 	uint64_t	   bytes_in;
 	uint64_t	   bytes_out;
-	uint64_t	   in_unflushed; /* input bytes not yet audited */
 
 	struct ev_timer timer; /* kill, drain or linger */
 	struct ev_defer defer; /* wake viewers / free */
@@ -137,6 +136,9 @@ unsigned int term_count(void);
 unsigned int term_count_owner(const char *owner);
 struct term *term_first(void); /* registered, start order */
 struct term *term_next(struct term *);
+/* Every terminal object, registered or on its way out. */
+struct term *term_all_first(void);
+struct term *term_all_next(const struct term *);
 void	     term_stats(unsigned int *terms, unsigned int *exited,
 	    unsigned int *viewers);
 
@@ -159,13 +161,15 @@ enum term_err term_start(const struct term_start_req *, int64_t now,
 enum term_err term_input(const char *owner, const char *sid, const uint8_t *,
     size_t, int64_t					now);
 /*
- * term_input with an input_id (NULL or "": none).  An id this terminal has
+ * term_input with an input_id (NULL or "": none), and the audit log's
+ * "input" event of actor once it is accepted.  An id this terminal has
  * already accepted writes nothing and answers TERM_OK with *duplicate set;
  * an input that is refused (not running, input full) leaves no id behind,
  * so its retry can still succeed.
  */
 enum term_err term_input_once(const char *owner, const char *sid,
-    const char *input_id, const uint8_t *, size_t, int64_t now, int *duplicate);
+    const char *input_id, const char *actor, const uint8_t *, size_t,
+    int64_t now, int *duplicate);
 enum term_err term_resize(const char *owner, const char *sid, unsigned int rows,
     unsigned int cols, int64_t now);
 int	      term_close(const char *owner, const char *sid, const char *actor,

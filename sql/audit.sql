@@ -137,3 +137,26 @@ FROM terminal_events
 WHERE kind IN ('dropped', 'recreated', 'lost')
 ORDER BY at DESC
 LIMIT 50;
+
+-- name: input_by_actor
+-- Who typed into what in the last :days days (default 1): input requests
+-- and bytes per actor (user@address) and session.  One input event is
+-- one accepted request; its detail is the byte count, never the text.
+SELECT	actor, session_id, count(*) AS requests,
+	sum(CAST(detail AS INTEGER)) AS bytes,
+	datetime(min(at), 'unixepoch') AS first_utc,
+	datetime(max(at), 'unixepoch') AS last_utc
+FROM terminal_events
+WHERE kind = 'input'
+  AND at >= (julianday('now') - 2440587.5) * 86400
+      - 86400 * coalesce(:days, 1)
+GROUP BY actor, session_id
+ORDER BY last_utc DESC;
+
+-- name: prunes
+-- Every prune of this log (ptydctl prune): when, who, how much went.
+-- Prune events are never pruned themselves.
+SELECT	at_utc, actor, detail
+FROM events
+WHERE kind = 'prune'
+ORDER BY id DESC;

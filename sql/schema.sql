@@ -3,7 +3,7 @@
 -- transaction, after the migrations in ptyd/store.c: so idempotent, no
 -- BEGIN.  `sqlite3 new.db < sql/schema.sql` makes the same database (not
 -- over an older user_version).  ptyd sets WAL.  Times: Unix seconds, REAL;
--- views add readable UTC (_utc).  Keep under 4095 bytes: one C string.
+-- views add readable UTC (_utc).  One C string (ptyd/schema.c).
 
 -- One row per incarnation (a restart is a new id), upserted by ptyd.
 CREATE TABLE IF NOT EXISTS terminals (
@@ -32,11 +32,12 @@ CREATE TABLE IF NOT EXISTS terminals (
 	bytes_out	INTEGER NOT NULL DEFAULT 0
 );
 
--- Append-only (rows may be pruned, never changed).  kind: start attach
--- detach resize input close exit reap evict shutdown lost gap, and
--- ptyd's own dropped (detail: how many events it could not keep) and
--- recreated (file deleted under it).  terminal_id is no foreign key:
--- events outlive pruned rows.
+-- Append-only (old rows may be pruned, never changed).  kind: start
+-- attach detach resize input (one per request: detail "N bytes") close
+-- exit reap evict shutdown lost gap, ptyd's own dropped (detail: how many
+-- events it could not keep) and recreated (file deleted under it), and
+-- prune (ptydctl prune).  terminal_id is no foreign key: events outlive
+-- pruned rows.
 CREATE TABLE IF NOT EXISTS terminal_events (
 	id		INTEGER PRIMARY KEY AUTOINCREMENT,
 	at		REAL NOT NULL,
@@ -51,6 +52,22 @@ CREATE TRIGGER IF NOT EXISTS terminal_events_append_only
 BEFORE UPDATE ON terminal_events
 BEGIN
 	SELECT RAISE(ABORT, 'terminal_events is append-only');
+END;
+
+-- Pruning: `ptydctl prune` inserts a permit, deletes the events before
+-- it, logs a prune event and deletes the permit, in one transaction, so
+-- a permit is never seen outside it.  A DELETE without a permit, of an
+-- event at or after its cutoff, or of a prune event, is refused.
+CREATE TABLE IF NOT EXISTS prune_permit (
+	before		REAL NOT NULL	-- events with at < before may go
+);
+CREATE TRIGGER IF NOT EXISTS terminal_events_no_delete
+BEFORE DELETE ON terminal_events
+WHEN OLD.kind = 'prune' OR NOT EXISTS
+	(SELECT 1 FROM prune_permit WHERE OLD.at < before)
+BEGIN
+	SELECT RAISE(ABORT,
+	    'terminal_events is append-only: see ptydctl prune');
 END;
 
 -- Used by the views and by sql/audit.sql.
@@ -95,4 +112,10 @@ SELECT	id, session_id, owner, pid, workspace,
 FROM terminals
 WHERE state = 'running' AND unwatched_since IS NOT NULL;
 
-PRAGMA user_version = 2;
+-- The audit log with readable times, oldest first.
+CREATE VIEW IF NOT EXISTS events AS
+SELECT	id, at, datetime(at, 'unixepoch') AS at_utc, session_id,
+	terminal_id, kind, actor, detail
+FROM terminal_events;
+
+PRAGMA user_version = 3;

@@ -724,8 +724,10 @@ Test(cgi, end_to_end_start_input_output_close)
 	cr_expect(strstr(r->body, "terminal not running") != NULL);
 	r = req("GET", "health", NULL, NULL);
 	cr_expect_eq(r->status, 200);
-	cr_expect(strstr(r->body, "{\"ok\": true, \"ptyd\": {\"pid\": ") ==
+	cr_expect(strstr(r->body, "{\"status\": \"ok\", \"ok\": true, ") ==
 	    r->body, "%s", r->body);
+	cr_expect(strstr(r->body, "\"ptyd\": {\"pid\": ") != NULL, "%s",
+	    r->body);
 }
 
 Test(cgi, owners_are_separate)

@@ -1071,8 +1071,9 @@ db_text(const char *sql, char *buf, size_t size)
 Test(daemon, audit_events_carry_who_and_what)
 {
 	/* Prevents: an audit log that cannot say who was connected (detach
-	 * without the viewer's actor), counts keystrokes one event each, or
-	 * loses the exit code of a closed shell. */
+	 * without the viewer's actor), merges input requests into one event
+	 * (DESIGN 7: one per accepted request), or loses the exit code of a
+	 * closed shell. */
 	char	buf[512];
 	int	fd, i, n;
 
@@ -1097,8 +1098,8 @@ Test(daemon, audit_events_carry_who_and_what)
 	    "every input byte counted");
 	n = db_count("SELECT count(*) FROM terminal_events WHERE "
 	    "session_id = 'au' AND kind = 'input'");
-	cr_assert(n >= 1 && n <= 3, "input batched per flush, not per "
-	    "keystroke: %d events for 21 inputs", n);
+	cr_assert_eq(n, 21, "one input event per request, never merged: %d"
+	    " events for 21 inputs", n);
 	cr_assert_eq(t_close("au"), 1);
 	cr_assert(WAIT_UNTIL(db_count("SELECT count(*) FROM terminal_events "
 	    "WHERE session_id = 'au' AND kind = 'exit'") == 1, 5000),

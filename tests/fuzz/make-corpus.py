@@ -6,7 +6,7 @@ import os
 import struct
 import sys
 
-VERSION = 1
+VERSION = 3
 
 
 def s(b):
@@ -21,7 +21,8 @@ def frame(t, payload):
 SEEDS = {
     "start": frame(0x0101, s("alice") + s("tab-1") + s("/home/alice") +
                    struct.pack(">HHB", 24, 80, 0) + s("alice@127.0.0.1")),
-    "input": frame(0x0102, s("") + s("s1") + s(b"ls -l\r\x00\xff")),
+    "input": frame(0x0102, s("") + s("s1") + s("k:1") +
+                   s(b"ls -l\r\x00\xff") + s("@127.0.0.1")),
     "resize": frame(0x0103, s("") + s("s1") + struct.pack(">HH", 50, 132)),
     "close": frame(0x0104, s("bob") + s("x") + s("bob@::1")),
     "attach": frame(0x0105, s("") + s("s1") + struct.pack(">BQ", 1, 1 << 60)

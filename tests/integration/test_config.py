@@ -9,6 +9,7 @@ No nginx here: ptyd.fcgi runs as plain CGI, as a web server without
 FastCGI would run it.  Everything lives in pytest's tmp_path.
 """
 
+import json
 import os
 import re
 import signal
@@ -170,9 +171,9 @@ def held_to_the_cap(conf, prefix):
     for i in (1, 2, 3):
         r = ctl(conf, "start", "%s-%d" % (prefix, i))
         assert r.returncode == 0, r.stderr
-    r = ctl(conf, "list")
+    r = ctl(conf, "list", "--json")
     assert r.returncode == 0, r.stderr
-    return sorted(ln.split("\t")[0] for ln in r.stdout.decode().splitlines()[1:])
+    return sorted(t["session_id"] for t in json.loads(r.stdout)["terminals"])
 
 
 def test_one_file_sets_up_ptyd_and_ptydctl_finds_it(tmp_path):
@@ -188,7 +189,8 @@ def test_one_file_sets_up_ptyd_and_ptydctl_finds_it(tmp_path):
     try:
         wait_for(lambda: ctl(conf, "stats").returncode == 0, 10,
                  what="ptyd answering ptydctl")
-        assert b"pid\t%d\n" % p.pid in ctl(conf, "stats").stdout
+        assert re.search(rb"^pid\s+%d$" % p.pid, ctl(conf, "stats").stdout,
+                         re.M)
         assert held_to_the_cap(conf, "cf") == ["cf-2", "cf-3"]
     finally:
         p.terminate()
@@ -240,7 +242,7 @@ def test_autostart_passes_the_settings_and_a_replacement_gets_them(
             assert s["idle_grace"] == [("77", conf + ":2")]
             assert s["max_terminals"] == [("2", conf + ":3")]
             # And the running one holds to it.
-            assert ctl(conf, "stats").stdout.startswith(b"pid\t%d\n" % pid)
+            assert re.match(rb"pid\s+%d\n" % pid, ctl(conf, "stats").stdout)
             assert held_to_the_cap(conf, "as%d" % round) == \
                 ["as%d-2" % round, "as%d-3" % round]
             os.kill(pid, signal.SIGKILL)

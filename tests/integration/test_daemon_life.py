@@ -99,7 +99,7 @@ class Daemon:
 
     def start_term(self, sock, sid):
         out = self.ctl(sock, "start", sid)
-        pid = int(re.search(r"^pid\t(\d+)$", out, re.M).group(1))
+        pid = int(re.search(r"^pid\s+(\d+)$", out, re.M).group(1))
         self.shells.append(pid)
         return pid
 
@@ -327,7 +327,7 @@ def test_an_autostart_refused_by_the_lock_fails_the_request_at_once(daemon):
     t0 = time.monotonic()
     status, j = fcgi_call(fsock, "GET", "list", timeout=30)
     if os.path.exists(d.sock("b")):     # it should not have started
-        d.pids.append(int(re.search(r"^pid\t(\d+)$", d.ctl(
+        d.pids.append(int(re.search(r"^pid\s+(\d+)$", d.ctl(
             d.sock("b"), "stats"), re.M).group(1)))
     assert status == 503, j
     assert time.monotonic() - t0 < 5

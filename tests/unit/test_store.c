@@ -237,6 +237,28 @@ open_with_terms(int n, double now, int64_t *ids)
 	return (st);
 }
 
+/*
+ * What mirror.c does at each flush: when the store asks for every row
+ * (store_rewrite_due), put every terminal ptyd holds; here the n running
+ * terminals of open_with_terms.  Then flush.
+ */
+static int
+flush_all(struct store *st, double now, const int64_t *ids, int n)
+{
+	struct store_term	 t;
+	char			 sid[32];
+	int			 i;
+
+	if (store_rewrite_due(st)) {
+		for (i = 0; i < n; i++) {
+			snprintf(sid, sizeof(sid), "tab-%d", i);
+			term_init(&t, ids[i], sid, now);
+			store_put_term(st, &t);
+		}
+	}
+	return (store_flush(st, now));
+}
+
 Test(store, rows_appear_only_after_flush_and_match_what_was_put)
 {
 	struct store		*st;
@@ -423,6 +445,8 @@ Test(store, lock_held_by_auditor_fails_flush_fast_keeps_work_and_catches_up)
 		store_event(st, now, "tab", ids[i], "detach", "alice", NULL);
 	}
 	for (i = 0; i < 10; i++) {
+		cr_assert_eq(store_failing(st), i >= 3,
+		    "failing after 3 failed flushes in a row, not %d", i);
 		t0 = mono_ms();
 		cr_assert_eq(store_flush(st, now + i), -1);
 		ms = mono_ms() - t0;
@@ -437,6 +461,7 @@ Test(store, lock_held_by_auditor_fails_flush_fast_keeps_work_and_catches_up)
 
 	cr_assert_eq(store_flush(st, now + 11), 0);
 	cr_assert_not(store_pending(st));
+	cr_assert_not(store_failing(st));
 	cr_assert_eq(store_errors(st), 10);
 	cr_assert_eq(log_count("writing again after 10 failed"), 1);
 	cr_assert_eq(q_int(auditor, "SELECT count(*) FROM terminals"
@@ -598,9 +623,11 @@ Test(store, deleted_file_is_recreated_with_every_live_row)
 	cr_assert_eq(store_flush(st, now), 0);
 
 	cr_assert_eq(unlink(dbpath), 0);
-	/* Nothing pending: the flush still notices, and rewrites. */
+	/* Nothing pending: the tick still notices, and asks for every row;
+	 * the store itself kept no copy of them. */
 	cr_assert_not(store_pending(st));
-	cr_assert_eq(store_flush(st, now + 1), 0);
+	cr_assert_eq(flush_all(st, now + 1, ids, 3), 0);
+	cr_assert_not(store_rewrite_due(st), "asking cleared it");
 	cr_assert_eq(store_errors(st), 0);
 	cr_assert_eq(log_count("deleted, moved or replaced"), 1);
 
@@ -613,7 +640,10 @@ Test(store, deleted_file_is_recreated_with_every_live_row)
 	cr_assert_eq(q_int(db, "SELECT count(*) FROM terminal_events"
 	    " WHERE kind = 'recreated'"), 1);
 	cr_assert_eq(q_int(db, "SELECT count(*) FROM terminal_events"), 1);
-	cr_assert_eq(q_int(db, "PRAGMA user_version"), 2);
+	cr_assert_str_eq(q_text(db, "SELECT detail FROM terminal_events"),
+	    "the database file was deleted, moved or replaced under ptyd; 3"
+	    " live terminals rewritten, earlier history is not here");
+	cr_assert_eq(q_int(db, "PRAGMA user_version"), 3);
 	sqlite3_close(db);
 
 	/* And it goes on being the mirror. */
@@ -641,7 +671,7 @@ Test(store, renamed_file_keeps_its_history_and_a_new_one_takes_over)
 	cr_assert_eq(store_flush(st, now), 0);
 	snprintf(archive, sizeof(archive), "%s/archive.db", dir);
 	cr_assert_eq(rename(dbpath, archive), 0);
-	cr_assert_eq(store_flush(st, now), 0);
+	cr_assert_eq(flush_all(st, now, ids, 2), 0);
 
 	/* Everything written before the rename is in the renamed file. */
 	db = peer_open(archive);
@@ -686,6 +716,13 @@ Test(store, directory_replaced_by_a_file_fails_then_recovers_all_rows)
 	cr_assert_eq(log_count("retrying"), 1);
 
 	cr_assert_eq(unlink(d), 0);
+	/* As mirror.c: every terminal as it is now (tab-1 is 50 rows). */
+	cr_assert(store_rewrite_due(st));
+	store_put_term(st, &t);
+	term_init(&t, ids[0], "tab-0", now);
+	store_put_term(st, &t);
+	term_init(&t, ids[2], "tab-2", now);
+	store_put_term(st, &t);
 	cr_assert_eq(store_flush(st, now), 0);
 	cr_assert_eq(stat(d, &sb), 0);
 	cr_assert_eq(sb.st_mode & 07777, 0700);
@@ -790,6 +827,8 @@ Test(store, startup_marks_rows_left_running_lost_with_an_event)
 	store_put_term(st, &t);
 	cr_assert_eq(store_flush(st, now), 0);
 	cr_assert_eq(unlink(dbpath), 0);
+	cr_assert(store_rewrite_due(st));
+	store_put_term(st, &t);
 	cr_assert_eq(store_flush(st, now), 0);
 	cr_assert_eq(count_rows("SELECT count(*) FROM terminals WHERE"
 	    " state = 'running'"), 1);
@@ -917,6 +956,7 @@ Test(store, older_user_version_is_migrated_forward_to_the_fresh_shape)
 	st = store_open(dbpath, now);
 	cr_assert_eq(store_errors(st), 0);
 	cr_assert_eq(log_count("migrated from schema version 1 to 2"), 1);
+	cr_assert_eq(log_count("migrated from schema version 2 to 3"), 1);
 	cr_assert_eq(store_next_id(st), 7);
 	term_init(&t, 7, "new", now);
 	t.bytes_in = 3;
@@ -926,7 +966,7 @@ Test(store, older_user_version_is_migrated_forward_to_the_fresh_shape)
 	store_close(st);
 
 	db = peer_open(dbpath);
-	cr_assert_eq(q_int(db, "PRAGMA user_version"), 2);
+	cr_assert_eq(q_int(db, "PRAGMA user_version"), 3);
 	cr_assert_str_eq(q_text(db, "SELECT group_concat(id || state || "
 	    " quote(owner) || bytes_in, ',') FROM (SELECT * FROM terminals"
 	    " ORDER BY id)"), "5exitedNULL0,6lostNULL0,7running'alice'3",
@@ -1126,7 +1166,7 @@ Test(store, schema_sql_runs_twice_in_one_exec_and_sets_the_version)
 	peer_exec(db, "INSERT INTO terminals (id, session_id, started_at,"
 	    " state) VALUES (1, 's', 1, 'running')");
 	peer_exec(db, store_schema_sql);
-	cr_assert_eq(q_int(db, "PRAGMA user_version"), 2);
+	cr_assert_eq(q_int(db, "PRAGMA user_version"), 3);
 	cr_assert_eq(q_int(db, "SELECT count(*) FROM terminals"), 1);
 	cr_assert_neq(sqlite3_exec(db, "INSERT INTO terminals (id, session_id,"
 	    " started_at, state) VALUES (2, 's', 1, 'asleep')", NULL, NULL,
@@ -1195,10 +1235,11 @@ Test(store, row_bound_gives_up_the_oldest_ended_rows_and_counts_them)
 	    " WHERE kind = 'dropped'"), "dropped %llu events, %llu terminal"
 	    " rows", &events, &rows), 2);
 	cr_assert_eq(events, 0);
-	cr_assert_eq(rows, 8, "65536 pending rows kept, one of them live");
-	cr_assert_eq(q_int(db, "SELECT count(*) FROM terminals"), 65536);
+	cr_assert_eq(rows, 7, "65536 pending rows kept; the live one was"
+	    " written before and is no longer kept");
+	cr_assert_eq(q_int(db, "SELECT count(*) FROM terminals"), 65537);
 	cr_assert_eq(q_int(db, "SELECT min(id) FROM terminals WHERE"
-	    " state = 'closed'"), live + 9, "the oldest went first");
+	    " state = 'closed'"), live + 8, "the oldest went first");
 	sqlite3_close(db);
 	store_close(st);
 }

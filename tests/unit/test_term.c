@@ -726,24 +726,24 @@ Test(term, a_repeated_input_id_writes_nothing_the_second_time)
 	int		 reused, dup = -1;
 
 	t = start("", "a", 0, S, &reused);
-	cr_assert_eq(term_input_once("", "a", "p:1", (const uint8_t *)"x", 1,
+	cr_assert_eq(term_input_once("", "a", "p:1", NULL, (const uint8_t *)"x", 1,
 	    2 * S, &dup), TERM_OK);
 	cr_expect_eq(dup, 0);
-	cr_assert_eq(term_input_once("", "a", "p:1", (const uint8_t *)"x", 1,
+	cr_assert_eq(term_input_once("", "a", "p:1", NULL, (const uint8_t *)"x", 1,
 	    3 * S, &dup), TERM_OK);
 	cr_expect_eq(dup, 1);
 	cr_expect_eq(t->bytes_in, 1, "written once");
-	cr_assert_eq(term_input_once("", "a", "p:2", (const uint8_t *)"y", 1,
+	cr_assert_eq(term_input_once("", "a", "p:2", NULL, (const uint8_t *)"y", 1,
 	    3 * S, &dup), TERM_OK);
 	cr_expect_eq(dup, 0);
-	cr_assert_eq(term_input_once("", "a", "", (const uint8_t *)"z", 1,
+	cr_assert_eq(term_input_once("", "a", "", NULL, (const uint8_t *)"z", 1,
 	    3 * S, &dup), TERM_OK);
-	cr_assert_eq(term_input_once("", "a", "", (const uint8_t *)"z", 1,
+	cr_assert_eq(term_input_once("", "a", "", NULL, (const uint8_t *)"z", 1,
 	    3 * S, &dup), TERM_OK);
 	cr_expect_eq(dup, 0, "no id, no dedup");
 	cr_expect_eq(t->bytes_in, 4);
 	/* Another owner's terminal with the same id is another window. */
-	cr_expect_eq(term_input_once("bob", "a", "p:1", (const uint8_t *)"x",
+	cr_expect_eq(term_input_once("bob", "a", "p:1", NULL, (const uint8_t *)"x",
 	    1, 3 * S, &dup), TERM_ENOTRUNNING);
 }
 
@@ -761,12 +761,12 @@ Test(term, a_refused_input_leaves_no_id_so_its_retry_runs)
 	memset(chunk, 'x', sizeof(chunk));
 	for (i = 0; i < 64 && e == TERM_OK; i++) {
 		snprintf(id, sizeof(id), "f:%d", i);
-		e = term_input_once("", "a", id, chunk, sizeof(chunk), 2 * S,
+		e = term_input_once("", "a", id, NULL, chunk, sizeof(chunk), 2 * S,
 		    &dup);
 	}
 	cr_assert_eq(e, TERM_EINPUTFULL);
 	cr_expect_not(once_seen(&t->once, id), "%s was refused", id);
-	cr_expect_eq(term_input_once("", "zz", "f:x", chunk, 1, 2 * S, &dup),
+	cr_expect_eq(term_input_once("", "zz", "f:x", NULL, chunk, 1, 2 * S, &dup),
 	    TERM_ENOTRUNNING);
 	kill(t->pid, SIGCONT);
 }
@@ -777,12 +777,12 @@ Test(term, a_restart_starts_a_fresh_window)
 	int		 reused, dup;
 
 	old = start("", "a", 0, S, &reused);
-	cr_assert_eq(term_input_once("", "a", "p:1", (const uint8_t *)"x", 1,
+	cr_assert_eq(term_input_once("", "a", "p:1", NULL, (const uint8_t *)"x", 1,
 	    2 * S, &dup), TERM_OK);
 	t = start("", "a", 1, 3 * S, &reused);
 	cr_assert_eq(reused, 0);
 	cr_assert_neq(t, old);
-	cr_assert_eq(term_input_once("", "a", "p:1", (const uint8_t *)"x", 1,
+	cr_assert_eq(term_input_once("", "a", "p:1", NULL, (const uint8_t *)"x", 1,
 	    4 * S, &dup), TERM_OK);
 	cr_expect_eq(dup, 0, "a new incarnation has typed nothing yet");
 }

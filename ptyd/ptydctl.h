@@ -1,0 +1,23 @@
+/*
+ * ptydctl.h -- what ptydctl's files share: the usage and error exits, the
+ * audit actor, and the commands that live outside ptydctl.c.
+ *
+ * Owns: nothing but these declarations.  Does not own: the command table
+ * (ptydctl.c).
+ */
+#ifndef PTYDCTL_H
+#define PTYDCTL_H
+
+/* Usage to stderr, exit 2. */
+void __attribute__((noreturn)) usage(void);
+/* "ptydctl: what: strerror(errno)", exit 2. */
+void __attribute__((noreturn)) die(const char *what);
+/* user@ptydctl: who did it, for the audit log. */
+const char *ctl_actor(void);
+/* The database as ptyd finds it (the db setting, lib/config.c). */
+const char *ctl_db(void);
+
+/* prune --before DAYS|YYYY-MM-DD [--db PATH] (ptydctl_prune.c). */
+int ctl_prune(int argc, char **argv);
+
+#endif /* PTYDCTL_H */

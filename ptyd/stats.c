@@ -1,0 +1,107 @@
+/*
+ * stats.c -- ptyd's counters for MSG_STATS (stats.h).
+ *
+ * Owns: the counters since start and the filling of MSG_STATS_REPLY.
+ * Counts come from the audit events (every start, close, reap... is one),
+ * so the metrics and the audit log cannot disagree on what happened.  The
+ * gauges (terminals by state, viewers) and byte counts are read from the
+ * terminals in memory when asked, plus what freed terminals carried.  Does
+ * not own: the events, the registry (term.c), the database (mirror.c).
+ */
+#include <string.h>
+#include <unistd.h>
+
+#include "frame.h"
+#include "mirror.h"
+#include "stats.h"
+#include "term.h"
+
+/* The counters since start, kept in the reply's own fields (bytes_in and
+ * bytes_out: of terminals already freed); the rest is filled when asked. */
+static struct msg_stats_reply stats;
+
+/* Audit event kinds and the counter each one adds to. */
+static const struct {
+	const char *kind;
+	uint64_t   *counter;
+} stats_kinds[] = {
+	{ "start", &stats.starts },
+	{ "close", &stats.closes },
+	{ "reap", &stats.reaps },
+	{ "evict", &stats.evictions },
+	{ "shutdown", &stats.shutdowns },
+	{ "input", &stats.inputs },
+};
+
+void
+stats_event(const struct term *t, const char *kind)
+{
+	size_t i;
+
+	if (kind == NULL)
+		return;
+	/* Every shell's end is an exit event; only one that ended by
+	 * itself (no teardown asked for it) counts as an exit. */
+	if (strcmp(kind, "exit") == 0) {
+		if (t->reason == TERM_R_NONE || t->reason == TERM_R_EXIT)
+			stats.exits++;
+		return;
+	}
+	for (i = 0; i < sizeof(stats_kinds) / sizeof(stats_kinds[0]); i++) {
+		if (strcmp(kind, stats_kinds[i].kind) == 0) {
+			(*stats_kinds[i].counter)++;
+			return;
+		}
+	}
+}
+
+void
+stats_gone(const struct term *t)
+{
+	stats.bytes_in += t->bytes_in;
+	stats.bytes_out += t->bytes_out;
+}
+
+/* Gauges from the terminals in memory; their bytes added to the totals. */
+static void
+stats_terms(struct msg_stats_reply *r)
+{
+	const struct term *t;
+
+	for (t = term_all_first(); t != NULL; t = term_all_next(t)) {
+		r->bytes_in += t->bytes_in;
+		r->bytes_out += t->bytes_out;
+		switch (t->state) {
+		case TERM_RUNNING:
+			r->running++;
+			break;
+		case TERM_ENDING:
+			r->ending++;
+			break;
+		case TERM_DRAINING:
+			r->draining++;
+			break;
+		case TERM_EXITED:
+			break;
+		}
+	}
+}
+
+void
+stats_fill(struct msg_stats_reply *r, int64_t uptime_us)
+{
+	unsigned int terms, exited, viewers;
+
+	*r = stats;
+	term_stats(&terms, &exited, &viewers);
+	r->pid = (int32_t)getpid();
+	r->uptime_us = uptime_us;
+	r->terminals = terms;
+	r->exited = exited;
+	r->viewers = viewers;
+	r->db_errors = mirror_db_errors();
+	r->db_failing = (uint8_t)mirror_db_failing();
+	r->db_lag_us = mirror_db_lag(ev_now());
+	r->lost = mirror_db_lost();
+	stats_terms(r);
+}
