@@ -15,8 +15,10 @@ their pid or by the installed binary's path, which is unique to the temp
 prefix).
 """
 
+import grp
 import hashlib
 import os
+import pwd
 import re
 import shutil
 import signal
@@ -27,7 +29,7 @@ import time
 import pytest
 
 from ptyd_http import Client, read_output_until
-from ptyd_stack import BUILDDIR, free_port, wait_for
+from ptyd_stack import BUILDDIR, children_of, free_port, wait_for
 
 VERSION = "1.0.0"
 BUILD_TIMEOUT = 240
@@ -194,6 +196,14 @@ def test_layout(installed):
     assert not missing, "not installed: %s" % missing
     for f in ("bin/ptydctl", "bin/ptyd.fcgi", "libexec/ptyd/ptyd"):
         assert os.access(installed.path(f), os.X_OK), f
+    # logrotate's postrotate signals the pid file ptyd.service writes.
+    unit = open(installed.path("lib/systemd/system/ptyd.service")).read()
+    rot = open(installed.path("etc/logrotate.d/ptyd")).read()
+    m = re.search(r"^ExecStart=\S+ .*--pidfile (\S+)", unit, re.M)
+    assert m and installed.path("libexec/ptyd/ptyd") in unit, unit
+    assert 'kill -HUP "$(cat %s)"' % m.group(1) in rot, rot
+    assert re.search(r"--log (\S+)", unit).group(1).startswith(
+        "/var/log/ptyd/") and "/var/log/ptyd/*.log {" in rot
     # ptyd is in libexec only; no npm leftovers anywhere.
     assert not os.path.exists(installed.path("bin/ptyd"))
     for dirpath, dirs, files in os.walk(installed.prefix):
@@ -406,12 +416,19 @@ def test_installed_stack_as_www_data(installed, installed_stack):
     # The installed page, its assets cacheable for ever.
     page = c.request("GET", "/")
     assert page.status == 200, page
-    app = re.search(r'src="(assets/app\.[0-9a-f]{12}\.js)"',
-                    page.body.decode()).group(1)
+    html = page.body.decode()
+    app = re.search(r'src="(assets/app\.[0-9a-f]{12}\.js)"', html).group(1)
     r = c.request("GET", "/" + app)
     assert r.status == 200, r
     assert r.header("content-type", "").startswith("application/javascript")
     assert "immutable" in r.header("cache-control", ""), r.headers
+    # Everything the page and its modules name is served.
+    names = re.findall(r'(?:href|src)="(assets/[^"]+)"', html)
+    names += ["assets/" + m for m in
+              re.findall(r"from '\./([^']+)'", r.body.decode())]
+    for n in names:
+        a = c.request("GET", "/" + n)
+        assert a.status == 200 and a.body, (n, a)
     assert "no-cache" in page.header("cache-control", ""), page.headers
 
     # A terminal over HTTP, through nginx's www-data workers, ptyd.fcgi's
@@ -433,12 +450,15 @@ def test_installed_stack_as_www_data(installed, installed_stack):
     # The workers really are www-data, and the socket is theirs by group.
     st_sock = os.stat(st.sock)
     assert oct(st_sock.st_mode & 0o777) == "0o660"
-    import grp
     assert grp.getgrgid(st_sock.st_gid).gr_name == "www-data"
-    out = subprocess.run(["ps", "-o", "user=,args=", "-C", "nginx"],
-                         capture_output=True, timeout=10).stdout.decode()
-    assert any(line.startswith("www-data") and "worker" in line
-               for line in out.splitlines()), out
+    master = st.procs[-1].pid
+    workers = children_of(master)
+    assert workers, "nginx has no workers"
+    www = pwd.getpwnam("www-data").pw_uid
+    for pid in workers:
+        with open("/proc/%d/status" % pid) as f:
+            uid = [line.split()[1] for line in f if line.startswith("Uid:")]
+        assert uid == [str(www)], (pid, uid)
 
 
 @pytest.mark.deadline(60)
