@@ -35,21 +35,41 @@
 
 #define DEFAULT_STACK (256 * 1024)
 
-/* The ptyd beside this build (../ptyd/ptyd from our directory), else the
- * one in PATH. */
+/* The ptyd binary, first found of: beside us (an install that keeps both
+ * in one folder), ../ptyd/ptyd (this build tree), PTYD_LIBEXECDIR (the
+ * install's libexec), PTYD_BINDIR; else "ptyd" from PATH.  configure's
+ * directories come from the Makefile; the fallbacks are for lint runs. */
+#ifndef PTYD_LIBEXECDIR
+#define PTYD_LIBEXECDIR "/usr/local/libexec/ptyd"
+#endif
+#ifndef PTYD_BINDIR
+#define PTYD_BINDIR "/usr/local/bin"
+#endif
 static void
 default_ptyd(char *out, size_t size)
 {
-	char	self[PATH_MAX], cand[PATH_MAX + 16];
-	ssize_t n;
+	static const char *const names[] = { "ptyd", "../ptyd/ptyd", "ptyd",
+		"ptyd" };
+	const char		*dirs[4];
+	char			 self[PATH_MAX], cand[PATH_MAX + 32];
+	ssize_t			 n;
+	size_t			 i;
 
 	snprintf(out, size, "ptyd");
-	if ((n = readlink("/proc/self/exe", self, sizeof(self) - 1)) <= 0)
-		return;
-	self[n] = '\0';
-	snprintf(cand, sizeof(cand), "%s/../ptyd/ptyd", dirname(self));
-	if (access(cand, X_OK) == 0 && strlen(cand) < size)
-		snprintf(out, size, "%s", cand);
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	self[n > 0 ? n : 0] = '\0';
+	dirs[0] = dirs[1] = n > 0 ? dirname(self) : NULL;
+	dirs[2] = PTYD_LIBEXECDIR;
+	dirs[3] = PTYD_BINDIR;
+	for (i = 0; i < 4; i++) {
+		if (dirs[i] == NULL)
+			continue;
+		snprintf(cand, sizeof(cand), "%s/%s", dirs[i], names[i]);
+		if (access(cand, X_OK) == 0 && strlen(cand) < size) {
+			snprintf(out, size, "%s", cand);
+			return;
+		}
+	}
 }
 
 /* Who may connect to the FastCGI socket besides us (--socket-group,

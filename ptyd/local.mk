@@ -1,5 +1,7 @@
-# ptyd/local.mk -- the daemon and its operator CLI.
-bin_PROGRAMS += ptyd/ptyd ptyd/ptydctl
+# ptyd/local.mk -- the daemon and its operator CLI.  ptyd is started by
+# ptyd.fcgi or systemd, not by people: it goes in $(libexecdir)/ptyd.
+pkglibexec_PROGRAMS = ptyd/ptyd
+bin_PROGRAMS += ptyd/ptydctl
 
 # Everything but main.c goes into a library so the unit tests link the same
 # objects the daemon runs.
