@@ -440,6 +440,37 @@ ep_metrics(struct ctx *c, json_t *body)
 	buf_free(&b);
 }
 
+/* The API's limits (lib/contract.h), for the page: it carries none of its
+ * own.  Asks nothing of ptyd. */
+static void
+ep_limits(struct ctx *c, json_t *body)
+{
+	char	sid[64], iid[64];
+	json_t *o;
+
+	(void)body;
+	if (contract_token_pattern(sid, sizeof(sid), CONTRACT_SID_MAX) == -1 ||
+	    contract_token_pattern(iid, sizeof(iid), CONTRACT_INPUT_ID_MAX) ==
+		-1) {
+		http_error(c->r, 500, "internal error", 0);
+		return;
+	}
+	o = json_pack("{s:{s:i, s:s}, s:{s:i, s:s}, s:i, s:i, "
+		      "s:{s:i, s:i, s:i}, s:{s:i, s:i, s:i}}",
+	    "session_id", "max", CONTRACT_SID_MAX, "pattern", sid, "input_id",
+	    "max", CONTRACT_INPUT_ID_MAX, "pattern", iid, "input_chars",
+	    CONTRACT_INPUT_CHARS, "body_bytes", CONTRACT_BODY_MAX, "rows",
+	    "min", CONTRACT_ROWS_MIN, "max", CONTRACT_ROWS_MAX, "default",
+	    CONTRACT_ROWS_DEFAULT, "cols", "min", CONTRACT_COLS_MIN, "max",
+	    CONTRACT_COLS_MAX, "default", CONTRACT_COLS_DEFAULT);
+	if (o == NULL) {
+		http_error(c->r, 500, "internal error", 0);
+		return;
+	}
+	http_json(c->r, 200, o, NULL);
+	json_decref(o);
+}
+
 static void
 ep_output(struct ctx *c, json_t *body)
 {
@@ -462,6 +493,7 @@ static const struct route {
 	{ "list", "GET", ep_list },
 	{ "health", "GET", ep_health },
 	{ "metrics", "GET", ep_metrics },
+	{ "limits", "GET", ep_limits },
 };
 
 static const struct route *

@@ -1,6 +1,7 @@
 /*
  * contract.c -- the rules both programs apply (contract.h).
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "contract.h"
@@ -16,11 +17,21 @@ contract_token_valid(const char *s, size_t max)
 			return (0);
 		if (!((s[n] >= 'a' && s[n] <= 'z') ||
 			(s[n] >= 'A' && s[n] <= 'Z') ||
-			(s[n] >= '0' && s[n] <= '9') || s[n] == '.' ||
-			s[n] == '_' || s[n] == ':' || s[n] == '-'))
+			(s[n] >= '0' && s[n] <= '9') ||
+			strchr(CONTRACT_TOKEN_PUNCT, s[n]) != NULL))
 			return (0);
 	}
 	return (n > 0);
+}
+
+int
+contract_token_pattern(char *buf, size_t size, size_t max)
+{
+	int n;
+
+	n = snprintf(buf, size, "^[A-Za-z0-9%s]{1,%zu}$",
+	    CONTRACT_TOKEN_PUNCT, max);
+	return (n < 0 || (size_t)n >= size ? -1 : 0);
 }
 
 int

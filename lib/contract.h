@@ -46,8 +46,15 @@ enum contract_fail {
 };
 const struct contract_error *contract_failure(enum contract_fail);
 
+/* The punctuation a token may hold besides letters and digits; '-' goes
+ * last, so the set reads the same inside a regular expression's [ ]. */
+#define CONTRACT_TOKEN_PUNCT "._:-"
+
 /* 1 if s is 1..max characters of [A-Za-z0-9._:-]. */
 int contract_token_valid(const char *s, size_t max);
+/* The same rule as a regular expression (JavaScript's and POSIX ERE's
+ * syntax), for the page.  0, or -1 if size is too small. */
+int contract_token_pattern(char *buf, size_t size, size_t max);
 int contract_sid_valid(const char *s);
 int contract_input_id_valid(const char *s);
 

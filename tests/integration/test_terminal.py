@@ -299,6 +299,34 @@ def test_health_reports_daemon_counters(stack, term):
     assert p2["db_errors"] == 0
 
 
+def test_limits_are_the_ones_the_server_enforces(stack, new_sid):
+    """GET limits gives the page the API's rules (it keeps no copy): the
+    id pattern says no exactly where start says 400, and the sizes are
+    the clamp's."""
+    c = stack.client()
+    r = c.get("limits")
+    assert r.status == 200, r
+    lim = r.json()
+    pat = re.compile(lim["session_id"]["pattern"])
+    longest = "s" * lim["session_id"]["max"]
+    for sid, ok in ((longest, True), (longest + "s", False),
+                    ("a/b", False), ("a b", False), (new_sid(), True)):
+        assert bool(pat.match(sid)) == ok, sid
+        r = c.start(sid)
+        assert (r.status == 200) == ok, (sid, r)
+        if ok:
+            c.close_term(sid)
+    assert lim["input_chars"] > 0 and lim["body_bytes"] > 0
+    rows, cols = lim["rows"], lim["cols"]
+    assert rows["min"] <= rows["default"] <= rows["max"]
+    sid = new_sid()
+    r = c.start(sid, rows=rows["max"] + 100, cols=cols["min"] - 1)
+    assert r.status == 200, r
+    t = [x for x in c.list().json()["terminals"] if x["session_id"] == sid]
+    c.close_term(sid)
+    assert (t[0]["rows"], t[0]["cols"]) == (rows["max"], cols["min"])
+
+
 # -- environment -------------------------------------------------------------
 
 def test_no_server_environment_variable_reaches_the_shell(stack, term):

@@ -5,6 +5,7 @@
  */
 #include <criterion/criterion.h>
 
+#include <regex.h>
 #include <string.h>
 
 #include "contract.h"
@@ -106,4 +107,27 @@ Test(contract, reasons)
 	cr_expect_not(contract_reason_valid(""));
 	cr_expect_not(contract_reason_valid("still running"));
 	cr_expect_not(contract_reason_valid("Exit"));
+}
+
+/* The page's copy of the id rule is generated from the rule itself: the
+ * pattern (as POSIX ERE, the same syntax as JavaScript's here) accepts
+ * exactly what contract_token_valid accepts. */
+Test(contract, token_pattern_is_the_rule)
+{
+	static const char *const probe[] = { "a", "A-z_0.9:x", "", "a b",
+		"a/b", "é", "-", "a\n", "abcdefgh", "abcdefghi", "x]y", "x[y",
+		"^a", "a$" };
+	char	pat[64];
+	regex_t re;
+	size_t	i;
+
+	cr_assert_eq(contract_token_pattern(pat, sizeof(pat), 8), 0);
+	cr_assert_eq(regcomp(&re, pat, REG_EXTENDED | REG_NOSUB), 0, "%s",
+	    pat);
+	for (i = 0; i < sizeof(probe) / sizeof(probe[0]); i++)
+		cr_expect_eq(regexec(&re, probe[i], 0, NULL, 0) == 0,
+		    contract_token_valid(probe[i], 8) != 0, "%s on \"%s\"", pat,
+		    probe[i]);
+	regfree(&re);
+	cr_expect_eq(contract_token_pattern(pat, 8, 128), -1, "too small");
 }
