@@ -29,6 +29,7 @@
 #include "harden.h"
 #include "http.h"
 #include "ptyd_client.h"
+#include "util.h"
 
 /* Poll interval while waiting on the lock or for ptyd to come up. */
 #define PTYD_POLL_MS 10
@@ -61,21 +62,6 @@ ptyd_alive(const struct ptyd_conf *conf, int64_t deadline_ms)
 		return (1);
 	}
 	return (ptyd_down(errno) ? 0 : -1);
-}
-
-/* Create the socket's directory (0700) if it is missing. */
-static int
-ptyd_mkdir(const char *sock)
-{
-	char dir[sizeof(((struct ptyd_conf *)0)->socket)], *slash;
-
-	snprintf(dir, sizeof(dir), "%s", sock);
-	if ((slash = strrchr(dir, '/')) == NULL || slash == dir)
-		return (0);
-	*slash = '\0';
-	if (mkdir(dir, 0700) == -1 && errno != EEXIST)
-		return (-1);
-	return (0);
 }
 
 /*
@@ -203,7 +189,7 @@ ptyd_autostart(const struct ptyd_conf *conf, int64_t deadline_ms)
 		errno = ENAMETOOLONG;
 		return (-1);
 	}
-	if (ptyd_mkdir(conf->socket) == -1)
+	if (util_mkparents(conf->socket, 0700, NULL, 0) == -1)
 		goto fail;
 	if ((fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0600)) == -1)
 		goto fail;

@@ -38,6 +38,7 @@
 #include "spawn.h"
 #include "store.h"
 #include "term.h"
+#include "util.h"
 #include "xmalloc.h"
 
 extern char **environ;
@@ -126,23 +127,15 @@ main_realdir(const char *what, const char *path)
 	return (xstrdup(buf));
 }
 
-/* mkdir -p the parents of path (for the database). */
+/* mkdir -p the folder of path (the log, the database, the pid file). */
 static void
 main_mkparents(const char *path)
 {
-	char buf[PATH_MAX], *p;
+	char failed[PATH_MAX];
 
-	if (strlen(path) >= sizeof(buf))
-		return;
-	strcpy(buf, path);
-	for (p = buf + 1; *p != '\0'; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		if (mkdir(buf, 0700) == -1 && errno != EEXIST)
-			log_warn("mkdir %s", buf);
-		*p = '/';
-	}
+	if (util_mkparents(path, 0700, failed, sizeof(failed)) == -1)
+		log_warn("mkdir %s",
+		    errno == ENAMETOOLONG ? path : failed);
 }
 
 /*

@@ -43,6 +43,7 @@
 #include "frame.h"
 #include "proto.h"
 #include "ptydctl.h"
+#include "util.h"
 
 #define CTL_TIMEOUT_MS 10000
 
@@ -584,18 +585,6 @@ ctl_start(int argc, char **argv)
 	return (0);
 }
 
-static int
-ctl_hex(int c)
-{
-	if (c >= '0' && c <= '9')
-		return (c - '0');
-	if (c >= 'a' && c <= 'f')
-		return (c - 'a' + 10);
-	if (c >= 'A' && c <= 'F')
-		return (c - 'A' + 10);
-	return (-1);
-}
-
 /* Decode the escapes; returns the byte count. */
 static size_t
 ctl_unescape(const char *s, uint8_t *out, size_t max)
@@ -622,9 +611,9 @@ ctl_unescape(const char *s, uint8_t *out, size_t max)
 			out[n++] = 0x1b;
 			break;
 		case 'x':
-			if (ctl_hex(s[1]) >= 0 && ctl_hex(s[2]) >= 0) {
-				out[n++] = (uint8_t)(ctl_hex(s[1]) * 16 +
-				    ctl_hex(s[2]));
+			if (util_hexval(s[1]) >= 0 && util_hexval(s[2]) >= 0) {
+				out[n++] = (uint8_t)(util_hexval(s[1]) * 16 +
+				    util_hexval(s[2]));
 				s += 2;
 			} else
 				out[n++] = 'x';

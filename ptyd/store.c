@@ -47,6 +47,7 @@
 #include "lock.h"
 #include "log.h"
 #include "store.h"
+#include "util.h"
 #include "xmalloc.h"
 
 /* The user_version that sql/schema.sql sets. */
@@ -497,37 +498,6 @@ store_note_drop(struct store *st, double at)
 	}
 }
 
-/* mkdir -p of the directory part of path, creating what is missing 0700. */
-static int
-store_mkdirs(const char *path)
-{
-	char  buf[PATH_MAX];
-	char *p, *slash, c;
-
-	if (strlen(path) >= sizeof(buf)) {
-		errno = ENAMETOOLONG;
-		return (-1);
-	}
-	strcpy(buf, path);
-	if ((slash = strrchr(buf, '/')) == NULL || slash == buf)
-		return (0);
-	*slash = '\0';
-	for (p = buf + 1;; p++) {
-		if (*p != '/' && *p != '\0')
-			continue;
-		if (p[-1] != '/') {
-			c = *p;
-			*p = '\0';
-			if (mkdir(buf, 0700) == -1 && errno != EEXIST)
-				return (-1);
-			*p = c;
-		}
-		if (*p == '\0')
-			break;
-	}
-	return (0);
-}
-
 /*
  * SQLite creates the -shm (and -wal) with the database file's mode.  An
  * attempt on a read-only file thus leaves a read-only -shm of ours, and
@@ -708,7 +678,7 @@ store_db_open(struct store *st)
 {
 	int rc;
 
-	if (store_mkdirs(st->path) == -1) {
+	if (util_mkparents(st->path, 0700, NULL, 0) == -1) {
 		store_cause(st, "cannot create its directory: %s",
 		    strerror(errno));
 		return (-1);
