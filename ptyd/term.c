@@ -508,11 +508,29 @@ term_room(const char *owner)
 	return (need <= own);
 }
 
+/* Evict what the per-owner cap and the cap need, before registering a
+ * new terminal for req (never one of another owner's: term_evict_pick). */
+static void
+term_make_room(const struct term_start_req *req, int64_t now)
+{
+	struct term *victim;
+
+	while (ptyd_conf.max_per_owner > 0 &&
+	    term_count_owner(req->owner) >= ptyd_conf.max_per_owner &&
+	    (victim = term_evict_pick(req->owner)) != NULL)
+		term_evict(victim, "per-owner cap", ptyd_conf.max_per_owner,
+		    req, now);
+	while (ptyd_conf.max_terminals > 0 &&
+	    term_count() >= ptyd_conf.max_terminals &&
+	    (victim = term_evict_pick(req->owner)) != NULL)
+		term_evict(victim, "cap", ptyd_conf.max_terminals, req, now);
+}
+
 enum term_err
 term_start(const struct term_start_req *req, int64_t now, struct term **out,
     int *reused)
 {
-	struct term *old, *t, *victim;
+	struct term *old, *t;
 	char	     ws[PATH_MAX], detail[PATH_MAX + 64];
 	unsigned int rows = req->rows, cols = req->cols;
 	uint64_t     base;
@@ -556,15 +574,7 @@ term_start(const struct term_start_req *req, int64_t now, struct term **out,
 	if (old != NULL)
 		term_teardown(old, TERM_R_RESTARTED, req->actor, "restarted",
 		    now);
-	while (ptyd_conf.max_per_owner > 0 &&
-	    term_count_owner(req->owner) >= ptyd_conf.max_per_owner &&
-	    (victim = term_evict_pick(req->owner)) != NULL)
-		term_evict(victim, "per-owner cap", ptyd_conf.max_per_owner,
-		    req, now);
-	while (ptyd_conf.max_terminals > 0 &&
-	    term_count() >= ptyd_conf.max_terminals &&
-	    (victim = term_evict_pick(req->owner)) != NULL)
-		term_evict(victim, "cap", ptyd_conf.max_terminals, req, now);
+	term_make_room(req, now);
 	term_register(t);
 	snprintf(detail, sizeof(detail), "pid %ld, %ux%u, %s", (long)t->pid,
 	    t->rows, t->cols, t->workspace);
