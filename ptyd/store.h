@@ -5,7 +5,7 @@
  * events, the write-behind flush, start-up reconciliation, and the count of
  * database errors.  Does not own: any decision (the in-memory registry in
  * term.c is authoritative; nothing here is ever read back to decide), nor
- * the flush timer (main.c calls store_flush about once a second).
+ * the flush timer (mirror.c calls store_flush about once a second).
  *
  * Holds no copy of a terminal's row beyond the next commit: the caller
  * puts a snapshot of each changed terminal at flush time, and puts every
