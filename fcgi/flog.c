@@ -1,7 +1,7 @@
 /*
  * flog.c -- ptyd.fcgi's stderr log (flog.h).
  *
- * Owns: formatting a line and writing it whole.  Lines are built in a
+ * Owns: writing a line whole (lib/logtime.c builds it).  Lines are built in a
  * bounded stack buffer and written with one write(2), so threads never
  * interleave inside a line and no stdio lock is involved.  Each starts
  * with the time in ISO 8601 UTC, as ptyd's log lines do, so the two logs
@@ -17,34 +17,18 @@
 #include "logtime.h"
 
 static void
-flog_vline(const char *fmt, va_list ap, int with_errno)
+flog_vline(const char *level, const char *fmt, va_list ap, int with_errno)
 {
-	char line[1024];
-	int  err = errno, n, m;
+	char   line[1024];
+	int    err = errno;
+	size_t n;
 
-	n = (int)logtime_format(line, sizeof(line));
-	m = snprintf(line + n, sizeof(line) - (size_t)n,
-	    "ptyd.fcgi[%ld]: ", (long)getpid());
-	if (m < 0 || (size_t)n + (size_t)m >= sizeof(line))
-		return;
-	n += m;
-	m = vsnprintf(line + n, sizeof(line) - (size_t)n, fmt, ap);
-	if (m < 0)
-		return;
-	n = (size_t)n + (size_t)m >= sizeof(line) - 2 ? (int)sizeof(line) - 2 :
-							n + m;
-	if (with_errno) {
-		m = snprintf(line + n, sizeof(line) - (size_t)n, ": %s",
-		    strerror(err));
-		if (m > 0)
-			n = (size_t)n + (size_t)m >= sizeof(line) - 2 ?
-			    (int)sizeof(line) - 2 :
-			    n + m;
-	}
+	n = logtime_line(line, sizeof(line), 1, "ptyd.fcgi", level,
+	    with_errno ? err : 0, NULL, fmt, ap);
 	line[n++] = '\n';
 	/* Nowhere to report a failing log write. */
-	if (write(STDERR_FILENO, line, (size_t)n) == -1)
-		errno = err;
+	if (write(STDERR_FILENO, line, n) == -1)
+		(void)0;
 	errno = err;
 }
 
@@ -54,7 +38,7 @@ flog_info(const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	flog_vline(fmt, ap, 0);
+	flog_vline("info", fmt, ap, 0);
 	va_end(ap);
 }
 
@@ -64,7 +48,7 @@ flog_warnx(const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	flog_vline(fmt, ap, 0);
+	flog_vline("warn", fmt, ap, 0);
 	va_end(ap);
 }
 
@@ -74,6 +58,6 @@ flog_warn(const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	flog_vline(fmt, ap, 1);
+	flog_vline("warn", fmt, ap, 1);
 	va_end(ap);
 }

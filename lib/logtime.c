@@ -1,8 +1,14 @@
 /*
- * logtime.c -- the timestamp of a log line (logtime.h).
+ * logtime.c -- a log line of either daemon (logtime.h).
+ *
+ * Owns: the line's format: the time, the program and pid, the level, the
+ * message, errno's text.  Does not own: where lines go (ptyd/log.c,
+ * fcgi/flog.c) or levels (each daemon's own).  Never allocates.
  */
 #include <stdio.h>
+#include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "logtime.h"
 
@@ -22,4 +28,56 @@ logtime_format(char *buf, size_t size)
 	if (r < 0 || (size_t)r >= size - n)
 		return (0);
 	return (n + (size_t)r);
+}
+
+/* Append what fmt says at line[*n], never past size - 2. */
+static void
+logtime_vadd(char *line, size_t size, size_t *n, const char *fmt, va_list ap)
+    __attribute__((format(printf, 4, 0)));
+
+static void
+logtime_vadd(char *line, size_t size, size_t *n, const char *fmt, va_list ap)
+{
+	int r;
+
+	if (*n >= size - 2)
+		return;
+	r = vsnprintf(line + *n, size - 1 - *n, fmt, ap);
+	if (r > 0)
+		*n += (size_t)r;
+	if (*n > size - 2)
+		*n = size - 2;
+}
+
+static void logtime_add(char *line, size_t size, size_t *n, const char *fmt,
+    ...) __attribute__((format(printf, 4, 5)));
+
+static void
+logtime_add(char *line, size_t size, size_t *n, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	logtime_vadd(line, size, n, fmt, ap);
+	va_end(ap);
+}
+
+size_t
+logtime_line(char *line, size_t size, int stamp, const char *prog,
+    const char *level, int err, size_t *msg, const char *fmt, va_list ap)
+{
+	size_t n = 0;
+
+	if (stamp) {
+		n = logtime_format(line, size);
+		logtime_add(line, size, &n, "%s[%ld]: ", prog, (long)getpid());
+		if (level != NULL)
+			logtime_add(line, size, &n, "%s: ", level);
+	}
+	if (msg != NULL)
+		*msg = n;
+	logtime_vadd(line, size, &n, fmt, ap);
+	if (err != 0)
+		logtime_add(line, size, &n, ": %s", strerror(err));
+	return (n);
 }

@@ -119,35 +119,6 @@ log_close(void)
 	log_syslog = 0;
 }
 
-/* Append to line[*n] what fmt says, never past size - 2 (room for
- * "\n"). */
-static void
-log_append(char *line, size_t size, size_t *n, const char *fmt, va_list ap)
-{
-	int r;
-
-	if (*n >= size - 2)
-		return;
-	r = vsnprintf(line + *n, size - 1 - *n, fmt, ap);
-	if (r > 0)
-		*n += (size_t)r;
-	if (*n > size - 2)
-		*n = size - 2;
-}
-
-static void log_add(char *line, size_t size, size_t *n, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-
-static void
-log_add(char *line, size_t size, size_t *n, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	log_append(line, size, n, fmt, ap);
-	va_end(ap);
-}
-
 /* One line: "TIME ptyd[PID]: LEVEL: message[: strerror]"; syslog gets
  * the message alone (it stamps the rest). */
 static void
@@ -160,15 +131,8 @@ log_vemit(enum log_level lv, int with_errno, const char *fmt, va_list ap)
 
 	if (lv < log_min)
 		return;
-	if (!log_syslog) {
-		n = logtime_format(line, sizeof(line));
-		log_add(line, sizeof(line), &n,
-		    "ptyd[%ld]: %s: ", (long)getpid(), log_levels[lv].name);
-	}
-	msg = n;
-	log_append(line, sizeof(line), &n, fmt, ap);
-	if (with_errno)
-		log_add(line, sizeof(line), &n, ": %s", strerror(saved));
+	n = logtime_line(line, sizeof(line), !log_syslog, "ptyd",
+	    log_levels[lv].name, with_errno ? saved : 0, &msg, fmt, ap);
 	if (log_syslog) {
 		line[n] = '\0';
 		syslog(log_levels[lv].pri, "%s", line);
