@@ -48,6 +48,12 @@ harden_nodump(void)
 	return (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0));
 }
 
+/* The environment harden_env made: the process's for its whole life.
+ * Held here too (external, so no optimiser drops it), so that it stays
+ * reachable, and no leak checker calls it lost, once setenv, growing
+ * the environment, moves environ to a copy of its own. */
+char **harden_kept;
+
 void
 harden_env(const struct harden_allow *a)
 {
@@ -73,7 +79,7 @@ harden_env(const struct harden_allow *a)
 		 * reads exactly these. */
 		memset(old[i], 0, strlen(old[i]));
 	}
-	environ = keep;
+	environ = harden_kept = keep;
 }
 
 char **

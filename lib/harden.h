@@ -31,6 +31,9 @@ int harden_env_allowed(const struct harden_allow *, const char *entry);
 /* prctl(PR_SET_DUMPABLE, 0).  0, or -1 with errno. */
 int harden_nodump(void);
 
+/* What harden_env kept (environ may move on from it: setenv). */
+extern char **harden_kept;
+
 /*
  * Keep only the allowed variables (copied to the heap; environ points at
  * the copies) and overwrite every byte of the strings the process started
