@@ -9,7 +9,7 @@ dist_doc_DATA = README.md LICENSE NEWS HACKING.md
 
 EXTRA_DIST += .clang-format .clang-tidy .editorconfig \
 	build-aux/.keep m4/.keep \
-	scripts/demo scripts/format scripts/lint scripts/lint.known \
+	scripts/demo scripts/fnsize scripts/format scripts/lint scripts/lint.known \
 	scripts/ptyd-stack scripts/setup scripts/test .ci/run \
 	tests/integration tests/attack/attack.py \
 	tests/browser/run.mjs tests/browser/package.json \
