@@ -106,7 +106,9 @@ metrics_map(void)
 {
 	void *p;
 
+	/* MAP_ANONYMOUS wants fd -1, which cppcheck's mmap model refuses. */
 	p = mmap(NULL, sizeof(struct metrics_shm), PROT_READ | PROT_WRITE,
+	    /* cppcheck-suppress invalidFunctionArg */
 	    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (p != MAP_FAILED) {
 		metrics = p; /* zero filled */

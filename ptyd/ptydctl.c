@@ -89,6 +89,8 @@ ctl_actor(void)
 	struct passwd *pw;
 
 	if (actor[0] == '\0') {
+		/* One thread: getpwuid's static result is ours alone. */
+		/* cppcheck-suppress getpwuidCalled */
 		pw = getpwuid(getuid());
 		if (pw != NULL)
 			snprintf(actor, sizeof(actor), "%s@ptydctl",
@@ -203,7 +205,7 @@ static struct msg_list_item *
 ctl_fetch_list(int all, size_t *np)
 {
 	struct msg_list	      m;
-	struct msg_list_item *items = NULL;
+	struct msg_list_item *items = NULL, *grown;
 	struct frame_out      fo;
 	struct frame_hdr      h;
 	int64_t		      deadline = client_now_ms() + CTL_TIMEOUT_MS;
@@ -226,9 +228,12 @@ ctl_fetch_list(int all, size_t *np)
 			break;
 		if (h.type != MSG_LIST_ITEM)
 			ctl_refused(&h);
-		if ((items = reallocarray(items, n + 1, sizeof(*items))) ==
-		    NULL)
+		if ((grown = reallocarray(items, n + 1, sizeof(*items))) ==
+		    NULL) {
+			free(items);
 			die("memory");
+		}
+		items = grown;
 		if (msg_decode(h.type, ctl_buf + PROTO_HDR_LEN, h.len,
 			&items[n++]) == -1)
 			die("decoding the reply");

@@ -49,8 +49,8 @@ FUZZ_REQUEST_SRCS = $(srcdir)/tests/fuzz/fuzz_request.c \
 	$(srcdir)/fcgi/peer.c $(srcdir)/fcgi/ptyd_client.c $(srcdir)/fcgi/sse.c \
 	$(srcdir)/fcgi/stream.c $(srcdir)/fcgi/utf8.c \
 	$(srcdir)/lib/client.c $(srcdir)/lib/frame.c $(srcdir)/lib/harden.c \
-	$(srcdir)/lib/contract.c \
-	$(srcdir)/lib/logtime.c
+	$(srcdir)/lib/contract.c $(srcdir)/lib/util.c \
+	$(srcdir)/fcgi/metrics.c $(srcdir)/lib/logtime.c
 FUZZ_REQUEST_HDRS = $(srcdir)/fcgi/buf.h $(srcdir)/fcgi/front.h \
 	$(srcdir)/fcgi/gate.h $(srcdir)/fcgi/handlers.h $(srcdir)/fcgi/http.h \
 	$(srcdir)/fcgi/peer.h $(srcdir)/lib/harden.h \
