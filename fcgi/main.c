@@ -287,8 +287,17 @@ main_configure(int argc, char *argv[], struct front_conf *conf,
 		"Without listen: FastCGI on fd 0 if it is a listening socket "
 		"(spawn-fcgi),\nelse one CGI request from the environment.\n",
 		NULL, NULL, NULL, 0 };
+	const char	  *query = getenv("QUERY_STRING");
 	int		   rv;
 
+	/*
+	 * A CGI request whose query has no '=' may reach us as argv too
+	 * (RFC 3875 4.4; Apache's mod_cgi does it): those words are the
+	 * HTTP client's, and every setting is an option.  Take none of them.
+	 */
+	if (getenv("GATEWAY_INTERFACE") != NULL && query != NULL &&
+	    *query != '\0' && strchr(query, '=') == NULL)
+		argc = 1;
 	main_cfg = config_new(CONFIG_FCGI, "ptyd.fcgi");
 	config_set_range(main_cfg, CONFIG_MAX_THREADS, 2, SERVER_MAX_THREADS);
 	if ((rv = config_load(main_cfg, argc, argv, &a, NULL)) != -1)

@@ -32,6 +32,7 @@ static const char *const metrics_eps[] = {
 	"list",
 	"health",
 	"metrics",
+	"limits",
 	"other",
 };
 #define M_NEP	   (sizeof(metrics_eps) / sizeof(metrics_eps[0]))
