@@ -16,6 +16,7 @@
 #endif
 
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 
 #include <ctype.h>
@@ -36,6 +37,9 @@
 #ifndef PTYD_SYSCONFDIR
 #define PTYD_SYSCONFDIR "/etc"
 #endif
+/* A settings line longer than this is a mistake, not a setting. */
+#define CONFIG_LINE_MAX (64 * 1024)
+
 #ifndef PACKAGE_VERSION
 #define PACKAGE_VERSION "unknown"
 #endif
@@ -710,6 +714,43 @@ config_line(struct config *c, const char *path, unsigned int lineno, char *line,
 	return (config_set(c, (enum config_key)k, value, level, origin));
 }
 
+/*
+ * A settings file names the shell and the ptyd program autostart runs:
+ * whoever may write it runs code as this account.  So, as OpenSSH's
+ * StrictModes: the file and its folder must be ours or root's and
+ * writable by no one else (a sticky folder aside).  -1 (said why) if not.
+ */
+static int
+config_file_trusted(struct config *c, FILE *fp, const char *path)
+{
+	struct stat st;
+	char	    dir[PATH_MAX], *slash;
+
+	if (fstat(fileno(fp), &st) == -1)
+		return (config_fail(c, "%s: %s", path, strerror(errno)));
+	if ((st.st_uid != getuid() && st.st_uid != 0) ||
+	    (st.st_mode & 022) != 0)
+		return (config_fail(c, "%s: owned by uid %lu, mode %03o: only "
+				       "its owner (us or root) may write it",
+		    path, (unsigned long)st.st_uid,
+		    (unsigned int)(st.st_mode & 0777)));
+	snprintf(dir, sizeof(dir), "%s", path);
+	if ((slash = strrchr(dir, '/')) == NULL)
+		snprintf(dir, sizeof(dir), ".");
+	else if (slash == dir)
+		slash[1] = '\0';
+	else
+		*slash = '\0';
+	if (stat(dir, &st) == -1)
+		return (config_fail(c, "%s: %s", dir, strerror(errno)));
+	if ((st.st_uid != getuid() && st.st_uid != 0) ||
+	    ((st.st_mode & 022) != 0 && (st.st_mode & S_ISVTX) == 0))
+		return (config_fail(c, "%s: its folder %s may be written by "
+				       "others: a file there could be replaced",
+		    path, dir));
+	return (0);
+}
+
 int
 config_file(struct config *c, const char *path, enum config_level level,
     int must_exist)
@@ -726,8 +767,14 @@ config_file(struct config *c, const char *path, enum config_level level,
 			return (0);
 		return (config_fail(c, "%s: %s", path, strerror(errno)));
 	}
+	if (config_file_trusted(c, fp, path) == -1)
+		goto done;
 	while ((len = getline(&line, &cap, fp)) != -1) {
 		lineno++;
+		if (len > CONFIG_LINE_MAX) {
+			config_fail(c, "%s:%u: line too long", path, lineno);
+			goto done;
+		}
 		if (strlen(line) != (size_t)len) {
 			config_fail(c, "%s:%u: a NUL byte", path, lineno);
 			goto done;

@@ -15,6 +15,7 @@
  * process that opened it before the unlink would lock a ghost.
  */
 #include <sys/file.h>
+#include <sys/stat.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -66,18 +67,26 @@ lock_write_pid(void)
 void
 lock_take(const char *db)
 {
-	pid_t holder;
-	int   fd;
+	struct stat st;
+	pid_t	    holder;
+	int	    fd;
 
 	if (snprintf(lock_path, sizeof(lock_path), "%s.lock", db) >=
 	    (int)sizeof(lock_path))
 		fatalx("%s.lock: path too long", db);
+	/*
+	 * Without the lock two ptyd could share the database and mark each
+	 * other's rows lost: whatever stands in the way (a symlink, a
+	 * directory, another account's file, a read-only folder), refuse.
+	 */
 	fd = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (fd == -1) {
-		log_warn("%s: cannot open; running without the database lock",
+	if (fd == -1)
+		fatal("%s: cannot open the database's lock", lock_path);
+	if (fstat(fd, &st) == -1 || !S_ISREG(st.st_mode) ||
+	    st.st_uid != getuid())
+		fatalx("%s: not a file of ours; remove it (the database's "
+		       "lock)",
 		    lock_path);
-		return;
-	}
 	while (flock(fd, LOCK_EX | LOCK_NB) == -1) {
 		if (errno == EINTR)
 			continue;

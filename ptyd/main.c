@@ -8,6 +8,7 @@
  * any terminal or connection (term.c, conn.c) or the database (store.c).
  */
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 
@@ -430,6 +431,24 @@ main_configure(int argc, char **argv)
  * the shells' allowlist and our own PTYD_* settings; every file we create
  * is ours alone.
  */
+/*
+ * Every descriptor the hard limit allows: a terminal holds a pty and each
+ * viewer a socket, and whoever started us may have lowered the soft
+ * limit for itself (ptyd.fcgi's workers keep theirs at 1024 for libfcgi's
+ * select(), and posix_spawn passed that on).  The shells inherit the
+ * raised limit (posix_spawn cannot lower it for them).
+ */
+static void
+main_nofile(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == -1 || rl.rlim_cur == rl.rlim_max)
+		return;
+	rl.rlim_cur = rl.rlim_max;
+	(void)setrlimit(RLIMIT_NOFILE, &rl);
+}
+
 static void
 main_harden(void)
 {
@@ -439,6 +458,7 @@ main_harden(void)
 	(void)account_fix_env();
 	ptyd_conf.shell_umask = umask(077);
 	log_init(NULL, 0, 0);
+	main_nofile();
 }
 
 /* The environment never changes: filter it for the shells once. */

@@ -51,7 +51,7 @@
 #include "xmalloc.h"
 
 /* The user_version that sql/schema.sql sets. */
-#define STORE_SCHEMA_VERSION 3
+#define STORE_SCHEMA_VERSION 4
 
 #define STORE_EVENTS_MAX    10000 /* pending audit events */
 #define STORE_ROWS_MAX	    65536 /* pending rows, live ones included */
@@ -94,6 +94,12 @@ static const char *const store_migrations[STORE_SCHEMA_VERSION - 1] = {
 	 * 2 -> 3.  terminal_events refuses DELETE too, except for a prune
 	 * that holds a permit (prune_permit); an `events` view.  Both are
 	 * new objects that schema.sql creates: nothing to alter.
+	 */
+	"SELECT 1;",
+	/*
+	 * 3 -> 4.  REPLACE INTO could rewrite an event (its implicit delete
+	 * fires no trigger): an insert naming an existing id is refused.  A
+	 * new trigger that schema.sql creates.
 	 */
 	"SELECT 1;",
 };

@@ -70,6 +70,17 @@ BEGIN
 	    'terminal_events is append-only: see ptydctl prune');
 END;
 
+-- An INSERT naming an existing id (REPLACE INTO, INSERT OR REPLACE) would
+-- delete that event without the delete trigger firing (recursive triggers
+-- are off): refused.  ptyd never names an id.
+CREATE TRIGGER IF NOT EXISTS terminal_events_no_replace
+BEFORE INSERT ON terminal_events
+WHEN NEW.id IS NOT NULL AND EXISTS
+	(SELECT 1 FROM terminal_events WHERE id = NEW.id)
+BEGIN
+	SELECT RAISE(ABORT, 'terminal_events is append-only');
+END;
+
 -- Used by the views and by sql/audit.sql.
 CREATE INDEX IF NOT EXISTS terminals_state_ended
 	ON terminals (state, ended_at);
@@ -118,4 +129,4 @@ SELECT	id, at, datetime(at, 'unixepoch') AS at_utc, session_id,
 	terminal_id, kind, actor, detail
 FROM terminal_events;
 
-PRAGMA user_version = 3;
+PRAGMA user_version = 4;

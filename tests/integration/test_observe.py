@@ -324,6 +324,7 @@ def test_ptydctl_json_outputs_parse(ost, term):
 # -- migration ----------------------------------------------------------------
 
 V3_ONLY = ("DROP TRIGGER terminal_events_no_delete; DROP VIEW events; "
+           "DROP TRIGGER terminal_events_no_replace; "
            "DROP TABLE prune_permit; PRAGMA user_version = 2;")
 
 
@@ -336,10 +337,11 @@ def test_schema_2_database_is_upgraded_in_place(make_stack):
                "kind, detail) VALUES (1.5, 'old', 'kept');")
     assert r.returncode == 0, r
     st.start()
-    wait_for(lambda: st.db("PRAGMA user_version")[0]["user_version"] == 3,
-             10, what="upgraded to 3")
+    wait_for(lambda: st.db("PRAGMA user_version")[0]["user_version"] == 4,
+             10, what="upgraded to 4")
     names = {r["name"] for r in st.db("SELECT name FROM sqlite_master")}
-    assert {"terminal_events_no_delete", "events", "prune_permit"} <= names
+    assert {"terminal_events_no_delete", "terminal_events_no_replace",
+            "events", "prune_permit"} <= names
     assert "migrated from schema version 2 to 3" in st.log("ptyd")
     assert st.db("SELECT detail FROM events WHERE kind = 'old'") == \
         [{"detail": "kept"}], "history kept"

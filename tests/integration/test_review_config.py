@@ -87,3 +87,26 @@ def test_a_symlink_at_the_lock_does_not_let_two_ptyds_share_a_database(
             d.daemon_pid(pidfile)
     assert codes != [0, 0], \
         "two ptyds run on %s (the lock could not be opened)" % d.db
+
+
+@pytest.mark.deadline(30)
+def test_ptyd_takes_every_descriptor_its_hard_limit_allows(daemon):  # noqa
+    """Regression: an autostarted ptyd inherited the 1024-descriptor soft
+    limit ptyd.fcgi's workers keep for libfcgi's select(); 32 terminals
+    with 32 viewers each are past it."""
+    import resource
+    d = daemon
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard <= 1024:
+        pytest.skip("hard limit %d: nothing to raise to" % hard)
+    pidfile = os.path.join(d.root, "nofile.pid")
+    r = subprocess.run(
+        ["prlimit", "--nofile=1024:%d" % hard, "--", PTYD, "--shell",
+         "/bin/sh", "--socket", d.sock("nofile"), "--pidfile", pidfile],
+        env=d.env(), capture_output=True, stdin=subprocess.DEVNULL,
+        timeout=20)
+    assert r.returncode == 0, r.stderr
+    pid = d.daemon_pid(pidfile)
+    with open("/proc/%d/limits" % pid) as f:
+        line = [ln for ln in f if ln.startswith("Max open files")][0]
+    assert line.split()[3] == str(hard), line
