@@ -44,19 +44,22 @@ account_fix_env(void)
 {
 	struct passwd *pw;
 	uid_t	       uid = getuid();
-	const char    *shell;
-	int	       r = 0;
+	const char    *shell, *user = getenv("USER");
+	int	       r = 0, another;
 
 	/* Called before any thread exists. */
 	/* cppcheck-suppress getpwuidCalled */
 	if ((pw = getpwuid(uid)) == NULL || pw->pw_name == NULL ||
 	    pw->pw_dir == NULL)
 		return (-1);
-	if (!account_home_ok(getenv("HOME"), uid))
+	/* An environment made for another account (spawn-fcgi -u from
+	 * root's shell, suexec): none of its account's values are ours. */
+	another = user != NULL && strcmp(user, pw->pw_name) != 0;
+	if (another || !account_home_ok(getenv("HOME"), uid))
 		r |= account_set("HOME", pw->pw_dir);
 	r |= account_set("USER", pw->pw_name);
 	r |= account_set("LOGNAME", pw->pw_name);
-	if (!account_shell_ok(getenv("SHELL"))) {
+	if (another || !account_shell_ok(getenv("SHELL"))) {
 		shell = pw->pw_shell;
 		if (shell == NULL || shell[0] == '\0')
 			shell = "/bin/sh";

@@ -56,6 +56,27 @@ client_wait(int fd, short events, int64_t deadline_ms)
 	}
 }
 
+/*
+ * Whoever listens at the socket gets the keystrokes: it must be ptyd of
+ * this account (or root's), never another account that bound a socket
+ * where a setting pointed (a shared folder, a stale path).  As ptyd checks
+ * us (SO_PEERCRED), we check it.  0, or -1 with errno EPERM.
+ */
+static int
+client_peer_ok(int fd)
+{
+	struct ucred uc;
+	socklen_t    len = sizeof(uc);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &uc, &len) == -1)
+		return (-1);
+	if (uc.uid != getuid() && uc.uid != geteuid() && uc.uid != 0) {
+		errno = EPERM;
+		return (-1);
+	}
+	return (0);
+}
+
 int
 client_connect(const char *path, int64_t deadline_ms)
 {
@@ -82,8 +103,11 @@ client_connect(const char *path, int64_t deadline_ms)
 	 * deadline.
 	 */
 	for (backoff = 1;; backoff = backoff < 64 ? backoff * 2 : 64) {
-		if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) == 0)
-			return (fd);
+		if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) == 0) {
+			if (client_peer_ok(fd) == 0)
+				return (fd);
+			goto fail;
+		}
 		if (errno == EINTR)
 			continue;
 		if (errno != EAGAIN)
