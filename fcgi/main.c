@@ -344,6 +344,26 @@ main_listen(const struct front_conf *conf, struct server_conf *sc,
 	return (sc->listen_fd == -1 ? -1 : 0);
 }
 
+/*
+ * Settings that do not load in a CGI run: the web server would answer
+ * its own HTML 500 for a program that printed nothing.  Answer the API's
+ * JSON instead; why is in the web server's error log (our stderr), never
+ * in the answer.  A --help or --version run (0) is not refused.
+ */
+static void
+main_cgi_refuse(int rv)
+{
+	if (rv == 0 || getenv("GATEWAY_INTERFACE") == NULL)
+		return;
+	fputs("Status: 500 Internal Server Error\r\n"
+	      "Content-Type: application/json\r\n"
+	      "Cache-Control: no-store\r\n\r\n"
+	      "{\"error\": \"ptyd.fcgi cannot read its settings: see the "
+	      "web server's error log\"}\n",
+	    stdout);
+	fflush(stdout);
+}
+
 int
 main(int argc, char *argv[])
 {
@@ -368,8 +388,10 @@ main(int argc, char *argv[])
 	memset(&o, 0, sizeof(o));
 	sc.listen_fd = -1;
 	sc.stack_size = DEFAULT_STACK;
-	if ((rv = main_configure(argc, argv, &conf, &sc, &o)) != -1)
+	if ((rv = main_configure(argc, argv, &conf, &sc, &o)) != -1) {
+		main_cgi_refuse(rv);
 		return (rv);
+	}
 	if (main_listen(&conf, &sc, &o) == -1)
 		return (1);
 

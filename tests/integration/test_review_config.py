@@ -12,6 +12,7 @@ settings, the lock and CGI mode (lib/config.c, ptyd/lock.c, fcgi/main.c).
 No nginx: ptyd.fcgi runs as plain CGI, ptyd daemonized, all in a temp dir.
 """
 
+import json
 import os
 import subprocess
 
@@ -110,3 +111,22 @@ def test_ptyd_takes_every_descriptor_its_hard_limit_allows(daemon):  # noqa
     with open("/proc/%d/limits" % pid) as f:
         line = [ln for ln in f if ln.startswith("Max open files")][0]
     assert line.split()[3] == str(hard), line
+
+
+@pytest.mark.deadline(30)
+def test_cgi_with_settings_that_do_not_load_answers_the_apis_json(tmp_path):
+    """Regression: a CGI run whose settings did not load printed nothing,
+    so the web server answered its own HTML 500.  The API's JSON 500
+    says where to look; the reason (with its path) stays in the log."""
+    conf = write_conf(tmp_path / "ptyd.conf", "no_such_key = 1\n")
+    env = {"PATH": "/usr/bin:/bin", "GATEWAY_INTERFACE": "CGI/1.1",
+           "REQUEST_METHOD": "GET", "PATH_INFO": "/api/terminal/health",
+           "QUERY_STRING": "", "PTYD_CONFIG": conf, "HOME": str(tmp_path)}
+    r = subprocess.run([FCGI], env=env, capture_output=True,
+                       stdin=subprocess.DEVNULL, timeout=20)
+    head, _, body = r.stdout.decode().partition("\r\n\r\n")
+    assert head.startswith("Status: 500"), r.stdout
+    assert "application/json" in head
+    assert "error" in json.loads(body)
+    assert conf not in body, "a server path in the answer"
+    assert b"no_such_key" in r.stderr
