@@ -730,8 +730,9 @@ config_file_trusted(struct config *c, FILE *fp, const char *path)
 		return (config_fail(c, "%s: %s", path, strerror(errno)));
 	if ((st.st_uid != getuid() && st.st_uid != 0) ||
 	    (st.st_mode & 022) != 0)
-		return (config_fail(c, "%s: owned by uid %lu, mode %03o: only "
-				       "its owner (us or root) may write it",
+		return (config_fail(c,
+		    "%s: owned by uid %lu, mode %03o: only "
+		    "its owner (us or root) may write it",
 		    path, (unsigned long)st.st_uid,
 		    (unsigned int)(st.st_mode & 0777)));
 	snprintf(dir, sizeof(dir), "%s", path);
@@ -745,8 +746,9 @@ config_file_trusted(struct config *c, FILE *fp, const char *path)
 		return (config_fail(c, "%s: %s", dir, strerror(errno)));
 	if ((st.st_uid != getuid() && st.st_uid != 0) ||
 	    ((st.st_mode & 022) != 0 && (st.st_mode & S_ISVTX) == 0))
-		return (config_fail(c, "%s: its folder %s may be written by "
-				       "others: a file there could be replaced",
+		return (config_fail(c,
+		    "%s: its folder %s may be written by "
+		    "others: a file there could be replaced",
 		    path, dir));
 	return (0);
 }
