@@ -1,0 +1,4 @@
+# lighttpd/local.mk -- the lighttpd 1.4 configs an operator includes
+# (mod_fastcgi, mod_cgi), installed in $(pkgdatadir)/lighttpd.
+lighttpddir = $(pkgdatadir)/lighttpd
+dist_lighttpd_DATA = lighttpd/ptyd-fastcgi.conf lighttpd/ptyd-cgi.conf
