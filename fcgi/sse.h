@@ -16,6 +16,10 @@
 #include "buf.h"
 
 #define SSE_HEARTBEAT ": heartbeat\n\n"
+/* heartbeat=event: a visible one, so a page can time out on silence.  It
+ * carries no id: it stands for no position, and the next resume point
+ * stays the last output's. */
+#define SSE_HEARTBEAT_EVENT "event: heartbeat\ndata: {}\n\n"
 
 /* output {"text": "..."}: text is well-formed UTF-8. */
 int sse_output_text(struct buf *, uint64_t id, const char *text, size_t len);

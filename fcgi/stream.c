@@ -89,6 +89,7 @@ struct stream {
 	struct req	 *r;
 	int		  fd; /* ptyd */
 	int		  b64;
+	int		  hb_event; /* heartbeat=event */
 	struct utf8_state u8;
 	uint64_t	  pos;	 /* id of the last event */
 	uint64_t	  end;	 /* position after the last byte seen */
@@ -427,6 +428,15 @@ stream_move(struct stream *s, int ready)
 	return (e);
 }
 
+static int
+stream_heartbeat(struct stream *s)
+{
+	if (s->hb_event)
+		return (buf_add(&s->out, SSE_HEARTBEAT_EVENT,
+		    sizeof(SSE_HEARTBEAT_EVENT) - 1));
+	return (buf_add(&s->out, SSE_HEARTBEAT, sizeof(SSE_HEARTBEAT) - 1));
+}
+
 static enum stream_end
 stream_loop(struct stream *s)
 {
@@ -451,8 +461,7 @@ stream_loop(struct stream *s)
 			continue;
 		left = s->quiet_since + hb - client_now_ms();
 		if (left <= 0) {
-			if (buf_add(&s->out, SSE_HEARTBEAT,
-				sizeof(SSE_HEARTBEAT) - 1) == -1)
+			if (stream_heartbeat(s) == -1)
 				return (END_ERROR);
 			continue;
 		}
@@ -513,6 +522,15 @@ stream_request(struct stream *s, const struct ctx *c)
 		return (-1);
 	}
 	s->b64 = q == 1 && strcmp(enc, "base64") == 0;
+	q = http_query_get(req_param(s->r, "QUERY_STRING"), "heartbeat", enc,
+	    sizeof(enc));
+	if (q == -1 || (q == 1 && enc[0] != '\0' &&
+			   strcmp(enc, "event") != 0 &&
+			   strcmp(enc, "comment") != 0)) {
+		http_error(s->r, 400, "unsupported heartbeat", 0);
+		return (-1);
+	}
+	s->hb_event = q == 1 && strcmp(enc, "event") == 0;
 	if (req_drain(s->r, 64 * 1024) == -1) {
 		http_error(s->r, 400, "request body could not be read", 0);
 		return (-1);
@@ -602,9 +620,14 @@ stream_run(struct stream *s, const char *sid)
 	 */
 	req_will_last(s->r);
 
-	/* The headers leave with the first events, in the same write. */
+	/* The headers leave with the first events, in the same write.  A
+	 * client that asked for visible heartbeats gets one at once: an
+	 * event it can count on seeing, so silence after it means a front
+	 * server that holds the stream back (README, Buffering). */
 	s->r->responded = 1;
 	buf_add(&s->out, stream_headers, sizeof(stream_headers) - 1);
+	if (s->hb_event)
+		(void)stream_heartbeat(s);
 	s->quiet_since = client_now_ms();
 	e = stream_loop(s);
 	if (e == END_ERROR && sse_error(&s->out, s->pos, "internal error") == 0)
