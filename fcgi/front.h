@@ -27,6 +27,7 @@ struct front_conf {
 	uid_t		 account_uid; /* ours: "local" means this */
 	struct ptyd_conf ptyd;
 	int64_t		 heartbeat_ms; /* --heartbeat, PTYD_HEARTBEAT */
+	size_t		 stream_padding; /* CGI: bytes per stream write */
 };
 
 #endif /* FRONT_FRONT_H */

@@ -305,6 +305,8 @@ main_configure(int argc, char *argv[], struct front_conf *conf,
 	sc->processes = (int)config_num(main_cfg, CONFIG_PROCESSES);
 	sc->max_threads = (int)config_num(main_cfg, CONFIG_MAX_THREADS);
 	conf->heartbeat_ms = config_us(main_cfg, CONFIG_HEARTBEAT) / 1000;
+	conf->stream_padding = (size_t)config_num(main_cfg,
+	    CONFIG_STREAM_PADDING);
 	o->listen_spec = main_nonempty(CONFIG_LISTEN);
 	if ((rv = main_conf_perm(o)) != 0 || (rv = main_conf_ptyd(conf)) != 0)
 		return (rv);

@@ -176,6 +176,34 @@ stream_pending(const struct stream *s)
 
 /* Send what the web server takes now of the output.  END_GONE if the
  * viewer has gone. */
+/*
+ * A CGI run behind a relay that holds what it passes on until its buffer
+ * fills (fcgiwrap keeps 8 KiB) would hold every event: with
+ * stream_padding set, a comment line EventSource ignores pads each new
+ * write to that size.  Costs the padding per write; off by default.
+ */
+static int
+stream_pad(struct stream *s)
+{
+	static const char fill[] = "                                "
+				   "                                ";
+	size_t		  want = s->r->conf->stream_padding, n;
+
+	if (want == 0 || s->r->fcgx != NULL || s->outoff != 0 ||
+	    s->out.len + 2 > want)
+		return (0);
+	if (buf_add(&s->out, ":", 1) == -1)
+		return (-1);
+	while (s->out.len + 1 < want) {
+		n = want - 1 - s->out.len;
+		if (n > sizeof(fill) - 1)
+			n = sizeof(fill) - 1;
+		if (buf_add(&s->out, fill, n) == -1)
+			return (-1);
+	}
+	return (buf_add(&s->out, "\n", 1));
+}
+
 static enum stream_end
 stream_push(struct stream *s)
 {
@@ -183,6 +211,8 @@ stream_push(struct stream *s)
 
 	if (!stream_pending(s))
 		return (END_NONE);
+	if (stream_pad(s) == -1)
+		return (END_ERROR);
 	n = req_send(s->r, s->out.p + s->outoff, s->out.len - s->outoff);
 	if (n == -1)
 		return (END_GONE);

@@ -142,6 +142,10 @@ static const struct config_def config_defs[CONFIG_NKEYS] = {
 	    "PATH", "the ptyd to start (beside ptyd.fcgi, libexec, PATH)" },
 	[CONFIG_HEARTBEAT] = { "heartbeat", T_SECONDS, 0, F, "5", SEC / 1000,
 	    86400 * SEC, NULL, "SEC", "an idle stream says so this often" },
+	[CONFIG_STREAM_PADDING] = { "stream_padding", T_BYTES, 0, F, "0", 0,
+	    16384, NULL, "BYTES",
+	    "CGI only: pad each write of the stream past a relay's buffer "
+	    "(fcgiwrap: 8192)" },
 	[CONFIG_MAX_THREADS] = { "max_threads", T_COUNT, 0, F, "400", 2,
 	    COUNT_MAX, NULL, "N", "requests at once per process" },
 	[CONFIG_PROCESSES] = { "processes", T_COUNT, 0, F, "6", 1, 256, NULL,
