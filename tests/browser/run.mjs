@@ -25,6 +25,9 @@ import { fileURLToPath } from 'node:url';
 
 import { chromium } from 'playwright-core';
 
+import { correctnessTests } from './correctness.mjs';
+import { featureTests } from './features.mjs';
+
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const STACK = path.join(REPO, 'scripts', 'ptyd-stack');
 const OUT = path.join(process.env.PTYD_TEST_OUT || path.join(REPO, 'test-out'), 'browser');
@@ -451,6 +454,15 @@ test('screenshot of a terminal in use', async ({ ctx, errors }) => {
 	await page.screenshot({ path: file });
 	console.log(`# screenshot: ${file}`);
 });
+
+// The other files' tests, with the helpers above.
+const helpers = {
+	main: () => main, startStack, runStack, newSid, watchPage, screenLines, poll,
+	waitLine, waitLineEnd, countLines, statusText, ready, type, openPage,
+	OUT, VIEWPORT,
+};
+correctnessTests(test, helpers);
+featureTests(test, helpers);
 
 // ---- runner ---------------------------------------------------------------------
 
