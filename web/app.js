@@ -108,7 +108,7 @@ const DEFAULTS = {
 	copyOnSelect: false,
 	rightClickPaste: true,
 	bell: 'visual',
-	renderer: 'webgl',
+	renderer: 'auto',
 	warnOnLeave: 'program',
 	keybar: 'auto',
 	screenReaderMode: false,
@@ -117,7 +117,7 @@ const CHOICES = {
 	theme: ['auto', 'dark', 'light'],
 	cursorStyle: ['block', 'bar', 'underline'],
 	bell: ['visual', 'sound', 'none'],
-	renderer: ['webgl', 'dom'],
+	renderer: ['auto', 'webgl', 'dom'],
 	warnOnLeave: ['program', 'connected', 'never'],
 	keybar: ['auto', 'on', 'off'],
 };
@@ -380,7 +380,12 @@ function useWebgl(on) {
 		renderer = 'dom';
 	}
 }
-useWebgl(settings.renderer === 'webgl');
+// auto: the GPU on desktops; the DOM on touch screens, where WebGL
+// contexts are scarce and are lost with the tab in the background.
+function wantWebgl() {
+	return settings.renderer === 'webgl' || (settings.renderer === 'auto' && !coarsePointer.matches);
+}
+useWebgl(wantWebgl());
 
 function applyTheme() {
 	const name = themeName();
@@ -399,7 +404,7 @@ function applySetting(key) {
 		term.options.cursorBlink = settings.cursorBlink && !reducedMotion.matches;
 		break;
 	case 'renderer':
-		useWebgl(settings.renderer === 'webgl');
+		useWebgl(wantWebgl());
 		break;
 	case 'keybar':
 		showKeybar();
