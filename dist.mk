@@ -12,7 +12,8 @@ EXTRA_DIST += .clang-format .clang-tidy .editorconfig \
 	scripts/demo scripts/fnsize scripts/format scripts/lint scripts/lint.known \
 	scripts/ptyd-stack scripts/setup scripts/test .ci/run \
 	tests/integration tests/attack/attack.py \
-	tests/browser/run.mjs tests/browser/package.json \
+	tests/browser/run.mjs tests/browser/correctness.mjs \
+	tests/browser/features.mjs tests/browser/package.json \
 	tests/browser/package-lock.json \
 	tests/daemon/README tests/fuzz/make-corpus.py \
 	bench/README.md bench/store/README.md bench/storm
