@@ -542,11 +542,15 @@ term_start(const struct term_start_req *req, int64_t now, struct term **out,
 		return (TERM_EBADREQ);
 	if (term_workspace_resolve(req->workspace, ws, sizeof(ws)) == -1)
 		return (TERM_EBADREQ);
-	term_clamp(&rows, &cols, 1);
 
 	old = term_find(req->owner, req->sid);
 	if (old != NULL && old->state == TERM_RUNNING && !req->restart &&
 	    strcmp(old->workspace, ws) == 0) {
+		/* Attaching to it again: a size not given is left as it is
+		 * (a second tab must not shrink the first one's to 24x80). */
+		term_clamp(&rows, &cols, 0);
+		rows = rows != 0 ? rows : old->rows;
+		cols = cols != 0 ? cols : old->cols;
 		if (rows != old->rows || cols != old->cols) {
 			term_set_size(old, rows, cols);
 			mirror_mark(old);
@@ -559,6 +563,7 @@ term_start(const struct term_start_req *req, int64_t now, struct term **out,
 	/* A restart replaces old in place: it needs no room. */
 	if (old == NULL && !term_room(req->owner))
 		return (TERM_ELIMIT);
+	term_clamp(&rows, &cols, 1);
 	base = term_base(old, term_now_ns());
 	t = term_new(req->owner, req->sid, ws, rows, cols, base, now);
 	if (term_spawn(t) == -1) {

@@ -317,6 +317,7 @@ def test_limits_are_the_ones_the_server_enforces(stack, new_sid):
         if ok:
             c.close_term(sid)
     assert lim["input_chars"] > 0 and lim["body_bytes"] > 0
+    assert lim["heartbeat_ms"] == 5000, lim
     rows, cols = lim["rows"], lim["cols"]
     assert rows["min"] <= rows["default"] <= rows["max"]
     sid = new_sid()
@@ -409,3 +410,19 @@ def test_close_kills_background_and_double_forked_jobs(stack, term):
         for p in found:
             if not proc_gone(p):
                 os.kill(p, 9)
+
+
+def test_start_again_without_a_size_leaves_the_size_alone(stack, new_sid):
+    """Regression: a second tab attaching with a plain start (no rows or
+    cols) shrank the terminal to 24x80 under the first tab's feet."""
+    c = stack.client()
+    sid = new_sid()
+    assert c.start(sid, rows=40, cols=100).status == 200
+    r = c.start(sid)
+    assert r.status == 200 and r.json()["reused"] is True, r
+    t = c.terminals()[sid]
+    assert (t["rows"], t["cols"]) == (40, 100), t
+    r = c.start(sid, cols=120)
+    t = c.terminals()[sid]
+    assert (t["rows"], t["cols"]) == (40, 120), t
+    c.close_term(sid)
