@@ -441,7 +441,8 @@ ep_metrics(struct ctx *c, json_t *body)
 }
 
 /* The API's limits (lib/contract.h), for the page: it carries none of its
- * own.  Asks nothing of ptyd. */
+ * own; and how often an idle stream beats (heartbeat), so the page knows
+ * how long a silence means a dead link.  Asks nothing of ptyd. */
 static void
 ep_limits(struct ctx *c, json_t *body)
 {
@@ -456,13 +457,14 @@ ep_limits(struct ctx *c, json_t *body)
 		return;
 	}
 	o = json_pack("{s:{s:i, s:s}, s:{s:i, s:s}, s:i, s:i, "
-		      "s:{s:i, s:i, s:i}, s:{s:i, s:i, s:i}}",
+		      "s:{s:i, s:i, s:i}, s:{s:i, s:i, s:i}, s:I}",
 	    "session_id", "max", CONTRACT_SID_MAX, "pattern", sid, "input_id",
 	    "max", CONTRACT_INPUT_ID_MAX, "pattern", iid, "input_chars",
 	    CONTRACT_INPUT_CHARS, "body_bytes", CONTRACT_BODY_MAX, "rows",
 	    "min", CONTRACT_ROWS_MIN, "max", CONTRACT_ROWS_MAX, "default",
 	    CONTRACT_ROWS_DEFAULT, "cols", "min", CONTRACT_COLS_MIN, "max",
-	    CONTRACT_COLS_MAX, "default", CONTRACT_COLS_DEFAULT);
+	    CONTRACT_COLS_MAX, "default", CONTRACT_COLS_DEFAULT, "heartbeat_ms",
+	    (json_int_t)c->r->conf->heartbeat_ms);
 	if (o == NULL) {
 		http_error(c->r, 500, "internal error", 0);
 		return;
