@@ -16,7 +16,8 @@
 #include "buf.h"
 
 #define SSE_HEARTBEAT ": heartbeat\n\n"
-/* heartbeat=event: a visible one, so a page can time out on silence.  It
+/* heartbeat=event: a visible one, so a page can time out on silence (and
+ * knows, seeing one, that nothing was queued: a replay is over).  It
  * carries no id: it stands for no position, and the next resume point
  * stays the last output's. */
 #define SSE_HEARTBEAT_EVENT "event: heartbeat\ndata: {}\n\n"

@@ -650,14 +650,9 @@ stream_run(struct stream *s, const char *sid)
 	 */
 	req_will_last(s->r);
 
-	/* The headers leave with the first events, in the same write.  A
-	 * client that asked for visible heartbeats gets one at once: an
-	 * event it can count on seeing, so silence after it means a front
-	 * server that holds the stream back (README, Buffering). */
+	/* The headers leave with the first events, in the same write. */
 	s->r->responded = 1;
 	buf_add(&s->out, stream_headers, sizeof(stream_headers) - 1);
-	if (s->hb_event)
-		(void)stream_heartbeat(s);
 	s->quiet_since = client_now_ms();
 	e = stream_loop(s);
 	if (e == END_ERROR && sse_error(&s->out, s->pos, "internal error") == 0)

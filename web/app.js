@@ -21,7 +21,6 @@ import { WebLinksAddon } from './node_modules/@xterm/addon-web-links/lib/addon-w
 import { WebglAddon } from './node_modules/@xterm/addon-webgl/lib/addon-webgl.mjs';
 
 const API = 'api/terminal/';
-const SID_RE = /^[A-Za-z0-9._:-]{1,128}$/;
 const PENDING_MAX = 1 << 20;     // UTF-16 units queued at most (a huge paste)
 const RESIZE_DEBOUNCE_MS = 120;
 const RETRY_MIN_MS = 250;
@@ -32,12 +31,12 @@ const PROBE_TIMEOUT_MS = 3000;   // list, limits: a server that does not answer
 const REPLAY_QUIET_MS = 150;     // a pause this long ends the replayed backlog
 const REPLAY_MAX_MS = 2000;      // ... and so does this much time
 
-// The server's limits (GET limits answers them; these are DESIGN 2's, used
-// until it does or where it does not exist).
+// The server's limits, from GET limits: the page keeps no copy of the API's
+// numbers.  Until it answers (or on a server without it) a piece of input
+// is as long as it is, and one answered 413 goes again in halves.
 const limits = {
-	inputChars: 8192,
-	rows: { min: 2, max: 500 },
-	cols: { min: 10, max: 1000 },
+	inputChars: Infinity,
+	sidPattern: null,	// the session id's rule, a RegExp
 	// A live stream carries something at least every heartbeat (5 s by
 	// default): silence past this means a dead or half-open link.
 	silenceMs: 8000,
@@ -200,7 +199,8 @@ function randomId() {
 function sessionFromUrl() {
 	const params = new URLSearchParams(location.search);
 	let sid = params.get('session');
-	if (sid === null || !SID_RE.test(sid)) {
+	// The id's rule is the server's (GET limits, checked before start).
+	if (sid === null || sid === '') {
 		sid = randomId();
 		params.set('session', sid);
 		history.replaceState(null, '', '?' + params.toString() + location.hash);
@@ -284,9 +284,12 @@ async function loadLimits() {
 	}
 	if (Number.isInteger(d.input_chars) && d.input_chars > 0)
 		limits.inputChars = d.input_chars;
-	for (const k of ['rows', 'cols']) {
-		if (d[k] && Number.isInteger(d[k].min) && Number.isInteger(d[k].max))
-			limits[k] = { min: d[k].min, max: d[k].max };
+	if (d.session_id && typeof d.session_id.pattern === 'string') {
+		try {
+			limits.sidPattern = new RegExp(d.session_id.pattern);
+		} catch (e) {
+			limits.sidPattern = null;
+		}
 	}
 	const hb = Number(d.heartbeat_ms ?? (d.heartbeat ? d.heartbeat * 1000 : NaN));
 	if (Number.isFinite(hb) && hb > 0)
@@ -697,7 +700,10 @@ function sseLine(s, ev, line) {
 		return;
 	}
 	if (line[0] === ':') {
-		endReplay(s);           // `: heartbeat`: nothing more was queued
+		// `: heartbeat`: nothing more was queued.  (Other comments,
+		// such as a CGI run's padding, say nothing.)
+		if (line.startsWith(': heartbeat'))
+			endReplay(s);
 		return;
 	}
 	const c = line.indexOf(':');
@@ -1614,5 +1620,11 @@ if (document.visibilityState === 'visible' && document.hasFocus())
 else
 	refit();
 term.focus();
-loadLimits();
-start(false);
+await loadLimits();
+if (limits.sidPattern !== null && !limits.sidPattern.test(sid)) {
+	// Not an id the server takes: a new one, in the address too.
+	const params = new URLSearchParams(location.search);
+	params.set('session', randomId());
+	location.replace('?' + params.toString() + location.hash);
+} else
+	start(false);
