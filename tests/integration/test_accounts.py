@@ -22,12 +22,12 @@ import signal
 import socket
 import subprocess
 import tempfile
-import time
 
 import pytest
 
 from ptyd_http import Client, Shell
-from ptyd_stack import BUILDDIR, REPO, free_port, proc_gone, wait_for
+from ptyd_stack import (BUILDDIR, REPO, children_of, free_port, proc_gone,
+                        wait_for)
 
 ACCOUNTS = ["ptyd-it-alice", "ptyd-it-bob"]
 NOBODY = "ptyd-it-carol"        # a password, no account
@@ -150,6 +150,8 @@ class Account:
                 ls.close()
 
     def stop(self):
+        if not hasattr(self, "uid"):
+            return              # never created
         for p in reversed(self.procs):
             if p.poll() is None:
                 p.send_signal(signal.SIGTERM)
@@ -159,13 +161,14 @@ class Account:
             except subprocess.TimeoutExpired:
                 os.killpg(p.pid, signal.SIGKILL)
                 p.wait(timeout=5)
-        # Shells ptyd could not take down (it waits 1.5 s, then SIGKILL).
-        for pid in pids_of_uid(self.uid):
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
         if self.created:
+            # Shells ptyd could not take down (it waits 1.5 s, then
+            # SIGKILL): the account is ours, so are they.
+            for pid in pids_of_uid(self.uid):
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
             wait_for(lambda: not pids_of_uid(self.uid), timeout=5,
                      what="%s's processes to end" % self.name)
             subprocess.run(["userdel", self.name], capture_output=True,
@@ -281,14 +284,24 @@ def site():
         yield {"port": port, "base": base, "nginx_pid": nginx_pid,
                "accounts": {a.name: a for a in accounts}}
     finally:
+        stop_site(nginx_pid, accounts, base)
+
+
+def stop_site(nginx_pid, accounts, base):
+    """nginx, then each account's daemons and the account itself, then the
+    directory: each step runs even if an earlier one fails."""
+    try:
         if nginx_pid is not None:
             os.kill(nginx_pid, signal.SIGTERM)
             wait_for(lambda: proc_gone(nginx_pid), timeout=10,
                      what="nginx to exit")
-        for a in accounts:
-            a.stop()
-        if not os.environ.get("PTYD_TEST_KEEP"):
-            shutil.rmtree(base, ignore_errors=True)
+    finally:
+        try:
+            for a in accounts:
+                a.stop()
+        finally:
+            if not os.environ.get("PTYD_TEST_KEEP"):
+                shutil.rmtree(base, ignore_errors=True)
 
 
 def client(site, user):
@@ -317,18 +330,9 @@ def test_each_web_user_gets_a_shell_of_their_own_account(site):
             assert sh.run("cat %s >/dev/null 2>&1 && echo READ || "
                           "echo DENIED" % other.db) == b"DENIED"
         assert sorted(c.terminals()) == [sid]
-    workers = [int(p) for p in os.listdir("/proc") if p.isdigit() and
-               _ppid(int(p)) == site["nginx_pid"]]
+    workers = children_of(site["nginx_pid"])
     assert workers and all(proc_uid(p) == pwd.getpwnam("www-data").pw_uid
                            for p in workers), workers
-
-
-def _ppid(pid):
-    try:
-        with open("/proc/%d/stat" % pid) as f:
-            return int(f.read().rsplit(")", 1)[1].split()[1])
-    except (FileNotFoundError, ProcessLookupError):
-        return None
 
 
 @pytest.mark.deadline(60)

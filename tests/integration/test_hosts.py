@@ -134,13 +134,15 @@ def hosts(make_stack):
     a = make_stack("host-a", users=users, fcgi_args=FCGI_ARGS)
     b = make_stack("host-b", users=users, fcgi_args=FCGI_ARGS)
     front = Front()
-    front.start([("host-a", a.port), ("host-b", b.port)])
     try:
+        front.start([("host-a", a.port), ("host-b", b.port)])
         yield {"host-a": a, "host-b": b, "front": front,
                "make_stack": make_stack}
     finally:
-        front.stop()
-        shutil.rmtree(front.dir, ignore_errors=True)
+        try:
+            front.stop()
+        finally:
+            shutil.rmtree(front.dir, ignore_errors=True)
 
 
 def sid_of(user):
