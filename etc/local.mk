@@ -3,7 +3,8 @@
 # snippet name installed paths, so make writes them from their .in with
 # the directories of this configure (and of any `make prefix=...`).
 systemdsystemunit_DATA = etc/systemd/ptyd.service etc/systemd/ptyd@.service \
-	etc/systemd/ptyd-fcgi.socket etc/systemd/ptyd-fcgi.service
+	etc/systemd/ptyd-fcgi.socket etc/systemd/ptyd-fcgi.service \
+	etc/systemd/ptyd-fcgi@.socket etc/systemd/ptyd-fcgi@.service
 systemduserunit_DATA = etc/systemd/user/ptyd.service
 logrotatedir = $(sysconfdir)/logrotate.d
 logrotate_DATA = etc/logrotate.d/ptyd
@@ -11,6 +12,7 @@ sysconf_DATA = etc/ptyd.conf.sample
 
 ETC_IN = etc/systemd/ptyd.service.in etc/systemd/ptyd@.service.in \
 	etc/systemd/ptyd-fcgi.socket.in etc/systemd/ptyd-fcgi.service.in \
+	etc/systemd/ptyd-fcgi@.socket.in etc/systemd/ptyd-fcgi@.service.in \
 	etc/systemd/user/ptyd.service.in etc/logrotate.d/ptyd.in
 EXTRA_DIST += $(ETC_IN) etc/ptyd.conf.sample
 CLEANFILES += $(ETC_GEN)
@@ -30,5 +32,7 @@ etc/systemd/ptyd.service: $(srcdir)/etc/systemd/ptyd.service.in
 etc/systemd/ptyd@.service: $(srcdir)/etc/systemd/ptyd@.service.in
 etc/systemd/ptyd-fcgi.socket: $(srcdir)/etc/systemd/ptyd-fcgi.socket.in
 etc/systemd/ptyd-fcgi.service: $(srcdir)/etc/systemd/ptyd-fcgi.service.in
+etc/systemd/ptyd-fcgi@.socket: $(srcdir)/etc/systemd/ptyd-fcgi@.socket.in
+etc/systemd/ptyd-fcgi@.service: $(srcdir)/etc/systemd/ptyd-fcgi@.service.in
 etc/systemd/user/ptyd.service: $(srcdir)/etc/systemd/user/ptyd.service.in
 etc/logrotate.d/ptyd: $(srcdir)/etc/logrotate.d/ptyd.in

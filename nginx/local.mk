@@ -5,7 +5,9 @@ nginxdir = $(pkgdatadir)/nginx
 dist_nginx_DATA = nginx/ptyd-errors.conf nginx/ptyd-fastcgi.conf \
 	nginx/ptyd-location.conf nginx/ptyd-location-auth-basic.conf \
 	nginx/ptyd-location-auth-request.conf nginx/ptyd-stream.conf \
-	nginx/ptyd-location-fcgiwrap.conf
+	nginx/ptyd-location-fcgiwrap.conf \
+	nginx/ptyd-location-accounts.conf nginx/ptyd-accounts.conf.example \
+	nginx/ptyd-hosts.conf.example
 nginx_DATA = nginx/ptyd-page.conf
 EXTRA_DIST += nginx/ptyd-page.conf.in nginx/ptyd-demo.conf.in
 CLEANFILES += nginx/ptyd-page.conf
