@@ -90,6 +90,8 @@ struct stream {
 	int		  fd; /* ptyd */
 	int		  b64;
 	int		  hb_event; /* heartbeat=event */
+	uint64_t	  replay_end; /* the ring's end at the attach */
+	int		  replayed;   /* the replay's end was marked */
 	struct utf8_state u8;
 	uint64_t	  pos;	 /* id of the last event */
 	uint64_t	  end;	 /* position after the last byte seen */
@@ -279,6 +281,31 @@ stream_output(struct stream *s, const struct msg_output *m)
 }
 
 /* Turn one complete frame into an event.  END_NONE to go on. */
+static int
+stream_heartbeat(struct stream *s)
+{
+	if (s->hb_event)
+		return (buf_add(&s->out, SSE_HEARTBEAT_EVENT,
+		    sizeof(SSE_HEARTBEAT_EVENT) - 1));
+	return (buf_add(&s->out, SSE_HEARTBEAT, sizeof(SSE_HEARTBEAT) - 1));
+}
+
+/*
+ * heartbeat=event: a heartbeat right after the last byte that was already
+ * there at the attach, so the page knows exactly where the replay ends
+ * (terminal queries in it are history: nobody answers them) and where
+ * live output begins.  Once per stream; at once if there was nothing to
+ * replay.
+ */
+static enum stream_end
+stream_replayed(struct stream *s)
+{
+	if (!s->hb_event || s->replayed || s->end < s->replay_end)
+		return (END_NONE);
+	s->replayed = 1;
+	return (stream_heartbeat(s) == -1 ? END_ERROR : END_NONE);
+}
+
 static enum stream_end
 stream_frame(struct stream *s, const struct frame_hdr *h, const uint8_t *p)
 {
@@ -291,7 +318,9 @@ stream_frame(struct stream *s, const struct frame_hdr *h, const uint8_t *p)
 	case MSG_OUTPUT:
 		if (msg_decode(MSG_OUTPUT, p, h->len, &mo) == -1)
 			break;
-		return (stream_output(s, &mo));
+		if ((e = stream_output(s, &mo)) != END_NONE)
+			return (e);
+		return (stream_replayed(s));
 	case MSG_GAP:
 		if (msg_decode(MSG_GAP, p, h->len, &mg) == -1)
 			break;
@@ -458,15 +487,6 @@ stream_move(struct stream *s, int ready)
 	return (e);
 }
 
-static int
-stream_heartbeat(struct stream *s)
-{
-	if (s->hb_event)
-		return (buf_add(&s->out, SSE_HEARTBEAT_EVENT,
-		    sizeof(SSE_HEARTBEAT_EVENT) - 1));
-	return (buf_add(&s->out, SSE_HEARTBEAT, sizeof(SSE_HEARTBEAT) - 1));
-}
-
 static enum stream_end
 stream_loop(struct stream *s)
 {
@@ -596,6 +616,7 @@ stream_attached(struct stream *s, const struct msg_attach *m)
 		return (-1);
 	}
 	s->pos = s->end = m->has_pos && m->pos > ma.base ? m->pos : ma.base;
+	s->replay_end = ma.end;
 	return (0);
 }
 
@@ -653,6 +674,7 @@ stream_run(struct stream *s, const char *sid)
 	/* The headers leave with the first events, in the same write. */
 	s->r->responded = 1;
 	buf_add(&s->out, stream_headers, sizeof(stream_headers) - 1);
+	(void)stream_replayed(s);
 	s->quiet_since = client_now_ms();
 	e = stream_loop(s);
 	if (e == END_ERROR && sse_error(&s->out, s->pos, "internal error") == 0)

@@ -148,6 +148,7 @@ static const struct field stats_reply_fields[] = {
 };
 static const struct field attached_fields[] = {
 	NUM(F_U64, msg_attached, base),
+	NUM(F_U64, msg_attached, end),
 };
 static const struct field output_fields[] = {
 	NUM(F_U64, msg_output, end),

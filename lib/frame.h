@@ -180,6 +180,7 @@ struct msg_stats_reply {
 
 struct msg_attached {
 	uint64_t base;
+	uint64_t end; /* the ring's end at the attach: what was replay */
 };
 
 struct msg_output {

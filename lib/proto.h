@@ -40,8 +40,9 @@
 #include <stdint.h>
 
 /* 2: MSG_INPUT carries an input_id.  3: MSG_INPUT carries an actor,
- * MSG_STATS_REPLY the counters of /api/terminal/metrics. */
-#define PROTO_VERSION	  3
+ * MSG_STATS_REPLY the counters of /api/terminal/metrics.  4: MSG_ATTACHED
+ * says where the replay ends. */
+#define PROTO_VERSION	  4
 #define PROTO_HDR_LEN	  8
 #define PROTO_MAX_PAYLOAD (256 * 1024)
 

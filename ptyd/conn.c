@@ -336,6 +336,7 @@ conn_attach(struct conn *c, const struct msg_attach *m, int64_t now)
 	ev_timer_stop(&c->timer);
 	c->replay_end = ring_end(&c->v.term->ring);
 	ma.base = c->v.term->base;
+	ma.end = c->replay_end;
 	conn_queue_ctl(c, MSG_ATTACHED, &ma);
 	if (lost > 0) {
 		mg.lost = lost;

@@ -28,8 +28,7 @@ const RETRY_MAX_MS = 5000;
 const NOTICE_MS = 8000;
 const INPUT_TIMEOUT_MS = 10000;  // an input request that hangs is retried
 const PROBE_TIMEOUT_MS = 3000;   // list, limits: a server that does not answer
-const REPLAY_QUIET_MS = 150;     // a pause this long ends the replayed backlog
-const REPLAY_MAX_MS = 2000;      // ... and so does this much time
+const REPLAY_MAX_MS = 10000;     // the replay's end unmarked this long: live
 
 // The server's limits, from GET limits: the page keeps no copy of the API's
 // numbers.  Until it answers (or on a server without it) a piece of input
@@ -253,7 +252,11 @@ async function getJson(endpoint, timeoutMs = PROBE_TIMEOUT_MS) {
 	const { res, data } = await fetchTimed(API + endpoint,
 	    { cache: 'no-store', credentials: 'same-origin' }, timeoutMs);
 	if (!res.ok || data === null)
-		throw Object.assign(new Error('HTTP ' + res.status), { status: res.status });
+		throw Object.assign(new Error('HTTP ' + res.status), {
+			status: res.status,
+			// The API's own words (a host that is down says which).
+			why: data && typeof data.error === 'string' ? data.error : null,
+		});
 	return data;
 }
 
@@ -566,9 +569,12 @@ function begin(size) {
 //
 // Replayed output: what a stream sends first (the backlog, or what was
 // missed) has the shell's old queries in it; answering them now would type
-// junk at the prompt.  Output arriving before the first pause of
-// REPLAY_QUIET_MS (or a `screen` or `heartbeat` event) counts as replayed,
-// and no answer leaves this page while xterm parses it.
+// junk at the prompt.  The server marks where the replay ends: with
+// heartbeat=event its first `heartbeat` follows the last byte that was
+// already there when the stream began (a `screen` event is replay whole).
+// Output before it counts as replayed, and no answer leaves this page
+// while xterm parses it; live output after it is answered (by the active
+// tab).  An unmarked replay ends after REPLAY_MAX_MS.
 let lastId = null;
 let stream = null;       // {ctl, gen, bytes, replaying, ...} of the open stream
 let generation = 0;      // bumped per stream: late events of an old one are ignored
@@ -673,11 +679,6 @@ async function readStream(s, reader) {
 		alive(s);
 		s.bytes += r.value.length;
 		bytesEver += r.value.length;
-		if (s.replaying) {
-			clearTimeout(s.quiet);
-			s.quiet = setTimeout(() => endReplay(s),
-			    Math.min(REPLAY_QUIET_MS, Math.max(0, s.opened + REPLAY_MAX_MS - Date.now())));
-		}
 		buf += dec.decode(r.value, { stream: true });
 		let nl;
 		while ((nl = buf.search(/\r\n|\r|\n/)) !== -1) {
@@ -811,11 +812,13 @@ function streamLost(s, why) {
 	reconnectLater(why === 'unreachable' ? 'unreachable' : 'reconnecting');
 }
 
-function reconnectLater(kind) {
+function reconnectLater(kind, why = null) {
 	if (phase === 'ended')
 		return;
 	const n = ++streamAttempt;
-	if (kind === 'unreachable')
+	if (kind === 'unreachable' && why)
+		setStatus('unreachable', why + ', retrying (attempt ' + n + ')');
+	else if (kind === 'unreachable')
 		setStatus('unreachable', 'server unreachable, retrying (attempt ' + n + ')');
 	else
 		setStatus('reconnecting', 'reconnecting… (attempt ' + n + ')');
@@ -830,7 +833,8 @@ async function recover() {
 	try {
 		list = await getJson('list');
 	} catch (e) {
-		reconnectLater(e.status === undefined || transient(e.status) ? 'unreachable' : 'reconnecting');
+		reconnectLater(e.status === undefined || transient(e.status) ? 'unreachable' : 'reconnecting',
+		    e.why || null);
 		return;
 	}
 	if (phase === 'ended')

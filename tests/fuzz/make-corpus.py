@@ -6,7 +6,7 @@ import os
 import struct
 import sys
 
-VERSION = 3
+VERSION = 4
 
 
 def s(b):

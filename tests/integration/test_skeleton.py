@@ -303,3 +303,45 @@ def test_heartbeat_event_when_asked_after_silence_without_an_id(stack, term):
                   query={"heartbeat": "event"}) as s:
         assert not [e for e in s.poll(1.0) if e.name == "output"
                     and e.id <= last]
+
+
+@pytest.mark.deadline(30)
+def test_heartbeat_event_marks_where_the_replay_ends(stack, term):
+    """With heartbeat=event the first heartbeat follows the last byte that
+    was there at the attach, so a page knows exactly which output is
+    history (its terminal queries must not be answered) and which is
+    live.  A resume from the end has nothing to replay: it comes first."""
+    sid, _ = term()
+    c = stack.client()
+    cmd, want = marker()
+    with c.stream(sid) as s:
+        assert c.input(sid, cmd).status == 200
+        read_output_until(s, want)
+        try:
+            while s.poll(0.5):
+                pass
+        except StreamEnded:
+            raise AssertionError("stream ended")
+        end = s.events[-1].id
+    with c.stream(sid, query={"heartbeat": "event"}) as s:
+        seen = []
+        while True:
+            ev = s.next_event()
+            seen.append(ev)
+            if ev.name == "heartbeat":
+                break
+        outs = [e for e in seen if e.name == "output"]
+        assert outs and outs[-1].id == end, (outs[-1:], end)
+        cmd2, want2 = marker()
+        assert c.input(sid, cmd2).status == 200
+        live = read_output_until(s, want2)
+        assert live.end > end
+        try:
+            while s.poll(0.5):
+                pass
+        except StreamEnded:
+            raise AssertionError("stream ended")
+        end = [e for e in s.events if e.name == "output"][-1].id
+    with c.stream(sid, last_event_id=end,
+                  query={"heartbeat": "event"}) as s:
+        assert s.next_event().name == "heartbeat"

@@ -611,7 +611,7 @@ static void
 script_attached(struct script *sc, uint64_t base)
 {
 	struct frame_out	fo;
-	struct msg_attached	m = { base };
+	struct msg_attached	m = { base, base };
 
 	frame_out_init(&fo);
 	cr_assert_eq(msg_encode(&fo, MSG_ATTACHED, &m), 0);
