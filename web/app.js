@@ -784,7 +784,7 @@ function silent(s) {
 		// The headers came, the body never did: a proxy that buffers.
 		probe().then((ok) => {
 			if (ok) {
-				setStatus('buffered', 'this server buffers the stream (proxy buffering is on): output cannot be shown live');
+				setStatus('buffered', 'this server buffers the stream: see the README, section Buffering');
 				streamTimer = setTimeout(recover, RETRY_MAX_MS);
 			} else {
 				reconnectLater('unreachable');
