@@ -483,19 +483,19 @@ ep_output(struct ctx *c, json_t *body)
 }
 
 static const struct route {
-	const char *name;
-	const char *method;
+	enum contract_endpoint ep; /* its name: lib/contract.c */
+	const char	      *method;
 	void (*serve)(struct ctx *, json_t *);
 } routes[] = {
-	{ "start", "POST", ep_start },
-	{ "input", "POST", ep_input },
-	{ "resize", "POST", ep_resize },
-	{ "close", "POST", ep_close },
-	{ "output", "GET", ep_output },
-	{ "list", "GET", ep_list },
-	{ "health", "GET", ep_health },
-	{ "metrics", "GET", ep_metrics },
-	{ "limits", "GET", ep_limits },
+	{ CONTRACT_EP_START, "POST", ep_start },
+	{ CONTRACT_EP_INPUT, "POST", ep_input },
+	{ CONTRACT_EP_RESIZE, "POST", ep_resize },
+	{ CONTRACT_EP_CLOSE, "POST", ep_close },
+	{ CONTRACT_EP_OUTPUT, "GET", ep_output },
+	{ CONTRACT_EP_LIST, "GET", ep_list },
+	{ CONTRACT_EP_HEALTH, "GET", ep_health },
+	{ CONTRACT_EP_METRICS, "GET", ep_metrics },
+	{ CONTRACT_EP_LIMITS, "GET", ep_limits },
 };
 
 static const struct route *
@@ -504,7 +504,7 @@ route_find(const char *name)
 	size_t i;
 
 	for (i = 0; i < sizeof(routes) / sizeof(routes[0]); i++)
-		if (strcmp(routes[i].name, name) == 0)
+		if (strcmp(contract_endpoint_name(routes[i].ep), name) == 0)
 			return (&routes[i]);
 	return (NULL);
 }
@@ -750,5 +750,6 @@ handlers_serve(struct req *r)
 	rt = serve(r);
 	/* The stream writes its own 200 (stream.c): responded, no status. */
 	status = r->status != 0 ? r->status : r->responded ? 200 : 0;
-	metrics_request(rt != NULL ? rt->name : NULL, status, now_us() - t0);
+	metrics_request(rt != NULL ? contract_endpoint_name(rt->ep) : NULL,
+	    status, now_us() - t0);
 }

@@ -20,24 +20,13 @@
 #include <time.h>
 
 #include "buf.h"
+#include "contract.h"
 #include "frame.h"
 #include "metrics.h"
 
-static const char *const metrics_eps[] = {
-	"start",
-	"input",
-	"resize",
-	"close",
-	"output",
-	"list",
-	"health",
-	"metrics",
-	"limits",
-	"other",
-};
-#define M_NEP	   (sizeof(metrics_eps) / sizeof(metrics_eps[0]))
-#define M_EP_OTHER (M_NEP - 1)
-#define M_STREAM   "output"
+/* Per endpoint of the contract, and one more for anything else. */
+#define M_NEP	   (CONTRACT_NENDPOINTS + 1)
+#define M_EP_OTHER CONTRACT_NENDPOINTS
 
 static const int metrics_statuses[] = {
 	200,
@@ -136,9 +125,15 @@ metrics_ep(const char *name)
 	size_t i;
 
 	for (i = 0; name != NULL && i < M_EP_OTHER; i++)
-		if (strcmp(name, metrics_eps[i]) == 0)
+		if (strcmp(name, contract_endpoint_name(i)) == 0)
 			return (i);
 	return (M_EP_OTHER);
+}
+
+static const char *
+metrics_ep_name(size_t e)
+{
+	return (e < M_EP_OTHER ? contract_endpoint_name(e) : "other");
 }
 
 static void
@@ -163,7 +158,7 @@ metrics_request(const char *endpoint, int status, int64_t usec)
 		if (metrics_statuses[s] == status)
 			break;
 	metrics_add(&metrics->requests[ep][s], 1);
-	if (strcmp(metrics_eps[ep], M_STREAM) == 0)
+	if (ep == CONTRACT_EP_OUTPUT)
 		metrics_observe(&metrics->stream, metrics_stream_us, M_NSTREAMB,
 		    us);
 	else
@@ -257,17 +252,17 @@ metrics_front(struct buf *b)
 				metrics_printf(b,
 				    "ptyd_fcgi_requests_total{endpoint=\"%s\","
 				    "status=\"%s\"} %llu\n",
-				    metrics_eps[e], metrics_status_name(s),
+				    metrics_ep_name(e), metrics_status_name(s),
 				    (unsigned long long)metrics_get(
 					&metrics->requests[e][s]));
 	metrics_head(b, "ptyd_fcgi_request_duration_seconds", "histogram",
 	    "Time to answer a request, by endpoint; the output stream is "
 	    "not here (ptyd_fcgi_stream_duration_seconds).");
 	for (e = 0; e < M_NEP; e++) {
-		if (strcmp(metrics_eps[e], M_STREAM) == 0)
+		if (e == CONTRACT_EP_OUTPUT)
 			continue;
 		snprintf(labels, sizeof(labels), "endpoint=\"%s\",",
-		    metrics_eps[e]);
+		    metrics_ep_name(e));
 		metrics_hist_out(b, "ptyd_fcgi_request_duration_seconds",
 		    labels, &metrics->latency[e], metrics_lat_us, M_NLAT);
 	}

@@ -139,3 +139,22 @@ contract_reason_valid(const char *name)
 			return (1);
 	return (0);
 }
+
+static const char *const contract_endpoints[CONTRACT_NENDPOINTS] = {
+	[CONTRACT_EP_START] = "start",
+	[CONTRACT_EP_INPUT] = "input",
+	[CONTRACT_EP_RESIZE] = "resize",
+	[CONTRACT_EP_CLOSE] = "close",
+	[CONTRACT_EP_OUTPUT] = "output",
+	[CONTRACT_EP_LIST] = "list",
+	[CONTRACT_EP_HEALTH] = "health",
+	[CONTRACT_EP_METRICS] = "metrics",
+	[CONTRACT_EP_LIMITS] = "limits",
+};
+
+const char *
+contract_endpoint_name(enum contract_endpoint e)
+{
+	return ((unsigned int)e < CONTRACT_NENDPOINTS ? contract_endpoints[e] :
+							 NULL);
+}

@@ -82,4 +82,21 @@ const char *contract_reason_name(enum contract_reason);
 /* 1 if name is a reason's wire name. */
 int contract_reason_valid(const char *name);
 
+/* The API's endpoints (DESIGN 2: /api/terminal/NAME), named once: ptyd.fcgi's
+ * routes and its metrics' labels are these. */
+enum contract_endpoint {
+	CONTRACT_EP_START,
+	CONTRACT_EP_INPUT,
+	CONTRACT_EP_RESIZE,
+	CONTRACT_EP_CLOSE,
+	CONTRACT_EP_OUTPUT,
+	CONTRACT_EP_LIST,
+	CONTRACT_EP_HEALTH,
+	CONTRACT_EP_METRICS,
+	CONTRACT_EP_LIMITS,
+	CONTRACT_NENDPOINTS
+};
+/* Its NAME; NULL if out of range. */
+const char *contract_endpoint_name(enum contract_endpoint);
+
 #endif /* PTYD_CONTRACT_H */

@@ -246,6 +246,16 @@ def test_sse_framing_ids_increase_and_differ_by_bytes_carried(stack, term):
         closed.data_raw
 
 
+def settle(s):
+    """Read until the stream has been quiet for half a second (the prompt
+    after a command has arrived); it must not end meanwhile."""
+    try:
+        while s.poll(0.5):
+            pass
+    except StreamEnded:
+        raise AssertionError("stream ended")
+
+
 @pytest.mark.deadline(30)
 def test_heartbeat_comment_after_five_seconds_without_events(stack, term):
     sid, _ = term()
@@ -255,11 +265,7 @@ def test_heartbeat_comment_after_five_seconds_without_events(stack, term):
         assert c.input(sid, cmd).status == 200
         read_output_until(s, want)
         # Let the prompt after the marker arrive, then stay silent.
-        try:
-            while s.poll(0.5):
-                pass
-        except StreamEnded:
-            raise AssertionError("stream ended")
+        settle(s)
         quiet_from = s.events[-1].t
         n_comments = len(s.comments)
         deadline = time.monotonic() + 8
@@ -284,11 +290,7 @@ def test_heartbeat_event_when_asked_after_silence_without_an_id(stack, term):
         cmd, want = marker()
         assert c.input(sid, cmd).status == 200
         last = read_output_until(s, want).end
-        try:
-            while s.poll(0.5):
-                pass
-        except StreamEnded:
-            raise AssertionError("stream ended")
+        settle(s)
         n = len(s.events)
         deadline = time.monotonic() + 8
         while len(s.events) == n:
@@ -317,11 +319,7 @@ def test_heartbeat_event_marks_where_the_replay_ends(stack, term):
     with c.stream(sid) as s:
         assert c.input(sid, cmd).status == 200
         read_output_until(s, want)
-        try:
-            while s.poll(0.5):
-                pass
-        except StreamEnded:
-            raise AssertionError("stream ended")
+        settle(s)
         end = s.events[-1].id
     with c.stream(sid, query={"heartbeat": "event"}) as s:
         seen = []
@@ -336,11 +334,7 @@ def test_heartbeat_event_marks_where_the_replay_ends(stack, term):
         assert c.input(sid, cmd2).status == 200
         live = read_output_until(s, want2)
         assert live.end > end
-        try:
-            while s.poll(0.5):
-                pass
-        except StreamEnded:
-            raise AssertionError("stream ended")
+        settle(s)
         end = [e for e in s.events if e.name == "output"][-1].id
     with c.stream(sid, last_event_id=end,
                   query={"heartbeat": "event"}) as s:
