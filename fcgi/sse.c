@@ -7,8 +7,10 @@
 #include <errno.h>
 #include <string.h>
 
+#include "frame.h"
 #include "json.h"
 #include "sse.h"
+#include "utf8.h"
 
 static int
 sse_head(struct buf *b, uint64_t id, const char *name)
@@ -47,6 +49,40 @@ sse_output_text(struct buf *b, uint64_t id, const char *text, size_t len)
 	sse_output_begin(b, id);
 	json_escape(b, text, len);
 	return (sse_output_end(b));
+}
+
+int
+sse_screen(struct buf *b, struct buf *scratch, int first,
+    const struct msg_screen *m)
+{
+	struct utf8_state u8;
+	size_t		  clean;
+
+	if (first) {
+		sse_head(b, m->pos, "screen");
+		buf_adds(b, "{\"text\": \"");
+	}
+	/* ptyd sends whole characters; anything else is repaired here, as
+	 * output is, piece by piece. */
+	clean = utf8_valid_prefix(m->data, m->len);
+	json_escape(b, (const char *)m->data, clean);
+	if (clean < m->len) {
+		utf8_init(&u8);
+		buf_reset(scratch);
+		if (utf8_sanitise(&u8, m->data + clean, m->len - clean,
+			scratch) == -1 ||
+		    utf8_flush(&u8, scratch) == -1)
+			return (-1);
+		json_escape(b, scratch->p, scratch->len);
+	}
+	if (!m->last)
+		return (b->failed ? -1 : 0);
+	buf_adds(b, "\", \"rows\": ");
+	buf_addu64(b, m->rows);
+	buf_adds(b, ", \"cols\": ");
+	buf_addu64(b, m->cols);
+	buf_adds(b, "}");
+	return (sse_tail(b));
 }
 
 int

@@ -33,6 +33,16 @@ int sse_output_begin(struct buf *, uint64_t id);
 int sse_output_end(struct buf *);
 /* output {"b64": "..."}: raw bytes, base64 (RFC 4648, padded). */
 int sse_output_b64(struct buf *, uint64_t id, const uint8_t *data, size_t len);
+/*
+ * screen {"text": "...", "rows": R, "cols": C} (attach=screen), from
+ * MSG_SCREEN pieces: the first piece opens the event (its id the position
+ * the screen stands for), the last closes it.  The text is always UTF-8
+ * text, also with encoding=base64: it is made by ptyd, not raw output.
+ * scratch: room for repairing a piece that is not UTF-8.
+ */
+struct msg_screen;
+int sse_screen(struct buf *, struct buf *scratch, int first,
+    const struct msg_screen *);
 /* gap {"lost": N} */
 int sse_gap(struct buf *, uint64_t id, uint64_t lost);
 /* terminal_closed {"exit_code": N|null, "reason": "..."} */

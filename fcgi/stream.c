@@ -92,6 +92,8 @@ struct stream {
 	int		  hb_event; /* heartbeat=event */
 	uint64_t	  replay_end; /* the ring's end at the attach */
 	int		  replayed;   /* the replay's end was marked */
+	int		  mode;	      /* PROTO_ATTACH_* (attach=, replay=) */
+	int		  in_screen;  /* a screen event is half written */
 	struct utf8_state u8;
 	uint64_t	  pos;	 /* id of the last event */
 	uint64_t	  end;	 /* position after the last byte seen */
@@ -284,6 +286,8 @@ stream_output(struct stream *s, const struct msg_output *m)
 static int
 stream_heartbeat(struct stream *s)
 {
+	if (s->in_screen)
+		return (0); /* never inside an event */
 	if (s->hb_event)
 		return (buf_add(&s->out, SSE_HEARTBEAT_EVENT,
 		    sizeof(SSE_HEARTBEAT_EVENT) - 1));
@@ -312,9 +316,19 @@ stream_frame(struct stream *s, const struct frame_hdr *h, const uint8_t *p)
 	struct msg_output mo;
 	struct msg_gap	  mg;
 	struct msg_exit	  mx;
+	struct msg_screen ms;
 	enum stream_end	  e;
 
 	switch (h->type) {
+	case MSG_SCREEN:
+		if (msg_decode(MSG_SCREEN, p, h->len, &ms) == -1)
+			break;
+		if (sse_screen(&s->out, &s->text, !s->in_screen, &ms) == -1)
+			return (END_ERROR);
+		if ((s->in_screen = !ms.last))
+			return (END_NONE);
+		s->pos = s->end = ms.pos;
+		return (stream_replayed(s));
 	case MSG_OUTPUT:
 		if (msg_decode(MSG_OUTPUT, p, h->len, &mo) == -1)
 			break;
@@ -550,6 +564,37 @@ stream_resume(struct req *r, uint64_t *pos)
 	return (0);
 }
 
+/*
+ * attach=screen (the page's way) or replay=raw (the seed's way, and the
+ * default: old clients get what they always got).  Both given must agree;
+ * -1 when answered with an error.
+ */
+static int
+stream_query_mode(struct stream *s)
+{
+	const char *qs = req_param(s->r, "QUERY_STRING");
+	char	    a[16], rp[16];
+	int	    qa, qr;
+
+	qa = http_query_get(qs, "attach", a, sizeof(a));
+	qr = http_query_get(qs, "replay", rp, sizeof(rp));
+	if (qa == -1 || qr == -1 ||
+	    (qa == 1 && a[0] != '\0' && strcmp(a, "screen") != 0 &&
+		strcmp(a, "raw") != 0) ||
+	    (qr == 1 && rp[0] != '\0' && strcmp(rp, "raw") != 0)) {
+		http_error(s->r, 400, "unsupported attach or replay", 0);
+		return (-1);
+	}
+	s->mode = qa == 1 && strcmp(a, "screen") == 0 ? PROTO_ATTACH_SCREEN :
+							PROTO_ATTACH_RAW;
+	if (s->mode == PROTO_ATTACH_SCREEN && qr == 1 && rp[0] != '\0') {
+		http_error(s->r, 400, "attach=screen and replay=raw disagree",
+		    0);
+		return (-1);
+	}
+	return (0);
+}
+
 /* The query: a session id, and an encoding we speak.  Then the request
  * body (empty for a GET) is read to its end: only then does a readable
  * connection mean the client has gone.  -1 when answered with an error. */
@@ -581,6 +626,8 @@ stream_request(struct stream *s, const struct ctx *c)
 		return (-1);
 	}
 	s->hb_event = q == 1 && strcmp(enc, "event") == 0;
+	if (stream_query_mode(s) == -1)
+		return (-1);
 	if (req_drain(s->r, 64 * 1024) == -1) {
 		http_error(s->r, 400, "request body could not be read", 0);
 		return (-1);
@@ -632,6 +679,7 @@ stream_attach(struct stream *s, const struct ctx *c, struct frame_out *fo)
 	strcpy(m.sid, c->qsid);
 	strcpy(m.actor, c->actor);
 	m.has_pos = (uint8_t)stream_resume(s->r, &m.pos);
+	m.mode = (uint8_t)s->mode;
 	/* Allocated at full priority: see server.c on lasting requests. */
 	if ((s->in = malloc(STREAM_IN_MAX)) == NULL ||
 	    buf_reserve(&s->out, STREAM_OUT_HIGH) == -1 ||

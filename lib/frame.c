@@ -88,6 +88,7 @@ static const struct field attach_fields[] = {
 	NUM(F_U8, msg_attach, has_pos),
 	NUM(F_U64, msg_attach, pos),
 	TEXT(msg_attach, actor, PROTO_ACTOR_MAX),
+	NUM(F_U8, msg_attach, mode),
 };
 static const struct field list_fields[] = {
 	NUM(F_U8, msg_list, all_owners),
@@ -154,6 +155,13 @@ static const struct field output_fields[] = {
 	NUM(F_U64, msg_output, end),
 	BYTES(F_REST, msg_output, data, len, PROTO_OUTPUT_CHUNK),
 };
+static const struct field screen_fields[] = {
+	NUM(F_U64, msg_screen, pos),
+	NUM(F_U16, msg_screen, rows),
+	NUM(F_U16, msg_screen, cols),
+	NUM(F_U8, msg_screen, last),
+	BYTES(F_REST, msg_screen, data, len, PROTO_SCREEN_CHUNK),
+};
 static const struct field gap_fields[] = {
 	NUM(F_U64, msg_gap, lost),
 	NUM(F_U64, msg_gap, pos),
@@ -194,6 +202,7 @@ static const struct msg_desc msgs[] = {
 	DESC(MSG_OUTPUT, output_fields),
 	DESC(MSG_GAP, gap_fields),
 	DESC(MSG_EXIT, exit_fields),
+	DESC(MSG_SCREEN, screen_fields),
 };
 
 static const struct msg_desc *

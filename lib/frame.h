@@ -110,6 +110,7 @@ struct msg_attach {
 	uint8_t	 has_pos;
 	uint64_t pos;
 	char	 actor[PROTO_ACTOR_MAX + 1];
+	uint8_t	 mode; /* PROTO_ATTACH_* */
 };
 
 struct msg_list {
@@ -185,6 +186,15 @@ struct msg_attached {
 
 struct msg_output {
 	uint64_t       end;
+	const uint8_t *data;
+	size_t	       len;
+};
+
+struct msg_screen {
+	uint64_t       pos;
+	uint16_t       rows;
+	uint16_t       cols;
+	uint8_t	       last;
 	const uint8_t *data;
 	size_t	       len;
 };

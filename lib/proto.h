@@ -25,8 +25,9 @@
  * reply frames.  For every request but MSG_ATTACH and MSG_LIST the reply is
  * one frame and ptyd then closes the connection.  MSG_LIST answers with
  * MSG_LIST_ITEM frames and one MSG_LIST_END.  MSG_ATTACH answers MSG_ERROR,
- * or MSG_ATTACHED followed by stream frames (MSG_OUTPUT, MSG_GAP, MSG_EXIT)
- * for as long as the client keeps the connection; MSG_EXIT is the last.
+ * or MSG_ATTACHED followed by stream frames (MSG_OUTPUT, MSG_GAP, MSG_EXIT,
+ * MSG_SCREEN) for as long as the client keeps the connection; MSG_EXIT is
+ * the last.
  * Closing the connection detaches the viewer.
  *
  * A frame whose version is not PROTO_VERSION is answered with MSG_ERROR
@@ -41,8 +42,8 @@
 
 /* 2: MSG_INPUT carries an input_id.  3: MSG_INPUT carries an actor,
  * MSG_STATS_REPLY the counters of /api/terminal/metrics.  4: MSG_ATTACHED
- * says where the replay ends. */
-#define PROTO_VERSION	  4
+ * says where the replay ends.  5: MSG_ATTACH carries a mode, MSG_SCREEN. */
+#define PROTO_VERSION	  5
 #define PROTO_HDR_LEN	  8
 #define PROTO_MAX_PAYLOAD (256 * 1024)
 
@@ -56,6 +57,9 @@
 #define PROTO_INPUT_MAX	   (8192 * 4)  /* 8192 code points of UTF-8 */
 #define PROTO_INPUT_ID_MAX 64	       /* input_id: 1..64 of [A-Za-z0-9._:-] */
 #define PROTO_OUTPUT_CHUNK (32 * 1024) /* max data bytes in one MSG_OUTPUT */
+/* max text bytes in one MSG_SCREEN: its frame is no larger than a full
+ * MSG_OUTPUT's, so a reader sized for those takes it */
+#define PROTO_SCREEN_CHUNK (PROTO_OUTPUT_CHUNK - 8)
 
 /* Requests, client -> ptyd: 0x0100 - 0x01ff. */
 enum {
@@ -71,7 +75,8 @@ enum {
 	MSG_RESIZE = 0x0103,
 	/* str owner, str session_id, str actor */
 	MSG_CLOSE = 0x0104,
-	/* str owner, str session_id, u8 has_pos, u64 pos, str actor */
+	/* str owner, str session_id, u8 has_pos, u64 pos, str actor,
+	 * u8 mode (PROTO_ATTACH_*) */
 	MSG_ATTACH = 0x0105,
 	/* u8 all_owners, str owner */
 	MSG_LIST = 0x0106,
@@ -124,6 +129,20 @@ enum {
 	 * str reason (exit|closed|restarted|reaped|evicted|shutdown),
 	 * u64 pos (one past the last byte) */
 	MSG_EXIT = 0x0304,
+	/* u64 pos (the position the screen stands for: output follows from
+	 * there), u16 rows, u16 cols, u8 last (1 on the last piece), then the
+	 * rest of the payload is a piece of the redraw text
+	 * (1..PROTO_SCREEN_CHUNK bytes, whole UTF-8 characters), not
+	 * length-prefixed.  Pieces of one redraw come in a row, after
+	 * MSG_ATTACHED (and MSG_GAP), to a PROTO_ATTACH_SCREEN viewer without
+	 * a usable resume position. */
+	MSG_SCREEN = 0x0305,
+};
+
+/* MSG_ATTACH modes: how a viewer without a usable resume position starts. */
+enum {
+	PROTO_ATTACH_RAW = 0,	 /* the backlog, replayed as output */
+	PROTO_ATTACH_SCREEN = 1, /* MSG_SCREEN, then live output */
 };
 
 /* Error codes carried by MSG_ERROR, and the HTTP status each maps to. */

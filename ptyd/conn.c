@@ -53,6 +53,7 @@
 #include "proto.h"
 #include "ptyd.h"
 #include "request.h"
+#include "screen.h"
 #include "term.h"
 #include "xmalloc.h"
 
@@ -109,6 +110,8 @@ struct conn {
 	uint8_t	      ctl[CONN_CTL_MAX];
 	uint8_t	      ctl_len;
 	uint8_t	      ctl_off;
+	struct screen_shot *shot; /* MSG_SCREEN frames, after ctl */
+	size_t		    shot_off;
 	uint8_t	      exit_queued;
 	uint8_t	      blocked;	/* socket full */
 	uint8_t	      inflight; /* a frame partly written */
@@ -208,6 +211,7 @@ conn_free_cb(void *arg)
 
 	free(c->payload);
 	free(c->out);
+	screen_shot_unref(c->shot);
 	free(c);
 }
 
@@ -343,6 +347,10 @@ conn_attach(struct conn *c, const struct msg_attach *m, int64_t now)
 		mg.pos = resume;
 		conn_queue_ctl(c, MSG_GAP, &mg);
 	}
+	/* attach=screen without a usable resume position: the screen as it
+	 * stands at the ring's end, then live output from there. */
+	if (m->mode == PROTO_ATTACH_SCREEN && (!m->has_pos || lost > 0))
+		c->shot = term_viewer_screen(&c->v);
 	/* Closing the connection detaches: watch for it. */
 	if (conn_want(c, EPOLLIN | EPOLLRDHUP) == -1)
 		return (TERM_OK);
@@ -543,8 +551,37 @@ struct conn_batch {
 	size_t	     replay;	/* of which replay */
 };
 
-/* Control frames go first, whole.  1 when none is left; 0 when the socket
- * is full (blocked) or the connection is gone. */
+/* The screen's frames, after the control frames: like them. */
+static int
+conn_stream_shot(struct conn *c, int64_t now)
+{
+	ssize_t n;
+
+	while (c->shot != NULL) {
+		n = send(c->fd, c->shot->data + c->shot_off,
+		    c->shot->len - c->shot_off, MSG_NOSIGNAL);
+		if (n > 0) {
+			c->shot_off += (size_t)n;
+			c->last_progress = now;
+			if (c->shot_off == c->shot->len) {
+				screen_shot_unref(c->shot);
+				c->shot = NULL;
+			}
+			continue;
+		}
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == -1 && errno == EAGAIN)
+			conn_stream_block(c, now);
+		else
+			conn_destroy(c);
+		return (0);
+	}
+	return (1);
+}
+
+/* Control frames go first, whole, then a screen.  1 when none is left; 0
+ * when the socket is full (blocked) or the connection is gone. */
 static int
 conn_stream_ctl(struct conn *c, int64_t now)
 {
@@ -566,7 +603,7 @@ conn_stream_ctl(struct conn *c, int64_t now)
 			conn_destroy(c);
 		return (0);
 	}
-	return (1);
+	return (conn_stream_shot(c, now));
 }
 
 /* Add the ring's bytes [p, p + len) to the batch; -1 if they left it. */

@@ -22,6 +22,7 @@ ptyd_libptyd_a_SOURCES = \
 	ptyd/once.c ptyd/once.h \
 	ptyd/mirror.c ptyd/mirror.h \
 	ptyd/ring.c ptyd/ring.h \
+	ptyd/screen.c ptyd/screen.h \
 	ptyd/spawn.c ptyd/spawn.h \
 	ptyd/proc.c ptyd/proc.h \
 	ptyd/reap.c ptyd/reap.h \
@@ -29,14 +30,14 @@ ptyd_libptyd_a_SOURCES = \
 	ptyd/store.c ptyd/store.h
 nodist_ptyd_libptyd_a_SOURCES = ptyd/schema.c
 BUILT_SOURCES += ptyd/schema.c
-ptyd_libptyd_a_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS)
+ptyd_libptyd_a_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS) $(VTERM_CFLAGS)
 # ptyd/schema.c is generated in the build tree; it includes "store.h".
 # -iquote, not -I: ptyd/spawn.h must not shadow the system <spawn.h>.
 ptyd_libptyd_a_CPPFLAGS = $(AM_CPPFLAGS) -iquote $(srcdir)/ptyd
 
 ptyd_ptyd_SOURCES = ptyd/main.c
 ptyd_ptyd_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS)
-ptyd_ptyd_LDADD = ptyd/libptyd.a libwire.a $(SQLITE_LIBS) -lutil
+ptyd_ptyd_LDADD = ptyd/libptyd.a libwire.a $(SQLITE_LIBS) $(VTERM_LIBS) -lutil
 
 ptyd_ptydctl_SOURCES = ptyd/ptydctl.c ptyd/ptydctl.h ptyd/ptydctl_prune.c
 ptyd_ptydctl_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS)

@@ -158,6 +158,11 @@ request_attach(struct conn *c, union request_msg *m, int64_t now)
 
 	if (!request_sid(c, m->attach.sid))
 		return;
+	if (m->attach.mode != PROTO_ATTACH_RAW &&
+	    m->attach.mode != PROTO_ATTACH_SCREEN) {
+		conn_error(c, PROTO_ERR_BAD_REQUEST, "unknown attach mode");
+		return;
+	}
 	if ((e = conn_attach(c, &m->attach, now)) != TERM_OK)
 		request_term_error(c, e);
 }

@@ -32,6 +32,7 @@
 #include "log.h"
 #include "mirror.h"
 #include "proto.h"
+#include "screen.h"
 #include "ptyd.h"
 #include "term.h"
 #include "term_int.h"
@@ -347,6 +348,7 @@ term_free(struct term *t)
 	once_free(&t->once);
 	TAILQ_REMOVE(&term_all, t, all_entry);
 	ring_free(&t->ring);
+	screen_free(t->screen);
 	free(t->owner);
 	free(t->sid);
 	free(t->workspace);

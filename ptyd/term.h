@@ -57,6 +57,8 @@ struct viewer {
 TAILQ_HEAD(viewer_list, viewer);
 
 struct term_chunk;
+struct screen;
+struct screen_shot;
 STAILQ_HEAD(term_chunks, term_chunk);
 
 struct term {
@@ -92,6 +94,7 @@ struct term {
 	uint16_t    cols;
 	uint64_t    base; /* first position */
 	struct ring ring;
+	struct screen *screen; /* the emulator's view, from the first need */
 
 	int64_t started_at; /* monotonic us */
 	int64_t last_activity;
@@ -184,6 +187,12 @@ enum term_err term_attach(const char *owner, const char *sid, struct viewer *,
     int has_pos, uint64_t pos, const char *actor, int64_t now, uint64_t *resume,
     uint64_t *lost);
 void	      term_detach(struct viewer *, int64_t now);
+/*
+ * An attached viewer that asked for the screen and has no usable resume
+ * position starts at the ring's end instead, with the screen standing for
+ * it: returns a reference to the framed redraw (screen_shot_unref).
+ */
+struct screen_shot *term_viewer_screen(struct viewer *);
 /* Where output to v may end now (holds back an incomplete character). */
 uint64_t term_viewer_limit(const struct term *, uint64_t pos);
 /* A viewer made progress: reading the pty may resume. */

@@ -22,6 +22,7 @@
 #include "log.h"
 #include "mirror.h"
 #include "ptyd.h"
+#include "screen.h"
 #include "spawn.h"
 #include "term.h"
 #include "term_int.h"
@@ -62,6 +63,9 @@ term_read(struct term *t, int64_t now)
 		r = read(t->master, p, n);
 		if (r > 0) {
 			ring_commit(&t->ring, (size_t)r);
+			if (t->screen == NULL)
+				t->screen = screen_new(t->rows, t->cols);
+			screen_feed(t->screen, p, (size_t)r);
 			total += (size_t)r;
 			continue;
 		}
@@ -226,6 +230,8 @@ term_set_size(struct term *t, unsigned int rows, unsigned int cols)
 		t->rows = (uint16_t)rows;
 	if (cols != 0)
 		t->cols = (uint16_t)cols;
+	if (t->screen != NULL)
+		screen_resize(t->screen, t->rows, t->cols);
 	if (t->master == -1)
 		return;
 	memset(&ws, 0, sizeof(ws));

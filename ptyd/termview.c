@@ -15,6 +15,7 @@
 
 #include "mirror.h"
 #include "ptyd.h"
+#include "screen.h"
 #include "term.h"
 #include "term_int.h"
 #include "xmalloc.h"
@@ -97,4 +98,23 @@ term_detach(struct viewer *v, int64_t now)
 	/* The one who held the pty back may be the one leaving. */
 	term_viewer_progress(t);
 	term_maybe_free(t);
+}
+
+struct screen_shot *
+term_viewer_screen(struct viewer *v)
+{
+	struct term *t = v->term;
+
+	if (t->screen == NULL)
+		t->screen = screen_new(t->rows, t->cols);
+	/*
+	 * Before a character the ring ends inside: libvterm holds its first
+	 * bytes undrawn, so the screen is the same there, and live output
+	 * gives the viewer the whole character.
+	 */
+	v->pos = ring_char_end(&t->ring, ring_start(&t->ring),
+	    ring_end(&t->ring));
+	/* It no longer holds back the bytes before. */
+	term_viewer_progress(t);
+	return (screen_shot_get(t->screen, v->pos));
 }

@@ -1,0 +1,60 @@
+/*
+ * screen.h -- a terminal emulator's view of one terminal (libvterm), so a
+ * new viewer can be sent the current screen instead of the raw backlog.
+ *
+ * Owns: the emulator (fed every output byte where it enters the ring, so
+ * its state always stands for the ring's end), a bounded scrollback kept
+ * as already-encoded redraw lines, the few modes libvterm does not expose
+ * (tracked by a small scanner of its own), and the redraw text built from
+ * all of that, cached while the terminal is quiet.  Does not own: the
+ * output bytes (ring.c), the pty or its size (termio.c), or sending the
+ * frames (conn.c).
+ *
+ * The redraw text, written to a reset terminal of the same size, redraws
+ * the scrollback, then the screen (the normal screen, and the alternate one
+ * over it if active), cursor position and visibility, SGR pen, scroll
+ * region and the input modes that matter (application cursor keys and
+ * keypad, bracketed paste, mouse tracking and encoding, focus events).  It
+ * never holds a terminal query: it is made, not replayed.
+ */
+#ifndef PTYD_SCREEN_H
+#define PTYD_SCREEN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Scrollback bounds: lines, and bytes of their encoded text. */
+#define SCREEN_SB_LINES 1000
+#define SCREEN_SB_BYTES (128 * 1024)
+
+struct screen;
+
+/* A redraw, framed: MSG_SCREEN frames ready to send, shared by every
+ * viewer attaching at the same position (screen_shot_unref when sent). */
+struct screen_shot {
+	unsigned int refs;
+	uint64_t     pos;
+	size_t	     textlen; /* the redraw text's bytes, frames excluded */
+	size_t	     len;     /* bytes of data */
+	uint8_t	     data[];
+};
+
+struct screen *screen_new(unsigned int rows, unsigned int cols);
+void	       screen_free(struct screen *);
+void	       screen_feed(struct screen *, const uint8_t *, size_t);
+void screen_resize(struct screen *, unsigned int rows, unsigned int cols);
+
+/* The redraw text (malloc'd, not NUL-terminated), its length in *len. */
+uint8_t *screen_redraw(struct screen *, size_t *len);
+
+/* The redraw as MSG_SCREEN frames standing for position pos: cached until
+ * the next feed or resize.  A reference for the caller. */
+struct screen_shot *screen_shot_get(struct screen *, uint64_t pos);
+void		    screen_shot_unref(struct screen_shot *);
+
+/* Bytes this emulator holds now: libvterm's allocations, the scrollback,
+ * the alternate screen's backdrop (headers of malloc not counted). */
+size_t	     screen_memory(const struct screen *);
+unsigned int screen_sb_lines(const struct screen *);
+
+#endif /* PTYD_SCREEN_H */
