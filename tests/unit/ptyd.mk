@@ -47,3 +47,8 @@ check_PROGRAMS += tests/unit/test_conn
 tests_unit_test_conn_SOURCES = tests/unit/test_conn.c
 tests_unit_test_conn_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_conn_LDADD = $(PTYD_UNIT_LDADD)
+
+check_PROGRAMS += tests/unit/test_screen
+tests_unit_test_screen_SOURCES = tests/unit/test_screen.c
+tests_unit_test_screen_CFLAGS = $(UNIT_CFLAGS) $(VTERM_CFLAGS)
+tests_unit_test_screen_LDADD = $(PTYD_UNIT_LDADD)
