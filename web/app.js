@@ -595,8 +595,12 @@ function closeStream() {
 	generation++;
 }
 
+// attach=screen: without a usable position (a fresh page, or one whose
+// position has left the backlog) the server sends the screen as it is,
+// not the raw backlog; with one it still resumes byte for byte.
 function streamUrl() {
-	let url = API + 'output?session_id=' + encodeURIComponent(sid) + '&heartbeat=event';
+	let url = API + 'output?session_id=' + encodeURIComponent(sid) +
+		'&heartbeat=event&attach=screen';
 	if (lastId !== null)
 		url += '&last_event_id=' + encodeURIComponent(lastId);
 	return url;

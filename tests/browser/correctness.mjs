@@ -60,6 +60,30 @@ export function correctnessTests(test, h) {
 			throw new Error(`an answer was typed: ${JSON.stringify(after.map((s) => s.data))}`);
 	});
 
+	test('a reload inside a full-screen program attaches in one screen, the shell behind it', async ({ ctx, errors }) => {
+		const url = `${h.main().base}?session=${h.newSid('screen')}`;
+		const page = await h.openPage(ctx, errors, url);
+		await h.type(page, 'echo before-$((1+1))');
+		await h.waitLine(page, 'before-2');
+		await h.type(page, 'printf \'\\e[?1049h\\e[2J\\e[5;3Hfull-%s\\e[H\' $((6*7)); read -rsn1; printf \'\\e[?1049l\'');
+		await h.waitLine(page, 'full-42');
+		const streams = [];
+		page.on('request', (r) => r.url().includes('/api/terminal/output') && streams.push(r.url()));
+		await page.reload();
+		await page.waitForSelector('#status[data-kind="connected"]', { timeout: 30000 });
+		await h.waitLine(page, 'full-42');
+		if (!/[?&]attach=screen/.test(streams[0] || '') || /last_event_id/.test(streams[0]))
+			throw new Error(`the reloaded page asked for ${streams[0]}`);
+		if (await page.evaluate(() => window.ptyd.term.buffer.active.type) !== 'alternate')
+			throw new Error('the redraw is not on the alternate screen');
+		// Leaving the program shows the shell's screen behind it.
+		await page.evaluate(() => window.ptyd.term.focus());
+		await page.keyboard.press('q');
+		await h.waitLine(page, 'before-2');
+		if (await page.evaluate(() => window.ptyd.term.buffer.active.type) !== 'normal')
+			throw new Error('still on the alternate screen');
+	});
+
 	test('with two tabs only the active one answers queries and sets the size', async ({ browser, errors }) => {
 		// Two windows of one browser (one context: they share the
 		// BroadcastChannel), of different sizes.
