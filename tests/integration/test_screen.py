@@ -233,6 +233,7 @@ def test_large_scrollback_is_one_event_and_bounded(stack, watched):
 
 def test_resize_is_reflected(stack, watched):
     sid, w = watched()
+    w.type("echo a-$((1+1))\r", b"a-2")  # the screen exists, 24x80
     c = stack.client()
     assert c.resize(sid, rows=30, cols=100).status == 200
     w.type("stty size; echo Z$((6*7))\r", b"Z42")
@@ -249,7 +250,10 @@ def test_screen_then_heartbeat_marks_the_end_of_replay(stack, watched):
     quiet(w.s, w.tr)
     s = stack.client().stream(sid, query=dict(SCREEN, heartbeat="event"))
     assert first_event(s).name == "screen"
+    # At once, not the 5 s heartbeat of a quiet stream.
+    t0 = time.monotonic()
     assert first_event(s).name == "heartbeat"
+    assert time.monotonic() - t0 < 2
     s.close()
 
 
