@@ -7,6 +7,7 @@
 
 #include <string.h>
 
+#include "frame.h"
 #include "sse.h"
 
 static struct buf	b;
@@ -133,4 +134,28 @@ Test(sse, resume_position_parsing)
 	cr_expect_eq(sse_parse_pos(" 12", &p), -1);
 	cr_expect_eq(sse_parse_pos("", &p), -1);
 	cr_expect_eq(sse_parse_pos(NULL, &p), -1);
+}
+
+Test(sse, screen_event_from_pieces)
+{
+	struct msg_screen m;
+	struct buf	  scratch;
+
+	buf_init(&scratch, 1 << 16);
+	memset(&m, 0, sizeof(m));
+	m.pos = 99;
+	m.rows = 24;
+	m.cols = 80;
+	m.data = (const uint8_t *)"a\r\n\x1b[1m";
+	m.len = 7;
+	cr_assert_eq(sse_screen(&b, &scratch, 1, &m), 0);
+	/* A piece that is not UTF-8 is repaired, as output is. */
+	m.data = (const uint8_t *)"\xff\"b";
+	m.len = 3;
+	m.last = 1;
+	cr_assert_eq(sse_screen(&b, &scratch, 0, &m), 0);
+	cr_expect_str_eq(text(), "id: 99\nevent: screen\ndata: {\"text\": "
+				 "\"a\\r\\n\\u001b[1m\ufffd\\\"b\", \"rows\": 24, "
+				 "\"cols\": 80}\n\n");
+	buf_free(&scratch);
 }
