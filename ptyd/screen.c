@@ -35,6 +35,7 @@
 #define SCREEN_M_PASTE	 0x40 /* ?2004: bracketed paste */
 
 #define SCAN_NPARAM 16
+#define SCREEN_SB_STEP (8 * 1024) /* the scrollback grows by this */
 
 enum scan_state {
 	SCAN_GROUND,
@@ -338,9 +339,10 @@ screen_sb_push(struct screen *s, const uint8_t *line, size_t n)
 		s->sb_head = 0;
 	}
 	if (s->sb_len + need > s->sb_cap) {
-		ncap = s->sb_cap != 0 ? s->sb_cap : 1024;
-		while (ncap < s->sb_len + need)
-			ncap *= 2;
+		/* In steps, not doubling: a full scrollback of short lines
+		 * would otherwise hold twice what it uses. */
+		ncap = (s->sb_len + need + SCREEN_SB_STEP - 1) / SCREEN_SB_STEP *
+		    SCREEN_SB_STEP;
 		if (ncap > SCREEN_SB_BYTES)
 			ncap = SCREEN_SB_BYTES;
 		s->sb = xreallocarray(s->sb, 1, ncap);
