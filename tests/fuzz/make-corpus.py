@@ -6,7 +6,7 @@ import os
 import struct
 import sys
 
-VERSION = 4
+VERSION = 5
 
 
 def s(b):
@@ -26,7 +26,7 @@ SEEDS = {
     "resize": frame(0x0103, s("") + s("s1") + struct.pack(">HH", 50, 132)),
     "close": frame(0x0104, s("bob") + s("x") + s("bob@::1")),
     "attach": frame(0x0105, s("") + s("s1") + struct.pack(">BQ", 1, 1 << 60)
-                    + s("@127.0.0.1")),
+                    + s("@127.0.0.1") + b"\x01"),
     "list": frame(0x0106, struct.pack(">B", 1) + s("")),
     "stats": frame(0x0107, b""),
     "error": frame(0x0202, struct.pack(">H", 2) + s("terminal not running")),
@@ -35,6 +35,8 @@ SEEDS = {
                        s("/w") + struct.pack(">HHBBiIqqq", 24, 80, 1, 0, 0,
                                              2, -1, 10**15, 10**15)),
     "output": frame(0x0302, struct.pack(">Q", 10**18 + 5) + "héllo".encode()),
+    "screen": frame(0x0305, struct.pack(">QHHB", 10**18 + 5, 24, 80, 1) +
+                    "\x1b[?1049h\x1b[1;1Hé".encode()),
     "gap": frame(0x0303, struct.pack(">QQ", 100, 10**18 + 100)),
     "exit": frame(0x0304, struct.pack(">Bi", 1, -9) + s("exit") +
                   struct.pack(">Q", 10**18 + 6)),
