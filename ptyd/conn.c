@@ -551,22 +551,19 @@ struct conn_batch {
 	size_t	     replay;	/* of which replay */
 };
 
-/* The screen's frames, after the control frames: like them. */
+/* Send p[*off, len) until done (1), or the socket is full (blocked) or
+ * the connection gone (0). */
 static int
-conn_stream_shot(struct conn *c, int64_t now)
+conn_stream_send(struct conn *c, const uint8_t *p, size_t len, size_t *off,
+    int64_t now)
 {
 	ssize_t n;
 
-	while (c->shot != NULL) {
-		n = send(c->fd, c->shot->data + c->shot_off,
-		    c->shot->len - c->shot_off, MSG_NOSIGNAL);
+	while (*off < len) {
+		n = send(c->fd, p + *off, len - *off, MSG_NOSIGNAL);
 		if (n > 0) {
-			c->shot_off += (size_t)n;
+			*off += (size_t)n;
 			c->last_progress = now;
-			if (c->shot_off == c->shot->len) {
-				screen_shot_unref(c->shot);
-				c->shot = NULL;
-			}
 			continue;
 		}
 		if (n == -1 && errno == EINTR)
@@ -580,30 +577,24 @@ conn_stream_shot(struct conn *c, int64_t now)
 	return (1);
 }
 
-/* Control frames go first, whole, then a screen.  1 when none is left; 0
- * when the socket is full (blocked) or the connection is gone. */
+/* Control frames go first, whole, then a screen's frames.  1 when none is
+ * left; 0 when the socket is full (blocked) or the connection is gone. */
 static int
 conn_stream_ctl(struct conn *c, int64_t now)
 {
-	ssize_t n;
+	size_t off = c->ctl_off;
+	int    r;
 
-	while (c->ctl_off < c->ctl_len) {
-		n = send(c->fd, c->ctl + c->ctl_off, c->ctl_len - c->ctl_off,
-		    MSG_NOSIGNAL);
-		if (n > 0) {
-			c->ctl_off = (uint8_t)(c->ctl_off + n);
-			c->last_progress = now;
-			continue;
-		}
-		if (n == -1 && errno == EINTR)
-			continue;
-		if (n == -1 && errno == EAGAIN)
-			conn_stream_block(c, now);
-		else
-			conn_destroy(c);
+	r = conn_stream_send(c, c->ctl, c->ctl_len, &off, now);
+	c->ctl_off = (uint8_t)off;
+	if (r == 0 || c->shot == NULL)
+		return (r);
+	if (!conn_stream_send(c, c->shot->data, c->shot->len, &c->shot_off,
+		now))
 		return (0);
-	}
-	return (conn_stream_shot(c, now));
+	screen_shot_unref(c->shot);
+	c->shot = NULL;
+	return (1);
 }
 
 /* Add the ring's bytes [p, p + len) to the batch; -1 if they left it. */

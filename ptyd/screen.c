@@ -715,6 +715,39 @@ screen_redraw_alt(struct screen *s, struct sbuf *b)
 	free(cells);
 }
 
+/* The pen the next output is drawn with. */
+static void
+screen_pen_state(struct screen *s, struct pen *pen)
+{
+	static const struct {
+		VTermAttr attr;
+		size_t	  off;
+	} a[] = {
+		{ VTERM_ATTR_BOLD, offsetof(struct pen, bold) },
+		{ VTERM_ATTR_UNDERLINE, offsetof(struct pen, underline) },
+		{ VTERM_ATTR_ITALIC, offsetof(struct pen, italic) },
+		{ VTERM_ATTR_BLINK, offsetof(struct pen, blink) },
+		{ VTERM_ATTR_REVERSE, offsetof(struct pen, reverse) },
+		{ VTERM_ATTR_STRIKE, offsetof(struct pen, strike) },
+	};
+	VTermValue   v;
+	unsigned int u;
+	size_t	     i;
+
+	screen_pen_default(pen);
+	for (i = 0; i < sizeof(a) / sizeof(a[0]); i++) {
+		if (!vterm_state_get_penattr(s->st, a[i].attr, &v))
+			continue;
+		u = a[i].attr == VTERM_ATTR_UNDERLINE ? (unsigned int)v.number :
+							(unsigned int)v.boolean;
+		memcpy((char *)pen + a[i].off, &u, sizeof(u));
+	}
+	if (vterm_state_get_penattr(s->st, VTERM_ATTR_FOREGROUND, &v))
+		pen->fg = v.color;
+	if (vterm_state_get_penattr(s->st, VTERM_ATTR_BACKGROUND, &v))
+		pen->bg = v.color;
+}
+
 /* Modes, cursor and pen: the state after the text. */
 static void
 screen_redraw_state(struct screen *s, struct sbuf *b)
@@ -732,7 +765,6 @@ screen_redraw_state(struct screen *s, struct sbuf *b)
 		{ SCREEN_M_PASTE, "\033[?2004h" },
 	};
 	VTermPos   cur;
-	VTermValue v;
 	struct pen pen;
 	char	   t[32];
 	size_t	   i;
@@ -752,23 +784,7 @@ screen_redraw_state(struct screen *s, struct sbuf *b)
 	screen_cup(b, cur.row, cur.col);
 	if (!s->cursor_visible)
 		sbuf_str(b, "\033[?25l");
-	screen_pen_default(&pen);
-	if (vterm_state_get_penattr(s->st, VTERM_ATTR_UNDERLINE, &v))
-		pen.underline = (unsigned int)v.number;
-	if (vterm_state_get_penattr(s->st, VTERM_ATTR_BOLD, &v))
-		pen.bold = (unsigned int)v.boolean;
-	if (vterm_state_get_penattr(s->st, VTERM_ATTR_ITALIC, &v))
-		pen.italic = (unsigned int)v.boolean;
-	if (vterm_state_get_penattr(s->st, VTERM_ATTR_BLINK, &v))
-		pen.blink = (unsigned int)v.boolean;
-	if (vterm_state_get_penattr(s->st, VTERM_ATTR_REVERSE, &v))
-		pen.reverse = (unsigned int)v.boolean;
-	if (vterm_state_get_penattr(s->st, VTERM_ATTR_STRIKE, &v))
-		pen.strike = (unsigned int)v.boolean;
-	if (vterm_state_get_penattr(s->st, VTERM_ATTR_FOREGROUND, &v))
-		pen.fg = v.color;
-	if (vterm_state_get_penattr(s->st, VTERM_ATTR_BACKGROUND, &v))
-		pen.bg = v.color;
+	screen_pen_state(s, &pen);
 	screen_sgr(b, &pen);
 }
 
