@@ -23,6 +23,7 @@ ptyd_libptyd_a_SOURCES = \
 	ptyd/mirror.c ptyd/mirror.h \
 	ptyd/ring.c ptyd/ring.h \
 	ptyd/screen.c ptyd/screen.h \
+	ptyd/grid.c ptyd/grid.h \
 	ptyd/spawn.c ptyd/spawn.h \
 	ptyd/proc.c ptyd/proc.h \
 	ptyd/reap.c ptyd/reap.h \

@@ -2,11 +2,13 @@
  * screen.c -- a terminal emulator's view of one terminal, and the redraw
  * text a new viewer gets instead of the raw backlog (screen.h).
  *
- * Owns: the libvterm instance (allocated through a counting allocator, so
- * its memory per terminal is measured, not guessed), the scrollback ring of
- * encoded lines, a scanner for the modes libvterm keeps to itself, the
- * normal screen's backdrop while the alternate one is up, and the cached
- * framed redraw.  Does not own: the ring, the pty, the viewers.
+ * Owns: the libvterm instance (its parser and state layer, allocated
+ * through a counting allocator, so its memory per terminal is measured,
+ * not guessed), the two screen buffers it draws into (grid.c: libvterm's
+ * own screen layer copies the whole screen on every scroll), the pen, the
+ * scrollback ring of encoded lines, a scanner for the modes libvterm keeps
+ * to itself, and the cached framed redraw.  Does not own: the ring, the
+ * pty, the viewers.
  *
  * libvterm answers terminal queries (DA, DSR) through its output callback:
  * those answers are dropped here, the shell got its own from the viewers.
@@ -20,6 +22,7 @@
 #include <vterm.h>
 
 #include "frame.h"
+#include "grid.h"
 #include "log.h"
 #include "proto.h"
 #include "screen.h"
@@ -49,8 +52,6 @@ struct scan {
 	int		inter; /* an intermediate byte, or 0 */
 	int		np;    /* params seen (the current one included) */
 	int		param[SCAN_NPARAM];
-	size_t		start;	 /* the sequence's ESC in this chunk */
-	int		started; /* start is valid (ESC in this chunk) */
 };
 
 struct sbuf {
@@ -59,17 +60,15 @@ struct sbuf {
 	size_t	 cap;
 };
 
-struct pen {
-	VTermColor   fg, bg;
-	unsigned int bold, underline, italic, blink, reverse, strike;
-};
-
 struct screen {
 	VTerm	    *vt;
-	VTermScreen *vs;
 	VTermState  *st;
 	unsigned int rows, cols;
 	size_t	     vt_bytes; /* libvterm's, live */
+	struct grid  g[2];     /* the normal screen, the alternate one */
+	int	     alt;      /* g[1] is up */
+	struct gcell pen;      /* what putglyph writes with */
+	VTermPos     behind_cursor; /* where the alternate screen came up */
 
 	uint8_t	    *sb; /* lines, each ending in '\n', at [head, head+len) */
 	size_t	     sb_head, sb_len, sb_cap;
@@ -80,28 +79,32 @@ struct screen {
 	int	     mouse;	  /* 0, 9, 1000, 1002, 1003 */
 	int	     top, bottom; /* DECSTBM, 1-based; 0: none */
 	int	     cursor_visible;
-	int	     alt;	  /* the alternate screen is up */
-	int	     alt_enabled; /* libvterm has its buffer */
-	struct sbuf  behind;	  /* the normal screen under it */
-	VTermPos     behind_cursor;
 
 	struct screen_shot *shot;
 };
 
+static void sbuf_reserve(struct sbuf *, size_t);
+
 static void
 sbuf_add(struct sbuf *b, const void *p, size_t n)
 {
-	size_t ncap;
-
-	if (b->len + n > b->cap) {
-		ncap = b->cap != 0 ? b->cap : 256;
-		while (ncap < b->len + n)
-			ncap *= 2;
-		b->p = xreallocarray(b->p, 1, ncap);
-		b->cap = ncap;
-	}
+	sbuf_reserve(b, n);
 	memcpy(b->p + b->len, p, n);
 	b->len += n;
+}
+
+static void
+sbuf_reserve(struct sbuf *b, size_t n)
+{
+	size_t ncap;
+
+	if (b->len + n <= b->cap)
+		return;
+	ncap = b->cap != 0 ? b->cap : 256;
+	while (ncap < b->len + n)
+		ncap *= 2;
+	b->p = xreallocarray(b->p, 1, ncap);
+	b->cap = ncap;
 }
 
 static void
@@ -156,34 +159,19 @@ screen_color_eq(const VTermColor *a, const VTermColor *b)
 }
 
 static int
-screen_pen_eq(const struct pen *a, const struct pen *b)
+screen_pen_eq(const struct gcell *a, const struct gcell *b)
 {
-	return (a->bold == b->bold && a->underline == b->underline &&
-	    a->italic == b->italic && a->blink == b->blink &&
-	    a->reverse == b->reverse && a->strike == b->strike &&
-	    screen_color_eq(&a->fg, &b->fg) && screen_color_eq(&a->bg, &b->bg));
+	return (a->attrs == b->attrs && screen_color_eq(&a->fg, &b->fg) &&
+	    screen_color_eq(&a->bg, &b->bg));
 }
 
 static void
-screen_pen_default(struct pen *p)
+screen_pen_default(struct gcell *p)
 {
 	memset(p, 0, sizeof(*p));
 	p->fg.type = VTERM_COLOR_DEFAULT_FG;
 	p->bg.type = VTERM_COLOR_DEFAULT_BG;
-}
-
-static void
-screen_pen_cell(struct pen *p, const VTermScreenCell *c)
-{
-	memset(p, 0, sizeof(*p));
-	p->fg = c->fg;
-	p->bg = c->bg;
-	p->bold = c->attrs.bold;
-	p->underline = c->attrs.underline;
-	p->italic = c->attrs.italic;
-	p->blink = c->attrs.blink;
-	p->reverse = c->attrs.reverse;
-	p->strike = c->attrs.strike;
+	p->width = 1;
 }
 
 static void
@@ -211,22 +199,24 @@ screen_sgr_color(struct sbuf *b, const VTermColor *c, int bg)
 
 /* The whole pen from a reset one: "ESC[0;...m". */
 static void
-screen_sgr(struct sbuf *b, const struct pen *p)
+screen_sgr(struct sbuf *b, const struct gcell *p)
 {
+	unsigned int ul = (p->attrs >> GRID_UL_SHIFT) & 3;
+
 	sbuf_str(b, "\033[0");
-	if (p->bold)
+	if (p->attrs & GRID_BOLD)
 		sbuf_str(b, ";1");
-	if (p->italic)
+	if (p->attrs & GRID_ITALIC)
 		sbuf_str(b, ";3");
-	if (p->underline == VTERM_UNDERLINE_DOUBLE)
+	if (ul == VTERM_UNDERLINE_DOUBLE)
 		sbuf_str(b, ";21");
-	else if (p->underline != 0)
+	else if (ul != 0)
 		sbuf_str(b, ";4");
-	if (p->blink)
+	if (p->attrs & GRID_BLINK)
 		sbuf_str(b, ";5");
-	if (p->reverse)
+	if (p->attrs & GRID_REVERSE)
 		sbuf_str(b, ";7");
-	if (p->strike)
+	if (p->attrs & GRID_STRIKE)
 		sbuf_str(b, ";9");
 	screen_sgr_color(b, &p->fg, 0);
 	screen_sgr_color(b, &p->bg, 1);
@@ -236,38 +226,49 @@ screen_sgr(struct sbuf *b, const struct pen *p)
 /* Cells to text. */
 
 static int
-screen_cell_blank(const VTermScreenCell *c)
+screen_cell_blank(const struct gcell *c)
 {
-	return ((c->chars[0] == 0 || c->chars[0] == ' ') &&
-	    VTERM_COLOR_IS_DEFAULT_BG(&c->bg) && !c->attrs.reverse &&
-	    !c->attrs.underline && !c->attrs.strike);
+	return ((c->ch[0] == 0 || c->ch[0] == ' ') &&
+	    VTERM_COLOR_IS_DEFAULT_BG(&c->bg) &&
+	    (c->attrs & ~(GRID_BOLD | GRID_ITALIC | GRID_BLINK)) == 0);
 }
 
 /* One line of cells, trailing blanks trimmed, ending with the pen reset
  * if it was changed. */
 static void
-screen_encode_cells(struct sbuf *b, const VTermScreenCell *cells, int n)
+screen_encode_cells(struct sbuf *b, const struct gcell *cells, int n)
 {
-	struct pen cur, want;
-	int	   i, j, end = n;
+	struct gcell cur, want;
+	int	     i, end = n, wide;
 
 	while (end > 0 && screen_cell_blank(&cells[end - 1]))
 		end--;
 	screen_pen_default(&cur);
+	/* Room for every character's bytes; SGR checks its own. */
+	sbuf_reserve(b, (size_t)end * 8);
 	for (i = 0; i < end; i++) {
-		screen_pen_cell(&want, &cells[i]);
-		if (!screen_pen_eq(&cur, &want)) {
-			screen_sgr(b, &want);
-			cur = want;
+		if (cells[i].ch[0] < 0x80 && cells[i].ch[0] != 0 &&
+		    cells[i].ch[1] == 0 && screen_pen_eq(&cur, &cells[i])) {
+			b->p[b->len++] = (uint8_t)cells[i].ch[0]; /* plain */
+			continue;
 		}
-		if (cells[i].chars[0] == 0 || cells[i].chars[0] == (uint32_t)-1)
+		if (!screen_pen_eq(&cur, &cells[i])) {
+			screen_sgr(b, &cells[i]);
+			cur = cells[i];
+		}
+		/* A wide character whose right half was written over is
+		 * gone: a space, as a terminal shows it. */
+		wide = cells[i].width == 2 && i + 1 < n &&
+		    cells[i + 1].ch[0] == (uint32_t)-1;
+		if (cells[i].ch[0] == 0 || cells[i].ch[0] == (uint32_t)-1 ||
+		    (cells[i].width == 2 && !wide))
 			sbuf_add(b, " ", 1);
-		else
-			for (j = 0; j < VTERM_MAX_CHARS_PER_CELL &&
-			     cells[i].chars[j] != 0;
-			     j++)
-				sbuf_utf8(b, cells[i].chars[j]);
-		if (cells[i].width == 2)
+		else {
+			sbuf_utf8(b, cells[i].ch[0]);
+			if (cells[i].ch[1] != 0)
+				sbuf_utf8(b, cells[i].ch[1]);
+		}
+		if (wide)
 			i++; /* its right half */
 	}
 	screen_pen_default(&want);
@@ -275,35 +276,18 @@ screen_encode_cells(struct sbuf *b, const VTermScreenCell *cells, int n)
 		sbuf_str(b, "\033[0m");
 }
 
-/* A row of the screen libvterm shows now. */
+/* Rows of a buffer, joined by CR LF: written after the scrollback, the
+ * last rows lines are the screen whatever came before. */
 static void
-screen_encode_row(struct screen *s, int row, VTermScreenCell *cells,
-    struct sbuf *b)
+screen_encode_rows(const struct grid *g, struct sbuf *b)
 {
-	VTermPos pos;
+	unsigned int r;
 
-	pos.row = row;
-	for (pos.col = 0; pos.col < (int)s->cols; pos.col++)
-		if (!vterm_screen_get_cell(s->vs, pos, &cells[pos.col]))
-			memset(&cells[pos.col], 0, sizeof(cells[pos.col]));
-	screen_encode_cells(b, cells, (int)s->cols);
-}
-
-/* Every row, joined by CR LF: written after the scrollback, the last
- * rows lines are the screen whatever came before. */
-static void
-screen_encode_rows(struct screen *s, struct sbuf *b)
-{
-	VTermScreenCell *cells;
-	unsigned int	 r;
-
-	cells = xreallocarray(NULL, s->cols, sizeof(*cells));
-	for (r = 0; r < s->rows; r++) {
+	for (r = 0; r < g->rows; r++) {
 		if (r > 0)
 			sbuf_add(b, "\r\n", 2);
-		screen_encode_row(s, (int)r, cells, b);
+		screen_encode_cells(b, g->row[r], (int)g->cols);
 	}
-	free(cells);
 }
 
 /* Scrollback. */
@@ -339,10 +323,11 @@ screen_sb_push(struct screen *s, const uint8_t *line, size_t n)
 		s->sb_head = 0;
 	}
 	if (s->sb_len + need > s->sb_cap) {
-		/* In steps, not doubling: a full scrollback of short lines
-		 * would otherwise hold twice what it uses. */
-		ncap = (s->sb_len + need + SCREEN_SB_STEP - 1) / SCREEN_SB_STEP *
-		    SCREEN_SB_STEP;
+		/* A quarter more than it holds, in steps: not doubling (a full
+		 * scrollback would hold twice what it uses), and room enough
+		 * that moving the lines to the front is rare. */
+		ncap = s->sb_len + need + s->sb_len / 4 + SCREEN_SB_STEP - 1;
+		ncap -= ncap % SCREEN_SB_STEP;
 		if (ncap > SCREEN_SB_BYTES)
 			ncap = SCREEN_SB_BYTES;
 		s->sb = xreallocarray(s->sb, 1, ncap);
@@ -354,17 +339,147 @@ screen_sb_push(struct screen *s, const uint8_t *line, size_t n)
 	s->sb_lines++;
 }
 
-/* libvterm callbacks. */
+/* libvterm's state layer draws into the grids. */
+
+static struct grid *
+screen_grid(struct screen *s)
+{
+	return (&s->g[s->alt]);
+}
+
+/* What erasing leaves: the pen's background, as a terminal does. */
+static void
+screen_blank(const struct screen *s, struct gcell *c)
+{
+	screen_pen_default(c);
+	c->bg = s->pen.bg;
+}
+
+/* Rows leaving the top of the normal screen go to the scrollback. */
+static void
+screen_push_rows(struct screen *s, unsigned int n)
+{
+	struct sbuf  b = { NULL, 0, 0 };
+	unsigned int r;
+
+	for (r = 0; r < n && r < s->g[0].rows; r++) {
+		b.len = 0;
+		screen_encode_cells(&b, s->g[0].row[r], (int)s->g[0].cols);
+		screen_sb_push(s, b.p != NULL ? b.p : (const uint8_t *)"",
+		    b.len);
+	}
+	free(b.p);
+}
 
 static int
-screen_pushline_cb(int cols, const VTermScreenCell *cells, void *arg)
+screen_putglyph_cb(VTermGlyphInfo *info, VTermPos pos, void *arg)
 {
 	struct screen *s = arg;
-	struct sbuf    b = { NULL, 0, 0 };
+	struct grid   *g = screen_grid(s);
+	struct gcell  *c;
 
-	screen_encode_cells(&b, cells, cols);
-	screen_sb_push(s, b.p != NULL ? b.p : (const uint8_t *)"", b.len);
-	free(b.p);
+	if (pos.row < 0 || pos.row >= (int)g->rows || pos.col < 0 ||
+	    pos.col >= (int)g->cols)
+		return (1);
+	c = &g->row[pos.row][pos.col];
+	*c = s->pen;
+	c->ch[0] = info->chars[0];
+	c->ch[1] = info->chars[0] != 0 ? info->chars[1] : 0;
+	c->width = (uint8_t)info->width;
+	if (info->width == 2 && pos.col + 1 < (int)g->cols) {
+		c[1] = s->pen;
+		c[1].ch[0] = (uint32_t)-1;
+		c[1].width = 0;
+	}
+	return (1);
+}
+
+static int
+screen_scrollrect_cb(VTermRect rc, int down, int right, void *arg)
+{
+	struct screen *s = arg;
+	struct gcell   blank;
+
+	/* Whole lines only; the rest libvterm does with moverect and
+	 * erase. */
+	if (right != 0 || rc.start_col != 0 || rc.end_col != (int)s->cols)
+		return (0);
+	if (down > 0 && rc.start_row == 0 && !s->alt)
+		screen_push_rows(s, (unsigned int)down);
+	screen_blank(s, &blank);
+	grid_scroll(screen_grid(s), rc.start_row, rc.end_row, down, &blank);
+	return (1);
+}
+
+static int
+screen_moverect_cb(VTermRect dest, VTermRect src, void *arg)
+{
+	grid_move(screen_grid(arg), dest, src);
+	return (1);
+}
+
+static int
+screen_erase_cb(VTermRect rc, int selective, void *arg)
+{
+	struct screen *s = arg;
+	struct gcell   blank;
+
+	(void)selective;
+	screen_blank(s, &blank);
+	grid_erase(screen_grid(s), rc, &blank);
+	return (1);
+}
+
+static int
+screen_initpen_cb(void *arg)
+{
+	struct screen *s = arg;
+
+	screen_pen_default(&s->pen);
+	return (1);
+}
+
+static void
+screen_attr_bit(struct gcell *p, uint8_t bit, int on)
+{
+	p->attrs = (uint8_t)(on ? p->attrs | bit : p->attrs & ~bit);
+}
+
+static int
+screen_setpenattr_cb(VTermAttr attr, VTermValue *val, void *arg)
+{
+	struct screen *s = arg;
+	struct gcell  *p = &s->pen;
+
+	switch (attr) {
+	case VTERM_ATTR_BOLD:
+		screen_attr_bit(p, GRID_BOLD, val->boolean);
+		break;
+	case VTERM_ATTR_ITALIC:
+		screen_attr_bit(p, GRID_ITALIC, val->boolean);
+		break;
+	case VTERM_ATTR_BLINK:
+		screen_attr_bit(p, GRID_BLINK, val->boolean);
+		break;
+	case VTERM_ATTR_REVERSE:
+		screen_attr_bit(p, GRID_REVERSE, val->boolean);
+		break;
+	case VTERM_ATTR_STRIKE:
+		screen_attr_bit(p, GRID_STRIKE, val->boolean);
+		break;
+	case VTERM_ATTR_UNDERLINE:
+		p->attrs = (uint8_t)((p->attrs & ~(3 << GRID_UL_SHIFT)) |
+		    ((val->number & 3) << GRID_UL_SHIFT));
+		break;
+	case VTERM_ATTR_FOREGROUND:
+		p->fg = val->color;
+		break;
+	case VTERM_ATTR_BACKGROUND:
+		p->bg = val->color;
+		break;
+	default:
+		break;
+	}
 	return (1);
 }
 
@@ -372,21 +487,51 @@ static int
 screen_termprop_cb(VTermProp prop, VTermValue *val, void *arg)
 {
 	struct screen *s = arg;
+	struct gcell   blank;
 
 	switch (prop) {
 	case VTERM_PROP_CURSORVISIBLE:
 		s->cursor_visible = val->boolean;
 		break;
 	case VTERM_PROP_ALTSCREEN:
-		s->alt = val->boolean;
-		if (!s->alt) {
-			free(s->behind.p);
-			memset(&s->behind, 0, sizeof(s->behind));
+		if (val->boolean && !s->alt) {
+			/* Where 1049 saves the cursor: it is still there. */
+			vterm_state_get_cursorpos(s->st, &s->behind_cursor);
+			if (s->g[1].cells == NULL) {
+				screen_pen_default(&blank);
+				grid_init(&s->g[1], s->rows, s->cols, &blank);
+			}
 		}
+		s->alt = val->boolean;
 		break;
 	default:
 		break;
 	}
+	return (1);
+}
+
+/* The state resized: so do the grids.  Rows that no longer fit above the
+ * cursor leave the normal screen for the scrollback. */
+static int
+screen_resize_cb(int rows, int cols, VTermPos *delta, void *arg)
+{
+	struct screen *s = arg;
+	struct gcell   blank;
+	VTermPos       cur;
+	unsigned int   drop = 0, i;
+
+	vterm_state_get_cursorpos(s->st, &cur);
+	if (cur.row >= rows)
+		drop = (unsigned int)(cur.row - rows + 1);
+	if (drop > 0 && !s->alt)
+		screen_push_rows(s, drop);
+	screen_pen_default(&blank);
+	for (i = 0; i < 2; i++)
+		if (s->g[i].cells != NULL)
+			grid_resize(&s->g[i], (unsigned int)rows,
+			    (unsigned int)cols, (int)i == s->alt ? drop : 0,
+			    &blank);
+	delta->row -= (int)drop;
 	return (1);
 }
 
@@ -399,9 +544,15 @@ screen_output_cb(const char *p, size_t n, void *arg)
 	(void)arg;
 }
 
-static const VTermScreenCallbacks screen_cbs = {
+static const VTermStateCallbacks screen_cbs = {
+	.putglyph = screen_putglyph_cb,
+	.scrollrect = screen_scrollrect_cb,
+	.moverect = screen_moverect_cb,
+	.erase = screen_erase_cb,
+	.initpen = screen_initpen_cb,
+	.setpenattr = screen_setpenattr_cb,
 	.settermprop = screen_termprop_cb,
-	.sb_pushline = screen_pushline_cb,
+	.resize = screen_resize_cb,
 };
 
 /* libvterm's memory, counted (it wants it zeroed). */
@@ -444,20 +595,24 @@ screen_new(unsigned int rows, unsigned int cols)
 {
 	struct screen *s;
 
+	struct gcell blank;
+
 	s = xcalloc(1, sizeof(*s));
 	s->rows = rows;
 	s->cols = cols;
 	s->cursor_visible = 1;
+	screen_pen_default(&s->pen);
+	screen_pen_default(&blank);
+	grid_init(&s->g[0], rows, cols, &blank);
 	s->vt = vterm_new_with_allocator((int)rows, (int)cols, &screen_alloc,
 	    s);
 	if (s->vt == NULL)
 		fatalx("screen: libvterm");
 	vterm_set_utf8(s->vt, 1);
 	vterm_output_set_callback(s->vt, screen_output_cb, s);
-	s->vs = vterm_obtain_screen(s->vt);
 	s->st = vterm_obtain_state(s->vt);
-	vterm_screen_set_callbacks(s->vs, &screen_cbs, s);
-	vterm_screen_reset(s->vs, 1);
+	vterm_state_set_callbacks(s->st, &screen_cbs, s);
+	vterm_state_reset(s->st, 1);
 	return (s);
 }
 
@@ -482,8 +637,9 @@ screen_free(struct screen *s)
 		return;
 	screen_changed(s);
 	vterm_free(s->vt);
+	grid_free(&s->g[0]);
+	grid_free(&s->g[1]);
 	free(s->sb);
-	free(s->behind.p);
 	free(s);
 }
 
@@ -502,7 +658,8 @@ screen_resize(struct screen *s, unsigned int rows, unsigned int cols)
 size_t
 screen_memory(const struct screen *s)
 {
-	return (sizeof(*s) + s->vt_bytes + s->sb_cap + s->behind.cap);
+	return (sizeof(*s) + s->vt_bytes + grid_bytes(&s->g[0]) +
+	    grid_bytes(&s->g[1]) + s->sb_cap);
 }
 
 unsigned int
@@ -541,35 +698,32 @@ screen_mode_bit(int n)
 	return (0);
 }
 
-/* CSI ? Pm h/l.  1 if it enters the alternate screen. */
-static int
+/* CSI ? Pm h/l. */
+static void
 screen_decset(struct screen *s, int set)
 {
-	int i, n, alt = 0;
+	int i, n;
 
 	for (i = 0; i < s->sc.np; i++) {
 		n = s->sc.param[i];
 		if (n == 9 || n == 1000 || n == 1002 || n == 1003)
 			s->mouse = set ? n : 0;
-		else if (n == 47 || n == 1047 || n == 1049)
-			alt |= set;
 		else if (set)
 			s->modes |= screen_mode_bit(n);
 		else
 			s->modes &= ~screen_mode_bit(n);
 	}
-	return (alt);
 }
 
-/* A whole CSI sequence.  1 if it enters the alternate screen. */
-static int
+/* A whole CSI sequence. */
+static void
 screen_csi(struct screen *s, int final)
 {
 	struct scan *sc = &s->sc;
 
 	if (sc->priv == '?' && sc->inter == 0 && (final == 'h' || final == 'l'))
-		return (screen_decset(s, final == 'h'));
-	if (sc->priv == 0 && sc->inter == 0 && final == 'r') {
+		screen_decset(s, final == 'h');
+	else if (sc->priv == 0 && sc->inter == 0 && final == 'r') {
 		s->top = sc->np > 0 ? sc->param[0] : 0;
 		s->bottom = sc->np > 1 ? sc->param[1] : 0;
 		if (s->top <= 1 &&
@@ -580,7 +734,6 @@ screen_csi(struct screen *s, int final)
 		s->modes &= ~(SCREEN_M_CKM | SCREEN_M_KEYPAD);
 		s->top = s->bottom = 0;
 	}
-	return (0);
 }
 
 static void
@@ -597,26 +750,23 @@ screen_scan_param(struct scan *sc, int c)
 		sc->param[sc->np - 1] = sc->param[sc->np - 1] * 10 + (c - '0');
 }
 
-/* One byte at offset i of the chunk.  1 when it ends a sequence that
- * enters the alternate screen. */
-static int
-screen_scan(struct screen *s, uint8_t c, size_t i)
+/* One byte. */
+static void
+screen_scan(struct screen *s, uint8_t c)
 {
 	struct scan *sc = &s->sc;
 
 	if (c == 0x1b) {
 		sc->state = SCAN_ESC;
-		sc->start = i;
-		sc->started = 1;
-		return (0);
+		return;
 	}
 	if (c == 0x18 || c == 0x1a) { /* CAN, SUB */
 		sc->state = SCAN_GROUND;
-		return (0);
+		return;
 	}
 	switch (sc->state) {
 	case SCAN_GROUND:
-		return (0);
+		return;
 	case SCAN_ESC:
 		sc->state = SCAN_GROUND;
 		if (c == '[') {
@@ -629,7 +779,7 @@ screen_scan(struct screen *s, uint8_t c, size_t i)
 			s->modes |= SCREEN_M_KEYPAD;
 		else if (c == '>')
 			s->modes &= ~SCREEN_M_KEYPAD;
-		return (0);
+		return;
 	case SCAN_CSI:
 		if (c >= '0' && c <= ';')
 			screen_scan_param(sc, c);
@@ -639,46 +789,28 @@ screen_scan(struct screen *s, uint8_t c, size_t i)
 			sc->inter = c;
 		else if (c >= 0x40 && c <= 0x7e) {
 			sc->state = SCAN_GROUND;
-			return (screen_csi(s, c));
+			screen_csi(s, c);
 		}
-		return (0);
+		return;
 	}
-	return (0);
-}
-
-/* The alternate screen is about to come up: keep the normal one. */
-static void
-screen_backdrop(struct screen *s)
-{
-	if (!s->alt_enabled) {
-		vterm_screen_enable_altscreen(s->vs, 1);
-		s->alt_enabled = 1;
-	}
-	s->behind.len = 0;
-	screen_encode_rows(s, &s->behind);
-	vterm_state_get_cursorpos(s->st, &s->behind_cursor);
 }
 
 void
 screen_feed(struct screen *s, const uint8_t *p, size_t n)
 {
-	size_t i, from = 0, cut;
+	const uint8_t *q = p, *e = p + n;
 
 	if (n == 0)
 		return;
 	screen_changed(s);
-	s->sc.started = 0;
-	for (i = 0; i < n; i++) {
-		if (!screen_scan(s, p[i], i) || s->alt)
-			continue;
-		/* Up to the sequence's start (or all of it, if it began in an
-		 * earlier chunk: libvterm holds that part, unparsed). */
-		cut = s->sc.started && s->sc.start >= from ? s->sc.start : from;
-		vterm_input_write(s->vt, (const char *)p + from, cut - from);
-		screen_backdrop(s);
-		from = cut;
+	/* Only escape sequences interest the scanner: skip to them. */
+	while (q < e) {
+		if (s->sc.state == SCAN_GROUND &&
+		    (q = memchr(q, 0x1b, (size_t)(e - q))) == NULL)
+			break;
+		screen_scan(s, *q++);
 	}
-	vterm_input_write(s->vt, (const char *)p + from, n - from);
+	vterm_input_write(s->vt, (const char *)p, n);
 }
 
 /* The redraw. */
@@ -696,56 +828,20 @@ screen_cup(struct sbuf *b, int row, int col)
 static void
 screen_redraw_alt(struct screen *s, struct sbuf *b)
 {
-	VTermScreenCell *cells;
-	struct sbuf	 row = { NULL, 0, 0 };
-	unsigned int	 r;
+	struct sbuf  row = { NULL, 0, 0 };
+	unsigned int r;
 
 	screen_cup(b, s->behind_cursor.row, s->behind_cursor.col);
 	sbuf_str(b, "\033[?1049h\033[H\033[2J");
-	cells = xreallocarray(NULL, s->cols, sizeof(*cells));
-	for (r = 0; r < s->rows; r++) {
+	for (r = 0; r < s->g[1].rows; r++) {
 		row.len = 0;
-		screen_encode_row(s, (int)r, cells, &row);
+		screen_encode_cells(&row, s->g[1].row[r], (int)s->g[1].cols);
 		if (row.len == 0)
 			continue;
 		screen_cup(b, (int)r, 0);
 		sbuf_add(b, row.p, row.len);
 	}
 	free(row.p);
-	free(cells);
-}
-
-/* The pen the next output is drawn with. */
-static void
-screen_pen_state(struct screen *s, struct pen *pen)
-{
-	static const struct {
-		VTermAttr attr;
-		size_t	  off;
-	} a[] = {
-		{ VTERM_ATTR_BOLD, offsetof(struct pen, bold) },
-		{ VTERM_ATTR_UNDERLINE, offsetof(struct pen, underline) },
-		{ VTERM_ATTR_ITALIC, offsetof(struct pen, italic) },
-		{ VTERM_ATTR_BLINK, offsetof(struct pen, blink) },
-		{ VTERM_ATTR_REVERSE, offsetof(struct pen, reverse) },
-		{ VTERM_ATTR_STRIKE, offsetof(struct pen, strike) },
-	};
-	VTermValue   v;
-	unsigned int u;
-	size_t	     i;
-
-	screen_pen_default(pen);
-	for (i = 0; i < sizeof(a) / sizeof(a[0]); i++) {
-		if (!vterm_state_get_penattr(s->st, a[i].attr, &v))
-			continue;
-		u = a[i].attr == VTERM_ATTR_UNDERLINE ? (unsigned int)v.number :
-							(unsigned int)v.boolean;
-		memcpy((char *)pen + a[i].off, &u, sizeof(u));
-	}
-	if (vterm_state_get_penattr(s->st, VTERM_ATTR_FOREGROUND, &v))
-		pen->fg = v.color;
-	if (vterm_state_get_penattr(s->st, VTERM_ATTR_BACKGROUND, &v))
-		pen->bg = v.color;
 }
 
 /* Modes, cursor and pen: the state after the text. */
@@ -765,7 +861,6 @@ screen_redraw_state(struct screen *s, struct sbuf *b)
 		{ SCREEN_M_PASTE, "\033[?2004h" },
 	};
 	VTermPos   cur;
-	struct pen pen;
 	char	   t[32];
 	size_t	   i;
 
@@ -784,8 +879,8 @@ screen_redraw_state(struct screen *s, struct sbuf *b)
 	screen_cup(b, cur.row, cur.col);
 	if (!s->cursor_visible)
 		sbuf_str(b, "\033[?25l");
-	screen_pen_state(s, &pen);
-	screen_sgr(b, &pen);
+	/* The pen the next output is drawn with. */
+	screen_sgr(b, &s->pen);
 }
 
 uint8_t *
@@ -802,12 +897,9 @@ screen_redraw(struct screen *s, size_t *len)
 		sbuf_add(&b, "\r\n", 2);
 		from = i + 1;
 	}
-	if (s->alt && s->behind.len > 0)
-		sbuf_add(&b, s->behind.p, s->behind.len);
+	screen_encode_rows(&s->g[0], &b);
 	if (s->alt)
 		screen_redraw_alt(s, &b);
-	else
-		screen_encode_rows(s, &b);
 	screen_redraw_state(s, &b);
 	*len = b.len;
 	return (b.p);
