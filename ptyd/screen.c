@@ -25,6 +25,7 @@
 #include "grid.h"
 #include "log.h"
 #include "proto.h"
+#include "ring.h"
 #include "screen.h"
 #include "xmalloc.h"
 
@@ -79,6 +80,9 @@ struct screen {
 	int	     mouse;	  /* 0, 9, 1000, 1002, 1003 */
 	int	     top, bottom; /* DECSTBM, 1-based; 0: none */
 	int	     cursor_visible;
+
+	uint64_t fed;	 /* the ring position the emulator stands for */
+	int	 synced; /* fed is a ring position (screen_sync) */
 
 	struct screen_shot *shot;
 };
@@ -590,22 +594,19 @@ static VTermAllocatorFunctions screen_alloc = {
 	.free = screen_vt_free,
 };
 
-struct screen *
-screen_new(unsigned int rows, unsigned int cols)
+/* The emulator: libvterm, the normal screen and an empty scrollback. */
+static void
+screen_emu_start(struct screen *s)
 {
-	struct screen *s;
-
 	struct gcell blank;
 
-	s = xcalloc(1, sizeof(*s));
-	s->rows = rows;
-	s->cols = cols;
 	s->cursor_visible = 1;
+	s->alt = 0;
 	screen_pen_default(&s->pen);
 	screen_pen_default(&blank);
-	grid_init(&s->g[0], rows, cols, &blank);
-	s->vt = vterm_new_with_allocator((int)rows, (int)cols, &screen_alloc,
-	    s);
+	grid_init(&s->g[0], s->rows, s->cols, &blank);
+	s->vt = vterm_new_with_allocator((int)s->rows, (int)s->cols,
+	    &screen_alloc, s);
 	if (s->vt == NULL)
 		fatalx("screen: libvterm");
 	vterm_set_utf8(s->vt, 1);
@@ -613,6 +614,32 @@ screen_new(unsigned int rows, unsigned int cols)
 	s->st = vterm_obtain_state(s->vt);
 	vterm_state_set_callbacks(s->st, &screen_cbs, s);
 	vterm_state_reset(s->st, 1);
+}
+
+static void
+screen_emu_stop(struct screen *s)
+{
+	if (s->vt != NULL)
+		vterm_free(s->vt);
+	s->vt = NULL;
+	s->st = NULL;
+	grid_free(&s->g[0]);
+	grid_free(&s->g[1]);
+	free(s->sb);
+	s->sb = NULL;
+	s->sb_head = s->sb_len = s->sb_cap = 0;
+	s->sb_lines = 0;
+}
+
+struct screen *
+screen_new(unsigned int rows, unsigned int cols)
+{
+	struct screen *s;
+
+	s = xcalloc(1, sizeof(*s));
+	s->rows = rows;
+	s->cols = cols;
+	s->cursor_visible = 1;
 	return (s);
 }
 
@@ -636,22 +663,24 @@ screen_free(struct screen *s)
 	if (s == NULL)
 		return;
 	screen_changed(s);
-	vterm_free(s->vt);
-	grid_free(&s->g[0]);
-	grid_free(&s->g[1]);
-	free(s->sb);
+	screen_emu_stop(s);
 	free(s);
 }
 
 void
-screen_resize(struct screen *s, unsigned int rows, unsigned int cols)
+screen_resize(struct screen *s, const struct ring *r, unsigned int rows,
+    unsigned int cols)
 {
 	if (rows == s->rows && cols == s->cols)
 		return;
+	/* What came before the resize is drawn at the old size. */
+	if (r != NULL && s->synced)
+		screen_sync(s, r);
 	screen_changed(s);
 	s->rows = rows;
 	s->cols = cols;
-	vterm_set_size(s->vt, (int)rows, (int)cols);
+	if (s->vt != NULL)
+		vterm_set_size(s->vt, (int)rows, (int)cols);
 	s->top = s->bottom = 0;
 }
 
@@ -796,12 +825,10 @@ screen_scan(struct screen *s, uint8_t c)
 }
 
 void
-screen_feed(struct screen *s, const uint8_t *p, size_t n)
+screen_scan_output(struct screen *s, const uint8_t *p, size_t n)
 {
 	const uint8_t *q = p, *e = p + n;
 
-	if (n == 0)
-		return;
 	screen_changed(s);
 	/* Only escape sequences interest the scanner: skip to them. */
 	while (q < e) {
@@ -810,7 +837,47 @@ screen_feed(struct screen *s, const uint8_t *p, size_t n)
 			break;
 		screen_scan(s, *q++);
 	}
+}
+
+void
+screen_feed(struct screen *s, const uint8_t *p, size_t n)
+{
+	screen_scan_output(s, p, n);
+	if (s->vt == NULL)
+		screen_emu_start(s);
 	vterm_input_write(s->vt, (const char *)p, n);
+}
+
+void
+screen_sync(struct screen *s, const struct ring *r)
+{
+	struct iovec iov[2];
+	size_t	     n;
+	int	     i, cnt;
+
+	/*
+	 * Bytes the emulator never saw have left the ring (or it never ran):
+	 * it starts again from the oldest character kept.  The modes come
+	 * from the scanner, which saw every byte.
+	 */
+	if (s->vt == NULL || !s->synced || s->fed < ring_start(r)) {
+		screen_changed(s);
+		screen_emu_stop(s);
+		screen_emu_start(s);
+		s->fed = ring_boundary(r, ring_start(r));
+		s->synced = 1;
+	}
+	while (s->fed < ring_end(r)) {
+		screen_changed(s);
+		n = ring_peek(r, s->fed, (size_t)(ring_end(r) - s->fed), iov,
+		    &cnt);
+		if (n == 0)
+			break;
+		for (i = 0; i < cnt; i++)
+			vterm_input_write(s->vt, iov[i].iov_base,
+			    iov[i].iov_len);
+		s->fed += n;
+	}
 }
 
 /* The redraw. */

@@ -2,8 +2,8 @@
  * screen.h -- a terminal emulator's view of one terminal (libvterm), so a
  * new viewer can be sent the current screen instead of the raw backlog.
  *
- * Owns: the emulator (fed every output byte where it enters the ring, so
- * its state always stands for the ring's end), a bounded scrollback kept
+ * Owns: the emulator (fed from the ring when a viewer needs the screen,
+ * so its state stands for a ring position), a bounded scrollback kept
  * as already-encoded redraw lines, the few modes libvterm does not expose
  * (tracked by a small scanner of its own), and the redraw text built from
  * all of that, cached while the terminal is quiet.  Does not own: the
@@ -27,6 +27,7 @@
 #define SCREEN_SB_LINES 1000
 #define SCREEN_SB_BYTES (128 * 1024)
 
+struct ring;
 struct screen;
 
 /* A redraw, framed: MSG_SCREEN frames ready to send, shared by every
@@ -39,10 +40,24 @@ struct screen_shot {
 	uint8_t	     data[];
 };
 
+/* The scanner only; the emulator starts at the first feed or sync. */
 struct screen *screen_new(unsigned int rows, unsigned int cols);
 void	       screen_free(struct screen *);
-void	       screen_feed(struct screen *, const uint8_t *, size_t);
-void screen_resize(struct screen *, unsigned int rows, unsigned int cols);
+/*
+ * Output as it enters the ring: only the scanner sees it now (it is cheap:
+ * a memchr for ESC).  The emulator is fed lazily, by screen_sync, from the
+ * ring: it costs 20 to 50 MB/s, a fraction of what the output path carries,
+ * and only terminals someone attaches to with attach=screen need it.
+ */
+void screen_scan_output(struct screen *, const uint8_t *, size_t);
+/* The emulator catches up with the ring's end (or starts again from its
+ * oldest byte if bytes it never saw have left it). */
+void screen_sync(struct screen *, const struct ring *);
+/* Scan and feed the emulator at once (tests, and callers without a ring). */
+void screen_feed(struct screen *, const uint8_t *, size_t);
+/* After syncing with r (if not NULL and synced before). */
+void screen_resize(struct screen *, const struct ring *r, unsigned int rows,
+    unsigned int cols);
 
 /* The redraw text (malloc'd, not NUL-terminated), its length in *len. */
 uint8_t *screen_redraw(struct screen *, size_t *len);

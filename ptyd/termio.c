@@ -65,7 +65,7 @@ term_read(struct term *t, int64_t now)
 			ring_commit(&t->ring, (size_t)r);
 			if (t->screen == NULL)
 				t->screen = screen_new(t->rows, t->cols);
-			screen_feed(t->screen, p, (size_t)r);
+			screen_scan_output(t->screen, p, (size_t)r);
 			total += (size_t)r;
 			continue;
 		}
@@ -231,7 +231,7 @@ term_set_size(struct term *t, unsigned int rows, unsigned int cols)
 	if (cols != 0)
 		t->cols = (uint16_t)cols;
 	if (t->screen != NULL)
-		screen_resize(t->screen, t->rows, t->cols);
+		screen_resize(t->screen, &t->ring, t->rows, t->cols);
 	if (t->master == -1)
 		return;
 	memset(&ws, 0, sizeof(ws));

@@ -116,5 +116,6 @@ term_viewer_screen(struct viewer *v)
 	    ring_end(&t->ring));
 	/* It no longer holds back the bytes before. */
 	term_viewer_progress(t);
+	screen_sync(t->screen, &t->ring);
 	return (screen_shot_get(t->screen, v->pos));
 }

@@ -13,6 +13,7 @@
 
 #include "frame.h"
 #include "proto.h"
+#include "ring.h"
 #include "screen.h"
 
 static void
@@ -219,7 +220,7 @@ Test(screen, shots_frame_the_redraw_and_follow_a_resize)
 		feed(a, line);
 	}
 	check_shot(a, 99, 24, 80, 3);
-	screen_resize(a, 30, 100);
+	screen_resize(a, NULL, 30, 100);
 	check_shot(a, 100, 30, 100, 3);
 	screen_free(a);
 }
@@ -247,4 +248,48 @@ Test(screen, memory_per_terminal)
 	cr_assert_lt(idle, 96 * 1024);
 	cr_assert_lt(screen_memory(a), 96 * 1024 + SCREEN_SB_BYTES);
 	screen_free(a);
+}
+
+/* In ptyd the emulator is fed from the ring, late: the same screen as one
+ * fed at once; once bytes it never saw have left the ring it starts again
+ * from the oldest kept, and the modes (scanned as output came) survive. */
+Test(screen, sync_from_the_ring_is_the_same_screen)
+{
+	struct screen *lazy = screen_new(24, 80), *eager = screen_new(24, 80);
+	struct ring    r;
+	const char    *t1 = "one\r\n\033[1mtwo\033[m\r\n\033[?2004h";
+	const char    *t2 = "\033[5;5Hthree";
+	char	      *a, *b, line[64];
+	int	       i;
+
+	ring_init(&r, 1000, 4096);
+	ring_append(&r, t1, strlen(t1));
+	screen_scan_output(lazy, (const uint8_t *)t1, strlen(t1));
+	feed(eager, t1);
+	screen_sync(lazy, &r);
+	ring_append(&r, t2, strlen(t2));
+	screen_scan_output(lazy, (const uint8_t *)t2, strlen(t2));
+	feed(eager, t2);
+	screen_sync(lazy, &r);
+	a = redraw(lazy);
+	b = redraw(eager);
+	cr_assert_str_eq(a, b);
+	free(a);
+	free(b);
+	/* 8 kB more through a 4 kB ring, not synced: started again. */
+	for (i = 0; i < 800; i++) {
+		snprintf(line, sizeof(line), "line %d\r\n", i);
+		ring_append(&r, line, strlen(line));
+		screen_scan_output(lazy, (const uint8_t *)line, strlen(line));
+	}
+	screen_sync(lazy, &r);
+	a = redraw(lazy);
+	cr_assert(strstr(a, "line 799\r") != NULL);
+	cr_assert(strstr(a, "line 100\r") == NULL);
+	cr_assert(strstr(a, "three") == NULL, "%s", a);
+	cr_assert(strstr(a, "\033[?2004h") != NULL, "the scanner's modes");
+	free(a);
+	ring_free(&r);
+	screen_free(lazy);
+	screen_free(eager);
 }
