@@ -643,18 +643,31 @@ screen_new(unsigned int rows, unsigned int cols)
 	return (s);
 }
 
+/* The cache holds a shot only while a viewer is still sending it (a storm
+ * of attaches shares one), not for as long as the terminal is quiet. */
 void
 screen_shot_unref(struct screen_shot *shot)
 {
-	if (shot != NULL && --shot->refs == 0)
+	if (shot == NULL)
+		return;
+	if (--shot->refs == 1 && shot->owner != NULL) {
+		shot->owner->shot = NULL;
+		shot->refs = 0;
+	}
+	if (shot->refs == 0)
 		free(shot);
 }
 
 static void
 screen_changed(struct screen *s)
 {
-	screen_shot_unref(s->shot);
+	struct screen_shot *shot = s->shot;
+
+	if (shot == NULL)
+		return;
 	s->shot = NULL;
+	shot->owner = NULL;
+	screen_shot_unref(shot);
 }
 
 void
@@ -1018,6 +1031,7 @@ screen_shot_get(struct screen *s, uint64_t pos)
 		screen_shot_frames(&fr, text, len, pos, s->rows, s->cols);
 		shot = xmalloc(sizeof(*shot) + fr.len);
 		shot->refs = 1;
+		shot->owner = s;
 		shot->pos = pos;
 		shot->textlen = len;
 		shot->len = fr.len;

@@ -33,7 +33,8 @@ struct screen;
 /* A redraw, framed: MSG_SCREEN frames ready to send, shared by every
  * viewer attaching at the same position (screen_shot_unref when sent). */
 struct screen_shot {
-	unsigned int refs;
+	unsigned int   refs;
+	struct screen *owner; /* caching it; NULL once it let go */
 	uint64_t     pos;
 	size_t	     textlen; /* the redraw text's bytes, frames excluded */
 	size_t	     len;     /* bytes of data */
