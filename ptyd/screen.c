@@ -38,7 +38,7 @@
 #define SCREEN_M_URXVTMS 0x20 /* ?1015 */
 #define SCREEN_M_PASTE	 0x40 /* ?2004: bracketed paste */
 
-#define SCAN_NPARAM 16
+#define SCAN_NPARAM    16
 #define SCREEN_SB_STEP (8 * 1024) /* the scrollback grows by this */
 
 enum scan_state {
@@ -65,10 +65,10 @@ struct screen {
 	VTerm	    *vt;
 	VTermState  *st;
 	unsigned int rows, cols;
-	size_t	     vt_bytes; /* libvterm's, live */
-	struct grid  g[2];     /* the normal screen, the alternate one */
-	int	     alt;      /* g[1] is up */
-	struct gcell pen;      /* what putglyph writes with */
+	size_t	     vt_bytes;	    /* libvterm's, live */
+	struct grid  g[2];	    /* the normal screen, the alternate one */
+	int	     alt;	    /* g[1] is up */
+	struct gcell pen;	    /* what putglyph writes with */
 	VTermPos     behind_cursor; /* where the alternate screen came up */
 
 	uint8_t	    *sb; /* lines, each ending in '\n', at [head, head+len) */
@@ -940,9 +940,9 @@ screen_redraw_state(struct screen *s, struct sbuf *b)
 		{ SCREEN_M_URXVTMS, "\033[?1015h" },
 		{ SCREEN_M_PASTE, "\033[?2004h" },
 	};
-	VTermPos   cur;
-	char	   t[32];
-	size_t	   i;
+	VTermPos cur;
+	char	 t[32];
+	size_t	 i;
 
 	if (s->top != 0 || s->bottom != 0) {
 		snprintf(t, sizeof(t), "\033[%d;%dr", s->top, s->bottom);

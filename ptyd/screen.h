@@ -35,10 +35,10 @@ struct screen;
 struct screen_shot {
 	unsigned int   refs;
 	struct screen *owner; /* caching it; NULL once it let go */
-	uint64_t     pos;
-	size_t	     textlen; /* the redraw text's bytes, frames excluded */
-	size_t	     len;     /* bytes of data */
-	uint8_t	     data[];
+	uint64_t       pos;
+	size_t	       textlen; /* the redraw text's bytes, frames excluded */
+	size_t	       len;	/* bytes of data */
+	uint8_t	       data[];
 };
 
 /* The scanner only; the emulator starts at the first feed or sync. */
