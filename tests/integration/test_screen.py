@@ -234,7 +234,7 @@ def test_large_scrollback_is_one_event_and_bounded(stack, watched):
 
 def test_resize_is_reflected(stack, watched):
     sid, w = watched()
-    w.type("echo a-$((1+1))\r", b"a-2")  # the screen exists, 24x80
+    w.type("echo a-$((1+1))\r", b"a-2")  # output at 24x80 first
     c = stack.client()
     assert c.resize(sid, rows=30, cols=100).status == 200
     w.type("stty size; echo Z$((6*7))\r", b"Z42")
