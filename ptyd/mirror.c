@@ -166,6 +166,7 @@ void
 mirror_flush(int64_t now)
 {
 	struct term *t;
+	uint64_t     t0 = stats_clock_us(), rows = 0;
 
 	if (mirror_store != NULL && store_rewrite_due(mirror_store))
 		for (t = term_all_first(); t != NULL; t = term_all_next(t))
@@ -174,6 +175,7 @@ mirror_flush(int64_t now)
 		TAILQ_REMOVE(&mirror_dirty, t, dirty_entry);
 		t->dirty = 0;
 		mirror_push(t);
+		rows++;
 	}
 	if (mirror_store == NULL) {
 		mirror_oldest = -1;
@@ -184,6 +186,7 @@ mirror_flush(int64_t now)
 	(void)store_flush(mirror_store, mirror_wall(now));
 	if (!store_pending(mirror_store))
 		mirror_oldest = -1;
+	stats_flush(stats_clock_us() - t0, rows);
 }
 
 uint64_t
