@@ -439,7 +439,7 @@ main_configure(int argc, char **argv)
  * viewer a socket, and whoever started us may have lowered the soft
  * limit for itself (ptyd.fcgi's workers keep theirs at 1024 for libfcgi's
  * select(), and posix_spawn passed that on).  The shells inherit the
- * raised limit (posix_spawn cannot lower it for them).
+ * raised limit (spawn.c does not lower it for them).
  */
 static void
 main_nofile(void)
