@@ -60,6 +60,17 @@ static struct term    **term_phash;
 static size_t		term_nbuckets;
 static unsigned int	term_nreg;
 
+/* Registered terminals per owner: the per-owner cap is checked at every
+ * start, and walking the registry to count cost O(terminals) there
+ * (issue 17).  Owners are few next to terminals: a fixed table. */
+struct term_owner {
+	struct term_owner *next;
+	unsigned int	   n;
+	char		   name[];
+};
+#define TERM_OWNER_BUCKETS 64
+static struct term_owner *term_owners[TERM_OWNER_BUCKETS];
+
 static void term_defer_cb(void *);
 
 /* Registry hashing. */
@@ -194,6 +205,44 @@ term_pid_remove(struct term *t)
 	t->in_pid_hash = 0;
 }
 
+static struct term_owner **
+term_owner_slot(const char *owner)
+{
+	struct term_owner **pp;
+
+	pp = &term_owners[term_hash_key(owner, "") % TERM_OWNER_BUCKETS];
+	while (*pp != NULL && strcmp((*pp)->name, owner) != 0)
+		pp = &(*pp)->next;
+	return (pp);
+}
+
+static void
+term_owner_inc(const char *owner)
+{
+	struct term_owner **pp = term_owner_slot(owner);
+	size_t		    len;
+
+	if (*pp == NULL) {
+		len = strlen(owner) + 1;
+		*pp = xcalloc(1, sizeof(**pp) + len);
+		memcpy((*pp)->name, owner, len);
+	}
+	(*pp)->n++;
+}
+
+static void
+term_owner_dec(const char *owner)
+{
+	struct term_owner **pp = term_owner_slot(owner), *o = *pp;
+
+	if (o == NULL)
+		fatalx("term_owner_dec: %s has no terminals", owner);
+	if (--o->n == 0) {
+		*pp = o->next;
+		free(o);
+	}
+}
+
 void
 term_register(struct term *t)
 {
@@ -211,6 +260,7 @@ term_register(struct term *t)
 	t->registered = 1;
 	TAILQ_INSERT_TAIL(&term_reg, t, reg_entry);
 	term_nreg++;
+	term_owner_inc(t->owner);
 }
 
 void
@@ -231,6 +281,7 @@ term_unregister(struct term *t)
 	t->registered = 0;
 	TAILQ_REMOVE(&term_reg, t, reg_entry);
 	term_nreg--;
+	term_owner_dec(t->owner);
 	term_maybe_free(t);
 }
 
@@ -243,13 +294,9 @@ term_count(void)
 unsigned int
 term_count_owner(const char *owner)
 {
-	struct term *t;
-	unsigned int n = 0;
+	struct term_owner *o = *term_owner_slot(owner);
 
-	TAILQ_FOREACH (t, &term_reg, reg_entry)
-		if (strcmp(t->owner, owner) == 0)
-			n++;
-	return (n);
+	return (o != NULL ? o->n : 0);
 }
 
 struct term *
