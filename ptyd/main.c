@@ -250,7 +250,7 @@ main_reap_cb(void *arg)
 	uint64_t t0 = stats_clock_us();
 
 	(void)arg;
-	(void)reap_run(now);
+	(void)reap_tick(now);
 	stats_reap_tick(stats_clock_us() - t0);
 	ev_timer_at(&main_reap_timer, now + ptyd_conf.reap_interval);
 }

@@ -59,6 +59,10 @@ static struct term    **term_hash;
 static struct term    **term_phash;
 static size_t		term_nbuckets;
 static unsigned int	term_nreg;
+/* The registered terminals again, as an array in no order (term_regv):
+ * see term_registered. */
+static struct term **term_regv;
+static size_t	     term_regcap;
 
 /* Registered terminals per owner: the per-owner cap is checked at every
  * start, and walking the registry to count cost O(terminals) there
@@ -259,6 +263,13 @@ term_register(struct term *t)
 	term_hash[i] = t;
 	t->registered = 1;
 	TAILQ_INSERT_TAIL(&term_reg, t, reg_entry);
+	if (term_nreg == term_regcap) {
+		term_regcap = term_regcap == 0 ? 256 : term_regcap * 2;
+		term_regv = xreallocarray(term_regv, term_regcap,
+		    sizeof(*term_regv));
+	}
+	t->reg_idx = term_nreg;
+	term_regv[term_nreg] = t;
 	term_nreg++;
 	term_owner_inc(t->owner);
 }
@@ -280,6 +291,8 @@ term_unregister(struct term *t)
 	t->hnext = NULL;
 	t->registered = 0;
 	TAILQ_REMOVE(&term_reg, t, reg_entry);
+	term_regv[t->reg_idx] = term_regv[term_nreg - 1];
+	term_regv[t->reg_idx]->reg_idx = t->reg_idx;
 	term_nreg--;
 	term_owner_dec(t->owner);
 	term_maybe_free(t);
@@ -297,6 +310,13 @@ term_count_owner(const char *owner)
 	struct term_owner *o = *term_owner_slot(owner);
 
 	return (o != NULL ? o->n : 0);
+}
+
+struct term *const *
+term_registered(size_t *n)
+{
+	*n = term_nreg;
+	return (term_regv);
 }
 
 struct term *
@@ -343,7 +363,10 @@ term_new(const char *owner, const char *sid, const char *workspace,
 {
 	struct term *t;
 
-	t = xcalloc(1, sizeof(*t));
+	/* A cache line's alignment: see the top of struct term. */
+	if (posix_memalign((void **)&t, 64, sizeof(*t)) != 0)
+		fatalx("term_new: out of memory");
+	memset(t, 0, sizeof(*t));
 	t->id = mirror_next_id();
 	t->owner = xstrdup(owner);
 	t->sid = xstrdup(sid);
