@@ -243,13 +243,14 @@ mirror_db_lag(int64_t now)
 }
 
 /* What is left over a chunk goes at the next loop turn, after whatever
- * requests are waiting. */
+ * requests are waiting: a timer due now would run again in this turn's
+ * pass over the timers, one due a microsecond later waits for the next. */
 static void
 mirror_timer_cb(void *arg)
 {
 	(void)arg;
 	if (mirror_flush_some(ev_now(), MIRROR_CHUNK))
-		ev_timer_at(&mirror_timer, ev_now());
+		ev_timer_at(&mirror_timer, ev_now() + 1);
 	else
 		ev_timer_at(&mirror_timer, ev_now() + PTYD_FLUSH_INTERVAL);
 }

@@ -47,3 +47,8 @@ check_PROGRAMS += tests/unit/test_conn
 tests_unit_test_conn_SOURCES = tests/unit/test_conn.c
 tests_unit_test_conn_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_conn_LDADD = $(PTYD_UNIT_LDADD)
+
+check_PROGRAMS += tests/unit/test_mirror
+tests_unit_test_mirror_SOURCES = tests/unit/test_mirror.c
+tests_unit_test_mirror_CFLAGS = $(UNIT_CFLAGS) $(SQLITE_CFLAGS)
+tests_unit_test_mirror_LDADD = $(PTYD_UNIT_LDADD)
