@@ -91,11 +91,56 @@ spawn_env(char *const *base, const char *cwd, unsigned int rows,
 
 /* Why the last spawn_shell failed, in words for the client: no path. */
 static char spawn_errbuf[128] = "could not start the shell";
+static int  spawn_limit; /* ... on a limit of the system */
 
 const char *
 spawn_error(void)
 {
 	return (spawn_errbuf);
+}
+
+int
+spawn_exhausted(void)
+{
+	return (spawn_limit);
+}
+
+/* The limits of the system a spawn can meet: the client's words, and
+ * for the log, the operator's (which setting it is). */
+static const struct {
+	int	    err;
+	const char *client;
+	const char *setting;
+} spawn_limits[] = {
+	{ ENOSPC,
+	    "no pty available: the system's limit of ptys is reached;"
+	    " retry later",
+	    "kernel.pty.max, or the devpts mount's max=" },
+	{ EAGAIN,
+	    "no process available: the system's or the account's"
+	    " limit of processes is reached; retry later",
+	    "kernel.pid_max, kernel.threads-max, the cgroup's pids.max or"
+	    " RLIMIT_NPROC" },
+	{ EMFILE,
+	    "no file descriptor available: the limit of open files is"
+	    " reached; retry later",
+	    "RLIMIT_NOFILE" },
+	{ ENFILE,
+	    "no file descriptor available: the limit of open files is"
+	    " reached; retry later",
+	    "fs.file-max" },
+	{ ENOMEM, "out of memory; retry later", "memory" },
+};
+
+static int
+spawn_limit_find(int err)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(spawn_limits) / sizeof(spawn_limits[0]); i++)
+		if (spawn_limits[i].err == err)
+			return ((int)i);
+	return (-1);
 }
 
 /* Log what failed (with its path) and keep the client's words (without). */
@@ -104,10 +149,20 @@ spawn_fail(const char *what, const char *path, const char *client, int err)
 {
 	const char *sep = *what != '\0' && path != NULL ? " " : "";
 	char	   *p;
-	int	    n;
+	int	    n, i;
 
 	log_warnx("spawn: %s%s%s: %s", what, sep, path != NULL ? path : "",
 	    strerror(err));
+	/* The workspace's or the shell's own errors keep their words. */
+	i = path == NULL ? spawn_limit_find(err) : -1;
+	if ((spawn_limit = i != -1)) {
+		log_warnx("spawn: a limit of the system (%s)",
+		    spawn_limits[i].setting);
+		snprintf(spawn_errbuf, sizeof(spawn_errbuf), "%s",
+		    spawn_limits[i].client);
+		errno = err;
+		return;
+	}
 	n = snprintf(spawn_errbuf, sizeof(spawn_errbuf), "%s: %s", client,
 	    strerror(err));
 	/* "No such file" would read as the start of a new sentence. */
