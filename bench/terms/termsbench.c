@@ -653,8 +653,8 @@ bench_reaper(int n)
 		return;
 	}
 	printf("reaper\t%d terminals, %d ticks seen: shortest %.3f ms,"
-	       " longest %.3f ms (a walk over all %d); longest since start"
-	       " %.3f ms\ttarget < 1 ms: %s\n",
+	       " longest %.3f ms (a walk over all %d, or the SIGCHLD safety"
+	       " net); longest since start %.3f ms\ttarget < 1 ms: %s\n",
 	    n, seen, (double)lo / 1e3, (double)hi / 1e3, n,
 	    (double)s.reap_max_us / 1e3, hi < 1000 ? "met" : "MISSED");
 	if (s.reaps != 0)
@@ -721,6 +721,33 @@ bench_flush(int n)
 	printf("flush\tdatabase deleted under ptyd: every row rewritten in"
 	       " one flush %.2f ms (%llu rows; rare, not chunked)\n",
 	    (double)s.flush_last_us / 1e3, (unsigned long long)rows);
+}
+
+/* MSG_STATS (health, metrics, ptydctl stats) with n terminals, against
+ * the base daemon's 10: its gauges are counted by walking every terminal. */
+static void
+bench_stats(int n)
+{
+	struct msg_stats_reply s;
+	double		       v[50], b[50], t0;
+	int		       i;
+
+	for (i = 0; i < 50; i++) {
+		cur = &big;
+		t0 = now_s();
+		t_stats(&s);
+		v[i] = now_s() - t0;
+		cur = &base;
+		t0 = now_s();
+		t_stats(&s);
+		b[i] = now_s() - t0;
+	}
+	cur = &big;
+	printf(
+	    "stats\tMSG_STATS (health, metrics) with %d terminals p50 %.3f ms"
+	    "\tbaseline (%d present) p50 %.3f ms\tratio %.1f\n",
+	    n, quantile(v, 50, 0.5) * 1e3, BASE_N, quantile(b, 50, 0.5) * 1e3,
+	    quantile(v, 50, 0.5) / quantile(b, 50, 0.5));
 }
 
 static void
@@ -812,6 +839,7 @@ main(int argc, char **argv)
 	    anon0, anon1, rss0, rss1, (double)(anon1 - anon0) / (n - BASE_N),
 	    (double)(avail0 - avail1) / (n - BASE_N));
 	bench_reaper(n);
+	bench_stats(n);
 	bench_flush(n);
 	check_answers(n);
 	check_rows(n);
