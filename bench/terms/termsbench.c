@@ -21,7 +21,6 @@
 #include <sys/wait.h>
 
 #include <errno.h>
-#include <ftw.h>
 #include <getopt.h>
 #include <poll.h>
 #include <signal.h>
@@ -34,6 +33,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "benchutil.h"
 #include "client.h"
 #include "frame.h"
 #include "proto.h"
@@ -65,34 +65,6 @@ static struct daemon big = { "", "", -1 }, base = { "", "", -1 };
 static struct daemon *cur = &big; /* the one requests go to */
 static long	   pty_max_was = -1; /* what we changed, to put back */
 static int	   failures;
-
-static double
-now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ((double)ts.tv_sec + (double)ts.tv_nsec / 1e9);
-}
-
-static void
-sleep_s(double s)
-{
-	struct timespec ts;
-
-	ts.tv_sec = (time_t)s;
-	ts.tv_nsec = (long)((s - (double)ts.tv_sec) * 1e9);
-	while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
-		;
-}
-
-static int
-cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return ((x > y) - (x < y));
-}
 
 /* The q quantile (0..1) of v[0..n), sorting v. */
 static double
@@ -233,16 +205,6 @@ pty_max_restore(void)
 
 /* The private ptyd. */
 
-static int
-rm_cb(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	(void)remove(path);
-	return (0);
-}
-
 static void
 ptyd_start(struct daemon *d, int maxterms)
 {
@@ -296,7 +258,7 @@ ptyd_stop(struct daemon *d)
 	if (keep)
 		printf("kept\t%s (ptyd.log, ptyd.db)\n", d->dir);
 	else
-		(void)nftw(d->dir, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
+		rm_tree(d->dir);
 	return (t0);
 }
 
@@ -424,46 +386,6 @@ t_expect(const char *sid, const char *want, int ms)
 	}
 	close(fd);
 	return (r);
-}
-
-/* /proc/PID/status field in kB. */
-static long
-status_kb(pid_t pid, const char *field)
-{
-	char  path[64], line[256];
-	size_t n = strlen(field);
-	long  v = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%ld/status", (long)pid);
-	if ((f = fopen(path, "r")) == NULL)
-		return (-1);
-	while (fgets(line, sizeof(line), f) != NULL)
-		if (strncmp(line, field, n) == 0 && line[n] == ':') {
-			v = strtol(line + n + 1, NULL, 10);
-			break;
-		}
-	fclose(f);
-	return (v);
-}
-
-static long
-meminfo_kb(const char *field)
-{
-	char  line[256];
-	size_t n = strlen(field);
-	long  v = -1;
-	FILE *f;
-
-	if ((f = fopen("/proc/meminfo", "r")) == NULL)
-		return (-1);
-	while (fgets(line, sizeof(line), f) != NULL)
-		if (strncmp(line, field, n) == 0 && line[n] == ':') {
-			v = strtol(line + n + 1, NULL, 10);
-			break;
-		}
-	fclose(f);
-	return (v);
 }
 
 /* Wait until ptyd has finished k more flushes than when called. */
@@ -817,9 +739,9 @@ main(int argc, char **argv)
 	start_base_terms(&big);
 	start_base_terms(&base);
 	sleep_s(1.5);
-	anon0 = status_kb(big.pid, "RssAnon");
-	rss0 = status_kb(big.pid, "VmRSS");
-	avail0 = meminfo_kb("MemAvailable");
+	anon0 = proc_status_kb(big.pid, "RssAnon");
+	rss0 = proc_status_kb(big.pid, "VmRSS");
+	avail0 = proc_field_kb("/proc/meminfo", "MemAvailable");
 	n = bench_spawn(&worst50, &ratio);
 	printf("spawn\tworst band p50 %.3f ms, worst ratio to its baseline"
 	       " %.2f\ttarget < 2 ms throughout: %s\n",
@@ -830,9 +752,9 @@ main(int argc, char **argv)
 		    n, waitpid(big.pid, NULL, WNOHANG) == 0 ? "still up" :
 							     "GONE");
 	sleep_s(2);
-	anon1 = status_kb(big.pid, "RssAnon");
-	rss1 = status_kb(big.pid, "VmRSS");
-	avail1 = meminfo_kb("MemAvailable");
+	anon1 = proc_status_kb(big.pid, "RssAnon");
+	rss1 = proc_status_kb(big.pid, "VmRSS");
+	avail1 = proc_field_kb("/proc/meminfo", "MemAvailable");
 	printf("memory\tptyd RssAnon %ld -> %ld kB, VmRSS %ld -> %ld kB: %.2f"
 	       " kB anon a terminal\tsystem MemAvailable down %.0f kB a"
 	       " terminal (shell, pty, ptyd; shared machine: rough)\n",
