@@ -1264,11 +1264,35 @@ store_refused(struct store *st, int rc, const char *what, int64_t id)
 	return (1);
 }
 
+/* The pending events, the oldest first, ev_max of them at most (0: all);
+ * how many in ev_written.  SQLITE_DONE, or the error that fails the
+ * flush. */
+static int
+store_write_events(struct store *st)
+{
+	struct store_ev *ev;
+	int		 rc;
+
+	st->ev_written = 0;
+	STAILQ_FOREACH (ev, &st->events, entry) {
+		if (st->ev_max > 0 && st->ev_written == st->ev_max)
+			break;
+		st->ev_written++;
+		rc = store_write_event(st, ev->at, ev->sid, ev->term_id,
+		    ev->kind, ev->actor, ev->detail);
+		if (rc == SQLITE_DONE)
+			continue;
+		/* A refused event is dropped with the rest at commit. */
+		if (!store_refused(st, rc, "event of terminal", ev->term_id))
+			return (rc);
+	}
+	return (SQLITE_DONE);
+}
+
 /* One transaction: every dirty row, every event, then the markers. */
 static int
 store_write(struct store *st, double now)
 {
-	struct store_ev	 *ev;
 	struct store_row *r;
 	char		  detail[256];
 	size_t		  i;
@@ -1284,19 +1308,8 @@ store_write(struct store *st, double now)
 			goto fail;
 		r->bad = 1;
 	}
-	st->ev_written = 0;
-	STAILQ_FOREACH (ev, &st->events, entry) {
-		if (st->ev_max > 0 && st->ev_written == st->ev_max)
-			break;
-		st->ev_written++;
-		rc = store_write_event(st, ev->at, ev->sid, ev->term_id,
-		    ev->kind, ev->actor, ev->detail);
-		if (rc == SQLITE_DONE)
-			continue;
-		/* A refused event is dropped with the rest at commit. */
-		if (!store_refused(st, rc, "event of terminal", ev->term_id))
-			goto fail;
-	}
+	if ((rc = store_write_events(st)) != SQLITE_DONE)
+		goto fail;
 	if (st->dropped_events > 0 || st->dropped_rows > 0) {
 		snprintf(detail, sizeof(detail),
 		    "dropped %" PRIu64 " events,"
