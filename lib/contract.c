@@ -86,6 +86,9 @@ static const struct contract_error contract_errors[] = {
 	/* ptyd's words ("could not start the shell: no such file or
 	 * directory"): the operator can act on them, and they hold no path. */
 	[PROTO_ERR_SPAWN] = { 500, NULL, 0 },
+	/* ptyd's words again ("no pty available: ..."): a limit of the
+	 * system, not of ptyd's caps, and it may clear (issue 17). */
+	[PROTO_ERR_EXHAUSTED] = { 503, NULL, CONTRACT_RETRY_AFTER },
 };
 
 static const struct contract_error contract_failures[] = {

@@ -146,6 +146,14 @@ static const struct field stats_reply_fields[] = {
 	NUM(F_U64, msg_stats_reply, shutdowns),
 	NUM(F_U64, msg_stats_reply, lost),
 	NUM(F_U64, msg_stats_reply, inputs),
+	NUM(F_U64, msg_stats_reply, reap_ticks),
+	NUM(F_U64, msg_stats_reply, reap_last_us),
+	NUM(F_U64, msg_stats_reply, reap_max_us),
+	NUM(F_U64, msg_stats_reply, flushes),
+	NUM(F_U64, msg_stats_reply, flush_last_us),
+	NUM(F_U64, msg_stats_reply, flush_max_us),
+	NUM(F_U64, msg_stats_reply, flush_last_rows),
+	NUM(F_U64, msg_stats_reply, flush_max_rows),
 };
 static const struct field attached_fields[] = {
 	NUM(F_U64, msg_attached, base),

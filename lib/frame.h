@@ -177,6 +177,17 @@ struct msg_stats_reply {
 	uint64_t shutdowns;
 	uint64_t lost;
 	uint64_t inputs;
+	/* The reaper's ticks and the mirror's flushes: how many, the last
+	 * one's and the longest one's duration, the rows the last and the
+	 * longest flush wrote (issue 17: their cost with many terminals). */
+	uint64_t reap_ticks;
+	uint64_t reap_last_us;
+	uint64_t reap_max_us;
+	uint64_t flushes;
+	uint64_t flush_last_us;
+	uint64_t flush_max_us;
+	uint64_t flush_last_rows;
+	uint64_t flush_max_rows;
 };
 
 struct msg_attached {

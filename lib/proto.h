@@ -160,6 +160,9 @@ enum proto_err {
 					 * of other owners' terminals */
 	PROTO_ERR_SPAWN = 10,	  /* 500: the shell could not start; the
 				   * message says why, without a path */
+	PROTO_ERR_EXHAUSTED = 11, /* 503 + Retry-After: a system limit (ptys,
+				   * processes, descriptors) refused the
+				   * shell; the message says which */
 };
 
 #endif /* PTYD_PROTO_H */

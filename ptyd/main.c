@@ -35,6 +35,7 @@
 #include "proc.h"
 #include "ptyd.h"
 #include "reap.h"
+#include "stats.h"
 #include "sig.h"
 #include "spawn.h"
 #include "store.h"
@@ -245,10 +246,12 @@ main_daemonize(void)
 static void
 main_reap_cb(void *arg)
 {
-	int64_t now = ev_now();
+	int64_t	 now = ev_now();
+	uint64_t t0 = stats_clock_us();
 
 	(void)arg;
-	(void)reap_run(now);
+	(void)reap_tick(now);
+	stats_reap_tick(stats_clock_us() - t0);
 	ev_timer_at(&main_reap_timer, now + ptyd_conf.reap_interval);
 }
 
@@ -436,7 +439,7 @@ main_configure(int argc, char **argv)
  * viewer a socket, and whoever started us may have lowered the soft
  * limit for itself (ptyd.fcgi's workers keep theirs at 1024 for libfcgi's
  * select(), and posix_spawn passed that on).  The shells inherit the
- * raised limit (posix_spawn cannot lower it for them).
+ * raised limit (spawn.c does not lower it for them).
  */
 static void
 main_nofile(void)

@@ -15,8 +15,10 @@
  * pending: an idle tick is one stat (store_flush asks SQLite whether the
  * file was deleted or replaced), and it is what rewrites the live rows
  * into a database an operator deleted while nothing changed.  Idle
- * terminals add nothing to it.  A failed flush keeps its work (store.c)
- * and is retried at the next tick.  Does not own: SQL (store.c), the
+ * terminals add nothing to it.  A tick writes at most MIRROR_CHUNK rows
+ * and runs again at the next loop turn while terminals are left dirty; a
+ * rewrite and the flush at shutdown are written whole.  A failed flush
+ * keeps its work (store.c) and is retried at the next tick.  Does not own: SQL (store.c), the
  * counters of MSG_STATS (stats.c, told of each event from here) or any
  * decision.
  */
@@ -33,6 +35,13 @@
 #include "term.h"
 
 TAILQ_HEAD(mirror_list, term);
+
+/* Rows, and events, written by one timer flush at most; the rest follow
+ * at once, in flushes of their own, so that the loop (every request,
+ * every viewer) never waits for more than one chunk: 5,000 rows and 5,000
+ * resize events in one transaction held it for 40-100 ms (issue 17),
+ * 1,000 of each take about a fifth of that. */
+#define MIRROR_CHUNK 1000
 
 static struct store	 *mirror_store;
 static struct mirror_list mirror_dirty = TAILQ_HEAD_INITIALIZER(mirror_dirty);
@@ -162,28 +171,49 @@ mirror_forget(struct term *t, int64_t now)
 	mirror_push(t);
 }
 
-void
-mirror_flush(int64_t now)
+/*
+ * Push at most max dirty terminals (0: all) and write what the store
+ * holds in one transaction.  1 if dirty terminals are left for another.
+ */
+static int
+mirror_flush_some(int64_t now, size_t max)
 {
 	struct term *t;
+	uint64_t     t0 = stats_clock_us(), rows = 0;
+	int	     rc;
 
-	if (mirror_store != NULL && store_rewrite_due(mirror_store))
+	/* A rewrite is written whole: its marker event counts every row. */
+	if (mirror_store != NULL && store_rewrite_due(mirror_store)) {
 		for (t = term_all_first(); t != NULL; t = term_all_next(t))
 			mirror_mark(t);
-	while ((t = TAILQ_FIRST(&mirror_dirty)) != NULL) {
+		max = 0;
+	}
+	while ((max == 0 || rows < max) &&
+	    (t = TAILQ_FIRST(&mirror_dirty)) != NULL) {
 		TAILQ_REMOVE(&mirror_dirty, t, dirty_entry);
 		t->dirty = 0;
 		mirror_push(t);
+		rows++;
 	}
 	if (mirror_store == NULL) {
 		mirror_oldest = -1;
-		return;
+		return (0);
 	}
 	/* Also with nothing pending: see the top of the file.  A failure
 	 * keeps the store's copies for the next tick. */
-	(void)store_flush(mirror_store, mirror_wall(now));
-	if (!store_pending(mirror_store))
+	rc = store_flush_some(mirror_store, mirror_wall(now), max);
+	if (!store_pending(mirror_store) && TAILQ_EMPTY(&mirror_dirty))
 		mirror_oldest = -1;
+	stats_flush(stats_clock_us() - t0, rows);
+	/* After a failure, the next try waits for the next tick. */
+	return (rc == 0 &&
+	    (!TAILQ_EMPTY(&mirror_dirty) || store_pending(mirror_store)));
+}
+
+void
+mirror_flush(int64_t now)
+{
+	(void)mirror_flush_some(now, 0);
 }
 
 uint64_t
@@ -212,10 +242,15 @@ mirror_db_lag(int64_t now)
 		0);
 }
 
+/* What is left over a chunk goes at the next loop turn, after whatever
+ * requests are waiting: a timer due now would run again in this turn's
+ * pass over the timers, one due a microsecond later waits for the next. */
 static void
 mirror_timer_cb(void *arg)
 {
 	(void)arg;
-	mirror_flush(ev_now());
-	ev_timer_at(&mirror_timer, ev_now() + PTYD_FLUSH_INTERVAL);
+	if (mirror_flush_some(ev_now(), MIRROR_CHUNK))
+		ev_timer_at(&mirror_timer, ev_now() + 1);
+	else
+		ev_timer_at(&mirror_timer, ev_now() + PTYD_FLUSH_INTERVAL);
 }

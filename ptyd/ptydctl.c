@@ -453,6 +453,14 @@ static const struct {
 	CTL_U64(exits),
 	CTL_U64(shutdowns),
 	CTL_U64(lost),
+	CTL_U64(reap_ticks),
+	CTL_U64(reap_last_us),
+	CTL_U64(reap_max_us),
+	CTL_U64(flushes),
+	CTL_U64(flush_last_us),
+	CTL_U64(flush_max_us),
+	CTL_U64(flush_last_rows),
+	CTL_U64(flush_max_rows),
 };
 
 static int

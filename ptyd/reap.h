@@ -47,4 +47,8 @@ struct term *reap_claim(const struct reap_victim *, int64_t now,
  * Returns how many terminals were reaped. */
 int reap_run(int64_t now);
 
+/* What the timer runs: the walk of reap_run when the last walk says one
+ * may be due by now, else at times its SIGCHLD step (see reap.c). */
+int reap_tick(int64_t now);
+
 #endif /* PTYD_REAP_H */

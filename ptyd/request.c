@@ -52,7 +52,9 @@ request_term_error(struct conn *c, enum term_err e)
 	};
 
 	if (e == TERM_ESPAWN)
-		conn_error(c, PROTO_ERR_SPAWN, spawn_error());
+		conn_error(c,
+		    spawn_exhausted() ? PROTO_ERR_EXHAUSTED : PROTO_ERR_SPAWN,
+		    spawn_error());
 	else if ((size_t)e < sizeof(map) / sizeof(map[0]) &&
 	    map[e].message != NULL)
 		conn_error(c, map[e].code, map[e].message);

@@ -34,6 +34,11 @@ int spawn_shell(const struct spawn_req *, struct spawn_result *);
  * path): "could not start the shell: no such file or directory". */
 const char *spawn_error(void);
 
+/* Whether the last spawn_shell failed on a limit of the system (no pty
+ * left, no process, no descriptor, no memory) rather than on the shell or
+ * the workspace: a 503 to retry, not a 500 to fix. */
+int spawn_exhausted(void);
+
 /* The environment a shell gets, built from base plus the fixed variables
  * (exposed for tests).  Returns a NULL-terminated array in buf of n. */
 int spawn_env(char *const *base, const char *cwd, unsigned int rows,

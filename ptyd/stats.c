@@ -2,6 +2,8 @@
  * stats.c -- ptyd's counters for MSG_STATS (stats.h).
  *
  * Owns: the counters since start and the filling of MSG_STATS_REPLY.
+ * The reaper's ticks and the mirror's flushes are timed by their callers
+ * (main.c, mirror.c) and kept here as last and longest.
  * Counts come from the audit events (every start, close, reap... is one),
  * so the metrics and the audit log cannot disagree on what happened.  The
  * gauges (terminals by state, viewers) and byte counts are read from the
@@ -9,6 +11,7 @@
  * not own: the events, the registry (term.c), the database (mirror.c).
  */
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "frame.h"
@@ -60,6 +63,36 @@ stats_gone(const struct term *t)
 {
 	stats.bytes_in += t->bytes_in;
 	stats.bytes_out += t->bytes_out;
+}
+
+uint64_t
+stats_clock_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ((uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000);
+}
+
+void
+stats_reap_tick(uint64_t us)
+{
+	stats.reap_ticks++;
+	stats.reap_last_us = us;
+	if (us > stats.reap_max_us)
+		stats.reap_max_us = us;
+}
+
+void
+stats_flush(uint64_t us, uint64_t rows)
+{
+	stats.flushes++;
+	stats.flush_last_us = us;
+	stats.flush_last_rows = rows;
+	if (us > stats.flush_max_us) {
+		stats.flush_max_us = us;
+		stats.flush_max_rows = rows;
+	}
 }
 
 /* Gauges from the terminals in memory; their bytes added to the totals. */

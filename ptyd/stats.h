@@ -19,6 +19,13 @@ struct term;
 void stats_event(const struct term *t, const char *kind);
 /* t is being freed: keep its byte counts in the totals. */
 void stats_gone(const struct term *t);
+/* A reaper tick took us microseconds. */
+void stats_reap_tick(uint64_t us);
+/* A mirror flush of rows terminal rows took us microseconds. */
+void stats_flush(uint64_t us, uint64_t rows);
+/* Microseconds since some fixed point (CLOCK_MONOTONIC, not the loop's
+ * cached clock): what the two above are timed with. */
+uint64_t stats_clock_us(void);
 /* The whole reply; uptime_us is the caller's (conn.c knows the start). */
 void stats_fill(struct msg_stats_reply *, int64_t uptime_us);
 

@@ -80,6 +80,10 @@ void store_event(struct store *, double at, const char *sid, int64_t term_id,
  * pending stays pending, and the failure is counted.
  */
 int store_flush(struct store *, double now);
+/* The same, writing no more than max_events of the pending events (the
+ * oldest; 0: all): a burst of thousands is written over several flushes,
+ * none of which holds the loop long.  The rest stays pending. */
+int store_flush_some(struct store *, double now, size_t max_events);
 
 /*
  * Whether the caller must put every terminal's row before the next flush:

@@ -60,6 +60,21 @@ static struct term    **term_hash;
 static struct term    **term_phash;
 static size_t		term_nbuckets;
 static unsigned int	term_nreg;
+/* The registered terminals again, as an array in no order (term_regv):
+ * see term_registered. */
+static struct term **term_regv;
+static size_t	     term_regcap;
+
+/* Registered terminals per owner: the per-owner cap is checked at every
+ * start, and walking the registry to count cost O(terminals) there
+ * (issue 17).  Owners are few next to terminals: a fixed table. */
+struct term_owner {
+	struct term_owner *next;
+	unsigned int	   n;
+	char		   name[];
+};
+#define TERM_OWNER_BUCKETS 64
+static struct term_owner *term_owners[TERM_OWNER_BUCKETS];
 
 static void term_defer_cb(void *);
 
@@ -195,6 +210,44 @@ term_pid_remove(struct term *t)
 	t->in_pid_hash = 0;
 }
 
+static struct term_owner **
+term_owner_slot(const char *owner)
+{
+	struct term_owner **pp;
+
+	pp = &term_owners[term_hash_key(owner, "") % TERM_OWNER_BUCKETS];
+	while (*pp != NULL && strcmp((*pp)->name, owner) != 0)
+		pp = &(*pp)->next;
+	return (pp);
+}
+
+static void
+term_owner_inc(const char *owner)
+{
+	struct term_owner **pp = term_owner_slot(owner);
+	size_t		    len;
+
+	if (*pp == NULL) {
+		len = strlen(owner) + 1;
+		*pp = xcalloc(1, sizeof(**pp) + len);
+		memcpy((*pp)->name, owner, len);
+	}
+	(*pp)->n++;
+}
+
+static void
+term_owner_dec(const char *owner)
+{
+	struct term_owner **pp = term_owner_slot(owner), *o = *pp;
+
+	if (o == NULL)
+		fatalx("term_owner_dec: %s has no terminals", owner);
+	if (--o->n == 0) {
+		*pp = o->next;
+		free(o);
+	}
+}
+
 void
 term_register(struct term *t)
 {
@@ -211,7 +264,15 @@ term_register(struct term *t)
 	term_hash[i] = t;
 	t->registered = 1;
 	TAILQ_INSERT_TAIL(&term_reg, t, reg_entry);
+	if (term_nreg == term_regcap) {
+		term_regcap = term_regcap == 0 ? 256 : term_regcap * 2;
+		term_regv = xreallocarray(term_regv, term_regcap,
+		    sizeof(*term_regv));
+	}
+	t->reg_idx = term_nreg;
+	term_regv[term_nreg] = t;
 	term_nreg++;
+	term_owner_inc(t->owner);
 }
 
 void
@@ -231,7 +292,10 @@ term_unregister(struct term *t)
 	t->hnext = NULL;
 	t->registered = 0;
 	TAILQ_REMOVE(&term_reg, t, reg_entry);
+	term_regv[t->reg_idx] = term_regv[term_nreg - 1];
+	term_regv[t->reg_idx]->reg_idx = t->reg_idx;
 	term_nreg--;
+	term_owner_dec(t->owner);
 	term_maybe_free(t);
 }
 
@@ -244,13 +308,16 @@ term_count(void)
 unsigned int
 term_count_owner(const char *owner)
 {
-	struct term *t;
-	unsigned int n = 0;
+	struct term_owner *o = *term_owner_slot(owner);
 
-	TAILQ_FOREACH (t, &term_reg, reg_entry)
-		if (strcmp(t->owner, owner) == 0)
-			n++;
-	return (n);
+	return (o != NULL ? o->n : 0);
+}
+
+struct term *const *
+term_registered(size_t *n)
+{
+	*n = term_nreg;
+	return (term_regv);
 }
 
 struct term *
@@ -297,7 +364,10 @@ term_new(const char *owner, const char *sid, const char *workspace,
 {
 	struct term *t;
 
-	t = xcalloc(1, sizeof(*t));
+	/* A cache line's alignment: see the top of struct term. */
+	if (posix_memalign((void **)&t, 64, sizeof(*t)) != 0)
+		fatalx("term_new: out of memory");
+	memset(t, 0, sizeof(*t));
 	t->id = mirror_next_id();
 	t->owner = xstrdup(owner);
 	t->sid = xstrdup(sid);

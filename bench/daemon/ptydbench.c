@@ -25,7 +25,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <getopt.h>
 #include <poll.h>
 #include <signal.h>
@@ -38,6 +37,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "benchutil.h"
 #include "client.h"
 #include "frame.h"
 #include "proto.h"
@@ -63,43 +63,6 @@ static size_t		 tp_bytes = 64 << 20;
 static uint8_t		 fbuf[PROTO_HDR_LEN + PROTO_MAX_PAYLOAD];
 static size_t		 tp_frames;	/* output frames read */
 
-/* Clocks. */
-
-static double
-now_s(void)
-{
-	struct timespec	ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ((double)ts.tv_sec + (double)ts.tv_nsec / 1e9);
-}
-
-static void
-sleep_s(double s)
-{
-	struct timespec	ts;
-
-	ts.tv_sec = (time_t)s;
-	ts.tv_nsec = (long)((s - (double)ts.tv_sec) * 1e9);
-	while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
-		;
-}
-
-static int
-cmp_double(const void *a, const void *b)
-{
-	double	x = *(const double *)a, y = *(const double *)b;
-
-	return ((x > y) - (x < y));
-}
-
-static double
-median(double *v, size_t n)
-{
-	qsort(v, n, sizeof(*v), cmp_double);
-	return (n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2);
-}
-
 static void
 die(const char *what)
 {
@@ -121,16 +84,6 @@ struct daemon {
 	char	sock[128];
 	pid_t	pid;
 };
-
-static int
-rm_cb(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	(void)remove(path);
-	return (0);
-}
 
 static void
 daemon_start(struct daemon *d, const char *const *extra)
@@ -188,7 +141,7 @@ daemon_stop(struct daemon *d)
 	kill(d->pid, SIGTERM);
 	while (waitpid(d->pid, &status, 0) == -1 && errno == EINTR)
 		;
-	(void)nftw(d->dir, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
+	rm_tree(d->dir);
 }
 
 static uint16_t
@@ -280,26 +233,6 @@ t_attach(const struct daemon *d, const char *sid)
 }
 
 /* /proc figures of a process. */
-
-static long
-proc_status_kb(pid_t pid, const char *field)
-{
-	char	path[64], line[256];
-	size_t	n = strlen(field);
-	long	v = -1;
-	FILE	*f;
-
-	snprintf(path, sizeof(path), "/proc/%ld/status", (long)pid);
-	if ((f = fopen(path, "r")) == NULL)
-		return (-1);
-	while (fgets(line, sizeof(line), f) != NULL)
-		if (strncmp(line, field, n) == 0 && line[n] == ':') {
-			v = strtol(line + n + 1, NULL, 10);
-			break;
-		}
-	fclose(f);
-	return (v);
-}
 
 /* Anonymous resident memory (the heap), stable over 0.5 s. */
 static long

@@ -52,3 +52,8 @@ check_PROGRAMS += tests/unit/test_screen
 tests_unit_test_screen_SOURCES = tests/unit/test_screen.c
 tests_unit_test_screen_CFLAGS = $(UNIT_CFLAGS) $(VTERM_CFLAGS)
 tests_unit_test_screen_LDADD = $(PTYD_UNIT_LDADD)
+
+check_PROGRAMS += tests/unit/test_mirror
+tests_unit_test_mirror_SOURCES = tests/unit/test_mirror.c
+tests_unit_test_mirror_CFLAGS = $(UNIT_CFLAGS) $(SQLITE_CFLAGS)
+tests_unit_test_mirror_LDADD = $(PTYD_UNIT_LDADD)

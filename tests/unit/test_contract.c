@@ -78,9 +78,11 @@ Test(contract, every_error_has_its_answer)
 			/* ptyd's words: what was wrong, or why the shell
 			 * could not start (never a path). */
 			cr_expect(e->status == 400 || e->status == 413 ||
-			    code == PROTO_ERR_SPAWN);
+			    code == PROTO_ERR_SPAWN ||
+			    code == PROTO_ERR_EXHAUSTED);
 	}
 	cr_expect_eq(contract_error_of(PROTO_ERR_SPAWN)->status, 500);
+	cr_expect_eq(contract_error_of(PROTO_ERR_EXHAUSTED)->status, 503);
 	cr_expect_eq(contract_error_of(2)->status, 404);
 	cr_expect_eq(contract_error_of(9)->status, 429, "terminal limit");
 	cr_expect_eq(contract_error_of(99)->status, 500, "unknown: internal");

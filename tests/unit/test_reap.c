@@ -5,6 +5,7 @@
  */
 #include <criterion/criterion.h>
 
+#include <stdio.h>
 #include <string.h>
 
 #include "ptyd.h"
@@ -264,4 +265,57 @@ Test(reap, same_id_of_another_owner_is_a_different_terminal)
 	cr_assert_eq(reap_claim(&l.v[0], GRACE, &why, &idle), mine);
 	cr_assert_not_null(term_find("bob", "x"));
 	reap_list_free(&l);
+}
+
+/* How many registered terminals term_reapable holds for at now. */
+static int
+due_count(int64_t now)
+{
+	struct term	*t;
+	const char	*why;
+	int64_t		 idle;
+	int		 n = 0;
+
+	for (t = term_first(); t != NULL; t = term_next(t))
+		n += term_reapable(t, now, &why, &idle);
+	return (n);
+}
+
+Test(reap, tick_reaps_exactly_the_due_ones_among_many)
+{
+	/* Prevents: the tick, which skips its walk while the last one says
+	 * nothing can be due, missing a terminal that became a candidate
+	 * after that walk (detached, exited or born since), or reaping one
+	 * early.  1,000 terminals; every 30 s some are born, attached,
+	 * detached or exit; after each tick nothing due is left. */
+	static struct viewer	 vs[1000];
+	static struct term	*ts[1000];
+	char			 sid[32];
+	int64_t			 now;
+	int			 i, step, due, reaped, total = 0;
+
+	for (i = 0; i < 1000; i++) {
+		snprintf(sid, sizeof(sid), "t%d", i);
+		ts[i] = mk("", sid, (i % 40) * S);
+		if (i % 2 == 0)
+			attach(&vs[i], sid, (i % 40) * S);
+	}
+	for (step = 1; step <= 200; step++) {
+		now = step * 30 * S;
+		for (i = step % 10; i < 1000; i += 10) {
+			if (!ts[i]->registered || ts[i]->state != TERM_RUNNING)
+				continue;
+			if (ts[i]->nviewers > 0 && step % 3 == 0)
+				term_detach(&vs[i], now);
+			else if (ts[i]->nviewers == 0 && step % 7 == 0)
+				exit_now(ts[i], 0, now);
+		}
+		due = due_count(now);
+		reaped = reap_tick(now);
+		cr_assert_eq(reaped, due, "step %d: %d reaped, %d due", step,
+		    reaped, due);
+		cr_assert_eq(due_count(now), 0, "step %d: one left due", step);
+		total += reaped;
+	}
+	cr_expect_gt(total, 400, "the run reaps many (%d)", total);
 }

@@ -858,3 +858,42 @@ Test(term, the_per_owner_cap_evicts_the_owners_oldest)
 	cr_expect(a2->registered && a3->registered && b1->registered);
 	cr_expect_eq(term_count_owner("alice"), 2);
 }
+
+/* The per-owner counts (kept at register and unregister, not walked)
+ * agree with a walk of the registry through many changes. */
+static unsigned int
+walk_count(const char *owner)
+{
+	struct term	*t;
+	unsigned int	 n = 0;
+
+	for (t = term_first(); t != NULL; t = term_next(t))
+		n += strcmp(t->owner, owner) == 0;
+	return (n);
+}
+
+Test(term, owner_counts_follow_register_and_unregister)
+{
+	static const char *const owners[] = { "alice", "bob", "" };
+	static struct term	*ts[600];
+	char			 sid[32];
+	int			 i, k;
+
+	for (i = 0; i < 600; i++) {
+		snprintf(sid, sizeof(sid), "t%d", i);
+		ts[i] = mk(owners[i % 3], sid, (i + 1) * S);
+	}
+	for (i = 0; i < 600; i += 4)
+		term_unregister(ts[i]);
+	for (k = 0; k < 3; k++)
+		cr_expect_eq(term_count_owner(owners[k]),
+		    walk_count(owners[k]), "%s", owners[k]);
+	cr_expect_eq(term_count_owner("alice"), 150);
+	for (i = 1; i < 600; i += 3)
+		term_unregister(ts[i]);
+	cr_expect_eq(term_count_owner("bob"), 0);
+	cr_expect_eq(term_count_owner("carol"), 0);
+	(void)mk("bob", "again", 700 * S);
+	cr_expect_eq(term_count_owner("bob"), 1);
+	cr_expect_eq(term_count_owner(""), walk_count(""));
+}

@@ -1,0 +1,32 @@
+/*
+ * benchutil.h -- what the daemon benchmarks (bench/daemon/ptydbench,
+ * bench/terms/termsbench) share: clocks, sorting doubles, /proc figures,
+ * removing a temporary directory.
+ *
+ * Owns: those helpers only.  Does not own: starting ptyd or talking to it
+ * (each benchmark's own), or any figure.
+ */
+#ifndef BENCH_BENCHUTIL_H
+#define BENCH_BENCHUTIL_H
+
+#include <sys/types.h>
+
+#include <stddef.h>
+
+/* CLOCK_MONOTONIC in seconds. */
+double now_s(void);
+/* Sleep s seconds, through EINTR. */
+void sleep_s(double s);
+/* qsort's comparison of doubles. */
+int cmp_double(const void *, const void *);
+/* The median of v[0..n), sorting v. */
+double median(double *v, size_t n);
+/* The number (kB) of "field:" in a /proc file such as /proc/PID/status or
+ * /proc/meminfo; -1 if absent. */
+long proc_field_kb(const char *path, const char *field);
+/* The same in /proc/PID/status. */
+long proc_status_kb(pid_t pid, const char *field);
+/* Remove dir and everything below it (a benchmark's temporary state). */
+void rm_tree(const char *dir);
+
+#endif /* BENCH_BENCHUTIL_H */
