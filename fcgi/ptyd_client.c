@@ -8,6 +8,16 @@
  * opens its own), and it is released by the kernel if a holder dies.  The
  * holder re-checks that ptyd is still not answering before it starts one,
  * so a burst of requests that all found ptyd down starts it exactly once.
+ *
+ * Also owns: in FastCGI mode, one connection to ptyd per thread, kept
+ * between the thread's requests (ptyd serves one request after another on
+ * it, ptyd/conn.c): a keystroke then costs no connect, accept or peer
+ * check on either side.  One request at a time per connection, so replies
+ * never mix.  A kept connection that turns out gone is closed and the
+ * request goes again once, on a new connection (with autostart), when
+ * that is safe (ptyd_kept_call).  The peer check of client_connect is
+ * made on every new connection.  In CGI mode each request is a process:
+ * nothing is kept.
  */
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -16,6 +26,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -33,6 +44,51 @@
 
 /* Poll interval while waiting on the lock or for ptyd to come up. */
 #define PTYD_POLL_MS 10
+/* A kept connection idle longer than this is closed, not used: well
+ * inside ptyd's PTYD_CONN_IDLE (60 s), so ptyd never drops one that is
+ * about to carry a request. */
+#define PTYD_KEPT_IDLE_MS 30000
+
+/* One connection to ptyd per thread, kept between requests. */
+struct ptyd_kept {
+	int	fd; /* -1: none */
+	int64_t used;
+};
+
+static pthread_once_t ptyd_kept_once = PTHREAD_ONCE_INIT;
+static pthread_key_t  ptyd_kept_key;
+static int	      ptyd_kept_ready;
+
+/* At thread exit: its kept connection goes. */
+static void
+ptyd_kept_free(void *arg)
+{
+	struct ptyd_kept *k = arg;
+
+	if (k->fd != -1)
+		close(k->fd);
+	free(k);
+}
+
+static void
+ptyd_kept_init(void)
+{
+	ptyd_kept_ready = pthread_key_create(&ptyd_kept_key, ptyd_kept_free) ==
+	    0;
+}
+
+void
+ptyd_kept_drop(void)
+{
+	struct ptyd_kept *k;
+
+	if (pthread_once(&ptyd_kept_once, ptyd_kept_init) != 0 ||
+	    !ptyd_kept_ready ||
+	    (k = pthread_getspecific(ptyd_kept_key)) == NULL || k->fd == -1)
+		return;
+	close(k->fd);
+	k->fd = -1;
+}
 
 static int
 ptyd_down(int err)
@@ -227,9 +283,9 @@ fail:
 	return (-1);
 }
 
-int
-ptyd_open(const struct ptyd_conf *conf, const struct frame_out *fo,
-    int64_t deadline_ms)
+/* A new connection to ptyd, starting it first if allowed and needed. */
+static int
+ptyd_connect(const struct ptyd_conf *conf, int64_t deadline_ms)
 {
 	int fd, err;
 
@@ -246,7 +302,19 @@ ptyd_open(const struct ptyd_conf *conf, const struct frame_out *fo,
 		}
 		fd = client_connect(conf->socket, deadline_ms + 10000);
 	}
-	if (fd == -1)
+	return (fd);
+}
+
+int
+ptyd_open(const struct ptyd_conf *conf, const struct frame_out *fo,
+    int64_t deadline_ms)
+{
+	int fd, err;
+
+	/* A lasting connection (a stream) is this thread's second to
+	 * ptyd: give back the idle one (SERVER_FDS_PER_REQUEST). */
+	ptyd_kept_drop();
+	if ((fd = ptyd_connect(conf, deadline_ms)) == -1)
 		return (-1);
 	if (client_send(fd, fo, deadline_ms) == -1) {
 		err = errno;
@@ -257,19 +325,116 @@ ptyd_open(const struct ptyd_conf *conf, const struct frame_out *fo,
 	return (fd);
 }
 
-int
-ptyd_call(const struct ptyd_conf *conf, const struct frame_out *fo,
-    struct frame_hdr *hdr, uint8_t *buf, size_t size, int64_t deadline_ms)
+/* This thread's kept connection, NULL in CGI mode (conf->keep 0) or
+ * when there is no memory for it. */
+static struct ptyd_kept *
+ptyd_kept_get(const struct ptyd_conf *conf)
 {
-	int fd, r, err;
+	struct ptyd_kept *k;
 
-	if ((fd = ptyd_open(conf, fo, deadline_ms)) == -1)
+	if (!conf->keep || pthread_once(&ptyd_kept_once, ptyd_kept_init) != 0 ||
+	    !ptyd_kept_ready)
+		return (NULL);
+	if ((k = pthread_getspecific(ptyd_kept_key)) != NULL)
+		return (k);
+	if ((k = malloc(sizeof(*k))) == NULL)
+		return (NULL);
+	k->fd = -1;
+	k->used = 0;
+	if (pthread_setspecific(ptyd_kept_key, k) != 0) {
+		free(k);
+		return (NULL);
+	}
+	return (k);
+}
+
+/* The kept connection, taken out for one exchange; -1 if none (or it
+ * idled so long that ptyd may be closing it: PTYD_CONN_IDLE). */
+static int
+ptyd_kept_take(struct ptyd_kept *k)
+{
+	int fd;
+
+	if (k == NULL || k->fd == -1)
 		return (-1);
-	r = client_recv(fd, hdr, buf, size, deadline_ms);
+	fd = k->fd;
+	k->fd = -1;
+	if (client_now_ms() - k->used > PTYD_KEPT_IDLE_MS) {
+		close(fd);
+		return (-1);
+	}
+	return (fd);
+}
+
+/* Send fo on fd and read its one reply.  *sent: the request reached
+ * the socket whole (ptyd may have acted on it). */
+static int
+ptyd_exchange(int fd, const struct frame_out *fo, struct frame_hdr *hdr,
+    uint8_t *buf, size_t size, int64_t deadline_ms, int *sent)
+{
+	*sent = 0;
+	if (client_send(fd, fo, deadline_ms) == -1)
+		return (-1);
+	*sent = 1;
+	return (client_recv_reply(fd, hdr, buf, size, deadline_ms));
+}
+
+/*
+ * The exchange on the kept connection: 0 done, -1 failed (errno), 1 the
+ * connection was gone and the request may go again on a new one: nothing
+ * reached ptyd (the send failed: ptyd closed it, restarted, or dropped it
+ * idle), or the request is retry_safe (ptyd took it and closed without a
+ * reply: an input with an input_id runs once whatever happens).
+ */
+static int
+ptyd_kept_call(int fd, const struct frame_out *fo, struct frame_hdr *hdr,
+    uint8_t *buf, size_t size, int retry_safe, int64_t deadline_ms)
+{
+	int sent, err;
+
+	if (ptyd_exchange(fd, fo, hdr, buf, size, deadline_ms, &sent) == 0)
+		return (0);
 	err = errno;
 	close(fd);
+	if ((err == EPIPE || err == ECONNRESET || err == ENOTCONN) &&
+	    (!sent || retry_safe))
+		return (1);
 	errno = err;
-	return (r);
+	return (-1);
+}
+
+int
+ptyd_call(const struct ptyd_conf *conf, const struct frame_out *fo,
+    struct frame_hdr *hdr, uint8_t *buf, size_t size, int retry_safe,
+    int64_t deadline_ms)
+{
+	struct ptyd_kept *k = ptyd_kept_get(conf);
+	int		  fd, r, sent, err;
+
+	if ((fd = ptyd_kept_take(k)) != -1) {
+		r = ptyd_kept_call(fd, fo, hdr, buf, size, retry_safe,
+		    deadline_ms);
+		if (r == 0)
+			goto keep;
+		if (r == -1)
+			return (-1);
+	}
+	if ((fd = ptyd_connect(conf, deadline_ms)) == -1)
+		return (-1);
+	if (ptyd_exchange(fd, fo, hdr, buf, size, deadline_ms, &sent) == -1) {
+		err = errno;
+		close(fd);
+		errno = err;
+		return (-1);
+	}
+keep:
+	if (k == NULL) {
+		close(fd);
+		return (0);
+	}
+	k->fd = fd;
+	k->used = client_now_ms();
+	return (0);
 }
 
 void

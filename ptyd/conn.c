@@ -10,6 +10,11 @@
  * terminal (term.c; a viewer only keeps the struct viewer link, which
  * term.c clears on detach).
  *
+ * A connection serves requests one after another (ptyd.fcgi keeps one per
+ * thread): after a reply it waits for the next (conn_next), idle for at
+ * most PTYD_CONN_IDLE.  A client that closes after its reply is served as
+ * before.
+ *
  * Every way out goes through conn_destroy, which detaches the viewer,
  * closes the fd and frees the struct at the end of the loop turn.
  *
@@ -58,6 +63,8 @@
 
 #define CONN_BATCH   16 /* output frames per writev */
 #define CONN_CTL_MAX 96 /* ATTACHED + GAP, or EXIT */
+/* Reply buffer kept between requests on one connection. */
+#define CONN_OUT_KEEP 4096
 /* Output bytes per loop turn: to one viewer, and to all.  A turn's writes
  * then cost about a millisecond, and a viewer alone still gets a few
  * hundred MB/s. */
@@ -79,7 +86,7 @@
 enum conn_state {
 	CONN_READ_HDR,	/* reading the 8-byte header */
 	CONN_READ_BODY, /* reading the payload */
-	CONN_REPLY,	/* writing the reply, then close */
+	CONN_REPLY,	/* writing the reply, then the next request */
 	CONN_STREAM,	/* an attached viewer */
 	CONN_DEAD,	/* torn down, freed at the end of the turn */
 };
@@ -104,6 +111,8 @@ struct conn {
 	size_t	 outlen;
 	size_t	 outcap;
 	size_t	 outoff;
+	int	 close_after; /* this reply is the last: framing is lost */
+	int	 kept;	      /* served a request before (conn_next) */
 
 	struct viewer v; /* CONN_STREAM */
 	uint8_t	      ctl[CONN_CTL_MAX];
@@ -141,6 +150,7 @@ static int  conn_stream_flush(struct conn *, size_t);
 static void conn_stream_kick(struct conn *);
 static void conn_viewer_wake(struct viewer *);
 static void conn_reply_flush(struct conn *);
+static void conn_next(struct conn *);
 
 void
 conn_init(int64_t started_at)
@@ -392,12 +402,17 @@ conn_read(struct conn *c)
 			conn_destroy(c);
 			return;
 		}
+		/* On a kept connection, a request has PTYD_REQUEST_TIMEOUT
+		 * from its first byte (conn_next armed the idle one). */
+		if (c->state == CONN_READ_HDR && c->got == 0 && c->kept)
+			ev_timer_at(&c->timer, ev_now() + PTYD_REQUEST_TIMEOUT);
 		c->got += (size_t)n;
 		if (c->state == CONN_READ_HDR) {
 			if (c->got < sizeof(c->hdr))
 				continue;
 			if (frame_hdr_decode(c->hdr, &c->fh) == -1) {
 				c->state = CONN_REPLY;
+				c->close_after = 1;
 				if (errno == EPROTO)
 					conn_error(c, PROTO_ERR_VERSION,
 					    "protocol version mismatch");
@@ -409,6 +424,7 @@ conn_read(struct conn *c)
 			}
 			if (!request_is_request(c->fh.type)) {
 				c->state = CONN_REPLY;
+				c->close_after = 1;
 				conn_error(c, PROTO_ERR_BAD_REQUEST,
 				    "not a request");
 				conn_reply_flush(c);
@@ -425,6 +441,34 @@ conn_read(struct conn *c)
 			return;
 		}
 	}
+}
+
+/*
+ * The reply is out: wait for the connection's next request.  ptyd.fcgi
+ * keeps a connection per thread (fcgi/ptyd_client.c) and sends one
+ * request at a time, so a keystroke costs no connect and no accept.
+ * Nothing is read here: the client has not sent the next request yet, and
+ * epoll says when it has.  Idle, the connection is dropped after
+ * PTYD_CONN_IDLE; after a protocol error, or in shutdown, at once.
+ */
+static void
+conn_next(struct conn *c)
+{
+	if (c->close_after || conn_shutting_down) {
+		conn_destroy(c);
+		return;
+	}
+	c->state = CONN_READ_HDR;
+	c->kept = 1;
+	c->got = c->outlen = c->outoff = 0;
+	/* A large reply (a list) is not kept for the next small one. */
+	if (c->outcap > CONN_OUT_KEEP) {
+		free(c->out);
+		c->out = NULL;
+		c->outcap = 0;
+	}
+	ev_timer_at(&c->timer, ev_now() + PTYD_CONN_IDLE);
+	(void)conn_want(c, EPOLLIN);
 }
 
 static void
@@ -448,7 +492,7 @@ conn_reply_flush(struct conn *c)
 		conn_destroy(c);
 		return;
 	}
-	conn_destroy(c);
+	conn_next(c);
 }
 
 /* The stream. */
