@@ -9,11 +9,11 @@
  * holder re-checks that ptyd is still not answering before it starts one,
  * so a burst of requests that all found ptyd down starts it exactly once.
  *
- * Also owns: in FastCGI mode, one connection to ptyd per thread, kept
- * between the thread's requests (ptyd serves one request after another on
- * it, ptyd/conn.c): a keystroke then costs no connect, accept or peer
- * check on either side.  One request at a time per connection, so replies
- * never mix.  A kept connection that turns out gone is closed and the
+ * Also owns: in FastCGI mode, a few connections to ptyd per process, kept
+ * between requests (ptyd serves one request after another on each,
+ * ptyd/conn.c): a keystroke then costs no connect, accept or peer check
+ * on either side.  A connection is taken out of the pool for one whole
+ * exchange, so one request at a time uses it and replies never mix.  A kept connection that turns out gone is closed and the
  * request goes again once, on a new connection (with autostart), when
  * that is safe (ptyd_kept_call).  The peer check of client_connect is
  * made on every new connection.  In CGI mode each request is a process:
@@ -48,46 +48,67 @@
  * inside ptyd's PTYD_CONN_IDLE (60 s), so ptyd never drops one that is
  * about to carry a request. */
 #define PTYD_KEPT_IDLE_MS 30000
+/*
+ * Idle connections kept per process.  The leader thread serves nearly
+ * every short request (server.c), so one is in use most of the time; the
+ * bound keeps what ptyd and this process hold from growing with the
+ * threads a burst started (a thread holds none while idle or streaming).
+ */
+#define PTYD_KEPT_MAX 2
 
-/* One connection to ptyd per thread, kept between requests. */
-struct ptyd_kept {
-	int	fd; /* -1: none */
+/* The process's idle connections to ptyd, newest last. */
+static pthread_mutex_t ptyd_kept_mtx = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+	int	fd;
 	int64_t used;
-};
+} ptyd_kept[PTYD_KEPT_MAX];
+static int ptyd_nkept;
 
-static pthread_once_t ptyd_kept_once = PTHREAD_ONCE_INIT;
-static pthread_key_t  ptyd_kept_key;
-static int	      ptyd_kept_ready;
-
-/* At thread exit: its kept connection goes. */
-static void
-ptyd_kept_free(void *arg)
+/* An idle connection, taken out for one exchange; -1 if none (or the
+ * newest idled so long that ptyd may be closing it: PTYD_CONN_IDLE). */
+static int
+ptyd_kept_take(void)
 {
-	struct ptyd_kept *k = arg;
+	int64_t used = 0;
+	int	fd = -1;
 
-	if (k->fd != -1)
-		close(k->fd);
-	free(k);
+	pthread_mutex_lock(&ptyd_kept_mtx);
+	if (ptyd_nkept > 0) {
+		ptyd_nkept--;
+		fd = ptyd_kept[ptyd_nkept].fd;
+		used = ptyd_kept[ptyd_nkept].used;
+	}
+	pthread_mutex_unlock(&ptyd_kept_mtx);
+	if (fd != -1 && client_now_ms() - used > PTYD_KEPT_IDLE_MS) {
+		close(fd);
+		fd = -1;
+	}
+	return (fd);
 }
 
+/* Back to the idle ones after a complete exchange, or closed. */
 static void
-ptyd_kept_init(void)
+ptyd_kept_put(int fd)
 {
-	ptyd_kept_ready = pthread_key_create(&ptyd_kept_key, ptyd_kept_free) ==
-	    0;
+	pthread_mutex_lock(&ptyd_kept_mtx);
+	if (ptyd_nkept < PTYD_KEPT_MAX) {
+		ptyd_kept[ptyd_nkept].fd = fd;
+		ptyd_kept[ptyd_nkept].used = client_now_ms();
+		ptyd_nkept++;
+		fd = -1;
+	}
+	pthread_mutex_unlock(&ptyd_kept_mtx);
+	if (fd != -1)
+		close(fd);
 }
 
 void
 ptyd_kept_drop(void)
 {
-	struct ptyd_kept *k;
-
-	if (pthread_once(&ptyd_kept_once, ptyd_kept_init) != 0 ||
-	    !ptyd_kept_ready ||
-	    (k = pthread_getspecific(ptyd_kept_key)) == NULL || k->fd == -1)
-		return;
-	close(k->fd);
-	k->fd = -1;
+	pthread_mutex_lock(&ptyd_kept_mtx);
+	while (ptyd_nkept > 0)
+		close(ptyd_kept[--ptyd_nkept].fd);
+	pthread_mutex_unlock(&ptyd_kept_mtx);
 }
 
 static int
@@ -311,56 +332,12 @@ ptyd_open(const struct ptyd_conf *conf, const struct frame_out *fo,
 {
 	int fd, err;
 
-	/* A lasting connection (a stream) is this thread's second to
-	 * ptyd: give back the idle one (SERVER_FDS_PER_REQUEST). */
-	ptyd_kept_drop();
 	if ((fd = ptyd_connect(conf, deadline_ms)) == -1)
 		return (-1);
 	if (client_send(fd, fo, deadline_ms) == -1) {
 		err = errno;
 		close(fd);
 		errno = err;
-		return (-1);
-	}
-	return (fd);
-}
-
-/* This thread's kept connection, NULL in CGI mode (conf->keep 0) or
- * when there is no memory for it. */
-static struct ptyd_kept *
-ptyd_kept_get(const struct ptyd_conf *conf)
-{
-	struct ptyd_kept *k;
-
-	if (!conf->keep || pthread_once(&ptyd_kept_once, ptyd_kept_init) != 0 ||
-	    !ptyd_kept_ready)
-		return (NULL);
-	if ((k = pthread_getspecific(ptyd_kept_key)) != NULL)
-		return (k);
-	if ((k = malloc(sizeof(*k))) == NULL)
-		return (NULL);
-	k->fd = -1;
-	k->used = 0;
-	if (pthread_setspecific(ptyd_kept_key, k) != 0) {
-		free(k);
-		return (NULL);
-	}
-	return (k);
-}
-
-/* The kept connection, taken out for one exchange; -1 if none (or it
- * idled so long that ptyd may be closing it: PTYD_CONN_IDLE). */
-static int
-ptyd_kept_take(struct ptyd_kept *k)
-{
-	int fd;
-
-	if (k == NULL || k->fd == -1)
-		return (-1);
-	fd = k->fd;
-	k->fd = -1;
-	if (client_now_ms() - k->used > PTYD_KEPT_IDLE_MS) {
-		close(fd);
 		return (-1);
 	}
 	return (fd);
@@ -408,10 +385,9 @@ ptyd_call(const struct ptyd_conf *conf, const struct frame_out *fo,
     struct frame_hdr *hdr, uint8_t *buf, size_t size, int retry_safe,
     int64_t deadline_ms)
 {
-	struct ptyd_kept *k = ptyd_kept_get(conf);
-	int		  fd, r, sent, err;
+	int fd, r, sent, err;
 
-	if ((fd = ptyd_kept_take(k)) != -1) {
+	if (conf->keep && (fd = ptyd_kept_take()) != -1) {
 		r = ptyd_kept_call(fd, fo, hdr, buf, size, retry_safe,
 		    deadline_ms);
 		if (r == 0)
@@ -428,12 +404,10 @@ ptyd_call(const struct ptyd_conf *conf, const struct frame_out *fo,
 		return (-1);
 	}
 keep:
-	if (k == NULL) {
+	if (conf->keep)
+		ptyd_kept_put(fd);
+	else
 		close(fd);
-		return (0);
-	}
-	k->fd = fd;
-	k->used = client_now_ms();
 	return (0);
 }
 

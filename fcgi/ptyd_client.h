@@ -2,8 +2,8 @@
  * ptyd_client.h -- one exchange with ptyd for one HTTP request, with a
  * deadline, starting ptyd first if it is not running (autostart).
  *
- * Owns: the socket path and autostart policy, the connection kept per
- * thread between requests, the lock that makes a burst of
+ * Owns: the socket path and autostart policy, the connections kept
+ * between requests, the lock that makes a burst of
  * concurrent requests start ptyd exactly once, and answering what went
  * wrong (after lib/contract.c's table of errors).  Does not own: framing or blocking I/O
  * (lib/client.c), what a request means (handlers.c, stream.c).
@@ -25,7 +25,7 @@ struct ptyd_conf {
 	const char *config;    /* --config FILE, or NULL */
 	const char *state_dir; /* NULL: not passed */
 	const char *db;
-	int	    keep; /* FastCGI: keep a connection per thread */
+	int	    keep; /* FastCGI: keep connections between requests */
 };
 
 /*
@@ -38,9 +38,9 @@ int ptyd_open(const struct ptyd_conf *, const struct frame_out *fo,
     int64_t deadline_ms);
 
 /*
- * Send fo and read its one reply frame into buf (size bytes), on this
- * thread's kept connection if there is one (conf->keep), else on a new one
- * (ptyd started if need be), which is then kept.  retry_safe: fo may reach
+ * Send fo and read its one reply frame into buf (size bytes), on one of
+ * the process's kept connections if there is one (conf->keep), else on a
+ * new one (ptyd started if need be), which is then kept.  retry_safe: fo may reach
  * ptyd twice (an input with an input_id, a resize, stats), so a kept
  * connection that ptyd closed without a reply is retried on a new one;
  * otherwise only one that the request never reached.  0, or -1 with errno
@@ -50,8 +50,7 @@ int ptyd_call(const struct ptyd_conf *, const struct frame_out *fo,
     struct frame_hdr *hdr, uint8_t *buf, size_t size, int retry_safe,
     int64_t deadline_ms);
 
-/* Close this thread's kept connection, if any (ptyd_open does, so that a
- * thread holding a stream holds no second connection to ptyd). */
+/* Close the process's idle kept connections. */
 void ptyd_kept_drop(void);
 
 /*

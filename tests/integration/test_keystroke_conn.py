@@ -1,13 +1,13 @@
-"""test_keystroke_conn.py -- ptyd.fcgi keeps a connection to ptyd per
-thread and ptyd serves one request after another on it (fcgi/ptyd_client.c,
-ptyd/conn.c): replies never mix, and a kept connection that ptyd closed
-(restarted) costs no request.
+"""test_keystroke_conn.py -- ptyd.fcgi keeps a few connections to ptyd
+per process and ptyd serves one request after another on each
+(fcgi/ptyd_client.c, ptyd/conn.c): replies never mix, and a kept
+connection that ptyd closed (restarted) costs no request.
 
-Regressions these catch: a kept connection shared by two threads, or a
-reply of one request left for the next (answers to the wrong request, a
-keystroke typed into the wrong terminal or twice); a request sent on a
-kept connection of a ptyd that has since gone answered 503 instead of
-going again on a new connection (with autostart).
+Regressions these catch: a kept connection used by two requests at once,
+or a reply of one request left for the next (answers to the wrong
+request, a keystroke typed into the wrong terminal or twice); a request
+sent on a kept connection of a ptyd that has since gone answered 503
+instead of going again on a new connection (with autostart).
 """
 
 import os
@@ -122,7 +122,7 @@ def test_concurrent_keystrokes_on_kept_connections_never_mix(kstack,
 def test_ptyd_restarted_under_kept_connections_loses_no_request(kstack,
                                                                 new_sid):
     c = kstack.client()
-    # Warm: every worker thread that serves a request keeps a connection.
+    # Warm: every worker process that serves a request keeps a connection.
     for _ in range(30):
         assert c.health().status == 200
     old = kstack.ptyd_pid()

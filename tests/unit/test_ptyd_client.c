@@ -1,8 +1,8 @@
 /*
  * test_ptyd_client.c -- fcgi/ptyd_client.c's kept connection against a
  * fake ptyd (a thread on a Unix socket in a temp dir, answering requests
- * as a script says): one connection serves a thread's requests one after
- * another; CGI mode keeps nothing; a kept connection found closed is
+ * as a script says): one kept connection serves request after request;
+ * CGI mode keeps nothing; a kept connection found closed is
  * retried on a new one only when the request never reached ptyd, or is
  * safe to repeat.
  *
@@ -177,7 +177,7 @@ call(struct fake *f, int keep, int retry_safe)
 	return (r);
 }
 
-Test(ptyd_client, one_kept_connection_serves_a_threads_requests)
+Test(ptyd_client, one_kept_connection_serves_request_after_request)
 {
 	struct fake f;
 
