@@ -63,6 +63,11 @@ term_read(struct term *t, int64_t now)
 		if (r > 0) {
 			ring_commit(&t->ring, (size_t)r);
 			total += (size_t)r;
+			/* Less than there was room for: the pty is empty for
+			 * now (a keystroke's echo), and epoll, level-triggered,
+			 * says when it is not; no read to learn EAGAIN. */
+			if ((size_t)r < n)
+				break;
 			continue;
 		}
 		if (r == -1 && errno == EINTR)
