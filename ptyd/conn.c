@@ -10,9 +10,9 @@
  * terminal (term.c; a viewer only keeps the struct viewer link, which
  * term.c clears on detach).
  *
- * A connection serves requests one after another (ptyd.fcgi keeps one per
- * thread): after a reply it waits for the next (conn_next), idle for at
- * most PTYD_CONN_IDLE.  A client that closes after its reply is served as
+ * A connection serves requests one after another (ptyd.fcgi keeps a few
+ * per process): after a reply it waits for the next (conn_next), idle for
+ * at most PTYD_CONN_IDLE.  A client that closes after its reply is served as
  * before.
  *
  * Every way out goes through conn_destroy, which detaches the viewer,
@@ -445,8 +445,9 @@ conn_read(struct conn *c)
 
 /*
  * The reply is out: wait for the connection's next request.  ptyd.fcgi
- * keeps a connection per thread (fcgi/ptyd_client.c) and sends one
- * request at a time, so a keystroke costs no connect and no accept.
+ * keeps a few connections per process (fcgi/ptyd_client.c) and sends one
+ * request at a time on each, so a keystroke costs no connect and no
+ * accept.
  * Nothing is read here: the client has not sent the next request yet, and
  * epoll says when it has.  Idle, the connection is dropped after
  * PTYD_CONN_IDLE; after a protocol error, or in shutdown, at once.
