@@ -38,6 +38,27 @@
 #define HEALTH_DEGRADED 503
 
 /*
+ * May msg reach ptyd twice (ptyd_call retries it on a new connection when
+ * the kept one was closed under it)?  An input with an input_id runs once
+ * (ptyd/once.c); a resize sets a size; stats reads.  A start would say
+ * "reused" the second time, a close "not closed", an input without an id
+ * would be typed twice.
+ */
+static int
+call_retry_safe(uint16_t type, const void *msg)
+{
+	switch (type) {
+	case MSG_INPUT:
+		return (((const struct msg_input *)msg)->input_id[0] != '\0');
+	case MSG_RESIZE:
+	case MSG_STATS:
+		return (1);
+	default:
+		return (0);
+	}
+}
+
+/*
  * Send msg and read one reply.  Returns 0 with the reply of type want
  * decoded into out; otherwise -1, and unless quiet the error has been
  * answered.
@@ -60,6 +81,7 @@ call_as(struct ctx *c, uint16_t type, const void *msg, uint16_t want, void *out,
 		goto out;
 	}
 	if (ptyd_call(&c->r->conf->ptyd, &fo, &hdr, buf, REPLY_BUF,
+		call_retry_safe(type, msg),
 		client_now_ms() + FRONT_CALL_MS) == -1) {
 		if (!quiet)
 			ptyd_answer_failed(c->r, errno);

@@ -407,6 +407,8 @@ main(int argc, char *argv[])
 		 * ptyd.)
 		 */
 		harden_env(&harden_daemon_env);
+		/* Connections to ptyd kept between requests. */
+		conf.ptyd.keep = 1;
 		rv = server_run(&conf, &sc);
 		if (sc.unlink_path[0] != '\0')
 			unlink(sc.unlink_path);

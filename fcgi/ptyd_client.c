@@ -8,6 +8,16 @@
  * opens its own), and it is released by the kernel if a holder dies.  The
  * holder re-checks that ptyd is still not answering before it starts one,
  * so a burst of requests that all found ptyd down starts it exactly once.
+ *
+ * Also owns: in FastCGI mode, a few connections to ptyd per process, kept
+ * between requests (ptyd serves one request after another on each,
+ * ptyd/conn.c): a keystroke then costs no connect, accept or peer check
+ * on either side.  A connection is taken out of the pool for one whole
+ * exchange, so one request at a time uses it and replies never mix.  A kept connection that turns out gone is closed and the
+ * request goes again once, on a new connection (with autostart), when
+ * that is safe (ptyd_kept_call).  The peer check of client_connect is
+ * made on every new connection.  In CGI mode each request is a process:
+ * nothing is kept.
  */
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -16,6 +26,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -33,6 +44,72 @@
 
 /* Poll interval while waiting on the lock or for ptyd to come up. */
 #define PTYD_POLL_MS 10
+/* A kept connection idle longer than this is closed, not used: well
+ * inside ptyd's PTYD_CONN_IDLE (60 s), so ptyd never drops one that is
+ * about to carry a request. */
+#define PTYD_KEPT_IDLE_MS 30000
+/*
+ * Idle connections kept per process.  The leader thread serves nearly
+ * every short request (server.c), so one is in use most of the time; the
+ * bound keeps what ptyd and this process hold from growing with the
+ * threads a burst started (a thread holds none while idle or streaming).
+ */
+#define PTYD_KEPT_MAX 2
+
+/* The process's idle connections to ptyd, newest last. */
+static pthread_mutex_t ptyd_kept_mtx = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+	int	fd;
+	int64_t used;
+} ptyd_kept[PTYD_KEPT_MAX];
+static int ptyd_nkept;
+
+/* An idle connection, taken out for one exchange; -1 if none (or the
+ * newest idled so long that ptyd may be closing it: PTYD_CONN_IDLE). */
+static int
+ptyd_kept_take(void)
+{
+	int64_t used = 0;
+	int	fd = -1;
+
+	pthread_mutex_lock(&ptyd_kept_mtx);
+	if (ptyd_nkept > 0) {
+		ptyd_nkept--;
+		fd = ptyd_kept[ptyd_nkept].fd;
+		used = ptyd_kept[ptyd_nkept].used;
+	}
+	pthread_mutex_unlock(&ptyd_kept_mtx);
+	if (fd != -1 && client_now_ms() - used > PTYD_KEPT_IDLE_MS) {
+		close(fd);
+		fd = -1;
+	}
+	return (fd);
+}
+
+/* Back to the idle ones after a complete exchange, or closed. */
+static void
+ptyd_kept_put(int fd)
+{
+	pthread_mutex_lock(&ptyd_kept_mtx);
+	if (ptyd_nkept < PTYD_KEPT_MAX) {
+		ptyd_kept[ptyd_nkept].fd = fd;
+		ptyd_kept[ptyd_nkept].used = client_now_ms();
+		ptyd_nkept++;
+		fd = -1;
+	}
+	pthread_mutex_unlock(&ptyd_kept_mtx);
+	if (fd != -1)
+		close(fd);
+}
+
+void
+ptyd_kept_drop(void)
+{
+	pthread_mutex_lock(&ptyd_kept_mtx);
+	while (ptyd_nkept > 0)
+		close(ptyd_kept[--ptyd_nkept].fd);
+	pthread_mutex_unlock(&ptyd_kept_mtx);
+}
 
 static int
 ptyd_down(int err)
@@ -227,9 +304,9 @@ fail:
 	return (-1);
 }
 
-int
-ptyd_open(const struct ptyd_conf *conf, const struct frame_out *fo,
-    int64_t deadline_ms)
+/* A new connection to ptyd, starting it first if allowed and needed. */
+static int
+ptyd_connect(const struct ptyd_conf *conf, int64_t deadline_ms)
 {
 	int fd, err;
 
@@ -246,7 +323,16 @@ ptyd_open(const struct ptyd_conf *conf, const struct frame_out *fo,
 		}
 		fd = client_connect(conf->socket, deadline_ms + 10000);
 	}
-	if (fd == -1)
+	return (fd);
+}
+
+int
+ptyd_open(const struct ptyd_conf *conf, const struct frame_out *fo,
+    int64_t deadline_ms)
+{
+	int fd, err;
+
+	if ((fd = ptyd_connect(conf, deadline_ms)) == -1)
 		return (-1);
 	if (client_send(fd, fo, deadline_ms) == -1) {
 		err = errno;
@@ -257,19 +343,72 @@ ptyd_open(const struct ptyd_conf *conf, const struct frame_out *fo,
 	return (fd);
 }
 
-int
-ptyd_call(const struct ptyd_conf *conf, const struct frame_out *fo,
-    struct frame_hdr *hdr, uint8_t *buf, size_t size, int64_t deadline_ms)
+/* Send fo on fd and read its one reply.  *sent: the request reached
+ * the socket whole (ptyd may have acted on it). */
+static int
+ptyd_exchange(int fd, const struct frame_out *fo, struct frame_hdr *hdr,
+    uint8_t *buf, size_t size, int64_t deadline_ms, int *sent)
 {
-	int fd, r, err;
-
-	if ((fd = ptyd_open(conf, fo, deadline_ms)) == -1)
+	*sent = 0;
+	if (client_send(fd, fo, deadline_ms) == -1)
 		return (-1);
-	r = client_recv(fd, hdr, buf, size, deadline_ms);
+	*sent = 1;
+	return (client_recv_reply(fd, hdr, buf, size, deadline_ms));
+}
+
+/*
+ * The exchange on the kept connection: 0 done, -1 failed (errno), 1 the
+ * connection was gone and the request may go again on a new one: nothing
+ * reached ptyd (the send failed: ptyd closed it, restarted, or dropped it
+ * idle), or the request is retry_safe (ptyd took it and closed without a
+ * reply: an input with an input_id runs once whatever happens).
+ */
+static int
+ptyd_kept_call(int fd, const struct frame_out *fo, struct frame_hdr *hdr,
+    uint8_t *buf, size_t size, int retry_safe, int64_t deadline_ms)
+{
+	int sent, err;
+
+	if (ptyd_exchange(fd, fo, hdr, buf, size, deadline_ms, &sent) == 0)
+		return (0);
 	err = errno;
 	close(fd);
+	if ((err == EPIPE || err == ECONNRESET || err == ENOTCONN) &&
+	    (!sent || retry_safe))
+		return (1);
 	errno = err;
-	return (r);
+	return (-1);
+}
+
+int
+ptyd_call(const struct ptyd_conf *conf, const struct frame_out *fo,
+    struct frame_hdr *hdr, uint8_t *buf, size_t size, int retry_safe,
+    int64_t deadline_ms)
+{
+	int fd, r, sent, err;
+
+	if (conf->keep && (fd = ptyd_kept_take()) != -1) {
+		r = ptyd_kept_call(fd, fo, hdr, buf, size, retry_safe,
+		    deadline_ms);
+		if (r == 0)
+			goto keep;
+		if (r == -1)
+			return (-1);
+	}
+	if ((fd = ptyd_connect(conf, deadline_ms)) == -1)
+		return (-1);
+	if (ptyd_exchange(fd, fo, hdr, buf, size, deadline_ms, &sent) == -1) {
+		err = errno;
+		close(fd);
+		errno = err;
+		return (-1);
+	}
+keep:
+	if (conf->keep)
+		ptyd_kept_put(fd);
+	else
+		close(fd);
+	return (0);
 }
 
 void

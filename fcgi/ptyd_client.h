@@ -2,7 +2,8 @@
  * ptyd_client.h -- one exchange with ptyd for one HTTP request, with a
  * deadline, starting ptyd first if it is not running (autostart).
  *
- * Owns: the socket path and autostart policy, the lock that makes a burst of
+ * Owns: the socket path and autostart policy, the connections kept
+ * between requests, the lock that makes a burst of
  * concurrent requests start ptyd exactly once, and answering what went
  * wrong (after lib/contract.c's table of errors).  Does not own: framing or blocking I/O
  * (lib/client.c), what a request means (handlers.c, stream.c).
@@ -24,6 +25,7 @@ struct ptyd_conf {
 	const char *config;    /* --config FILE, or NULL */
 	const char *state_dir; /* NULL: not passed */
 	const char *db;
+	int	    keep; /* FastCGI: keep connections between requests */
 };
 
 /*
@@ -35,9 +37,21 @@ struct ptyd_conf {
 int ptyd_open(const struct ptyd_conf *, const struct frame_out *fo,
     int64_t deadline_ms);
 
-/* ptyd_open, then one reply frame into buf (size bytes), then close. */
+/*
+ * Send fo and read its one reply frame into buf (size bytes), on one of
+ * the process's kept connections if there is one (conf->keep), else on a
+ * new one (ptyd started if need be), which is then kept.  retry_safe: fo may reach
+ * ptyd twice (an input with an input_id, a resize, stats), so a kept
+ * connection that ptyd closed without a reply is retried on a new one;
+ * otherwise only one that the request never reached.  0, or -1 with errno
+ * as ptyd_open.
+ */
 int ptyd_call(const struct ptyd_conf *, const struct frame_out *fo,
-    struct frame_hdr *hdr, uint8_t *buf, size_t size, int64_t deadline_ms);
+    struct frame_hdr *hdr, uint8_t *buf, size_t size, int retry_safe,
+    int64_t deadline_ms);
+
+/* Close the process's idle kept connections. */
+void ptyd_kept_drop(void);
 
 /*
  * Start ptyd unless it already answers: under an exclusive lock on

@@ -200,6 +200,59 @@ client_recv(int fd, struct frame_hdr *hdr, uint8_t *buf, size_t size,
 	    client_read_full(fd, buf + PROTO_HDR_LEN, hdr->len, deadline_ms));
 }
 
+/* The header of a reply in buf (off bytes read): its total length in
+ * *want.  0, or -1 with errno. */
+static int
+client_reply_len(const uint8_t *buf, size_t size, struct frame_hdr *hdr,
+    size_t *want)
+{
+	if (frame_hdr_decode(buf, hdr) == -1)
+		return (-1);
+	if (hdr->len > size - PROTO_HDR_LEN) {
+		errno = EMSGSIZE;
+		return (-1);
+	}
+	*want = PROTO_HDR_LEN + hdr->len;
+	return (0);
+}
+
+int
+client_recv_reply(int fd, struct frame_hdr *hdr, uint8_t *buf, size_t size,
+    int64_t deadline_ms)
+{
+	size_t	off = 0, want = PROTO_HDR_LEN;
+	ssize_t n;
+
+	if (size < PROTO_HDR_LEN) {
+		errno = EMSGSIZE;
+		return (-1);
+	}
+	while (off < want) {
+		/* Wait first: right after the request, nothing is there. */
+		if (client_wait(fd, POLLIN, deadline_ms) == -1)
+			return (-1);
+		n = read(fd, buf + off, size - off);
+		if (n == 0) {
+			errno = ECONNRESET;
+			return (-1);
+		}
+		if (n == -1 && (errno == EINTR || errno == EAGAIN))
+			continue;
+		if (n == -1)
+			return (-1);
+		off += (size_t)n;
+		if (want == PROTO_HDR_LEN && off >= PROTO_HDR_LEN &&
+		    client_reply_len(buf, size, hdr, &want) == -1)
+			return (-1);
+	}
+	if (off > want) {
+		/* More than one frame for one request: out of step. */
+		errno = EPROTO;
+		return (-1);
+	}
+	return (0);
+}
+
 int
 client_call(const char *path, const struct frame_out *fo, struct frame_hdr *hdr,
     uint8_t *buf, size_t size, int64_t deadline_ms)

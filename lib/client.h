@@ -39,6 +39,15 @@ int client_recv(int fd, struct frame_hdr *hdr, uint8_t *buf, size_t size,
     int64_t deadline_ms);
 
 /*
+ * The one reply frame to the one request outstanding on fd, as client_recv
+ * but header and payload in one read where they arrived together (a
+ * connection kept for several requests: nothing else can follow).  Also
+ * EPROTO when bytes past the frame arrived.
+ */
+int client_recv_reply(int fd, struct frame_hdr *hdr, uint8_t *buf, size_t size,
+    int64_t deadline_ms);
+
+/*
  * One request, one reply: connect, send fo, read one frame into buf, close.
  * Returns 0, or -1 with errno as above.
  */

@@ -10,6 +10,11 @@
  * terminal (term.c; a viewer only keeps the struct viewer link, which
  * term.c clears on detach).
  *
+ * A connection serves requests one after another (ptyd.fcgi keeps a few
+ * per process): after a reply it waits for the next (conn_next), idle for
+ * at most PTYD_CONN_IDLE.  A client that closes after its reply is served as
+ * before.
+ *
  * Every way out goes through conn_destroy, which detaches the viewer,
  * closes the fd and frees the struct at the end of the loop turn.
  *
@@ -59,6 +64,8 @@
 
 #define CONN_BATCH   16 /* output frames per writev */
 #define CONN_CTL_MAX 96 /* ATTACHED + GAP, or EXIT */
+/* Reply buffer kept between requests on one connection. */
+#define CONN_OUT_KEEP 4096
 /* Output bytes per loop turn: to one viewer, and to all.  A turn's writes
  * then cost about a millisecond, and a viewer alone still gets a few
  * hundred MB/s. */
@@ -80,7 +87,7 @@
 enum conn_state {
 	CONN_READ_HDR,	/* reading the 8-byte header */
 	CONN_READ_BODY, /* reading the payload */
-	CONN_REPLY,	/* writing the reply, then close */
+	CONN_REPLY,	/* writing the reply, then the next request */
 	CONN_STREAM,	/* an attached viewer */
 	CONN_DEAD,	/* torn down, freed at the end of the turn */
 };
@@ -105,6 +112,8 @@ struct conn {
 	size_t	 outlen;
 	size_t	 outcap;
 	size_t	 outoff;
+	int	 close_after; /* this reply is the last: framing is lost */
+	int	 kept;	      /* served a request before (conn_next) */
 
 	struct viewer v; /* CONN_STREAM */
 	uint8_t	      ctl[CONN_CTL_MAX];
@@ -144,6 +153,7 @@ static int  conn_stream_flush(struct conn *, size_t);
 static void conn_stream_kick(struct conn *);
 static void conn_viewer_wake(struct viewer *);
 static void conn_reply_flush(struct conn *);
+static void conn_next(struct conn *);
 
 void
 conn_init(int64_t started_at)
@@ -400,12 +410,17 @@ conn_read(struct conn *c)
 			conn_destroy(c);
 			return;
 		}
+		/* On a kept connection, a request has PTYD_REQUEST_TIMEOUT
+		 * from its first byte (conn_next armed the idle one). */
+		if (c->state == CONN_READ_HDR && c->got == 0 && c->kept)
+			ev_timer_at(&c->timer, ev_now() + PTYD_REQUEST_TIMEOUT);
 		c->got += (size_t)n;
 		if (c->state == CONN_READ_HDR) {
 			if (c->got < sizeof(c->hdr))
 				continue;
 			if (frame_hdr_decode(c->hdr, &c->fh) == -1) {
 				c->state = CONN_REPLY;
+				c->close_after = 1;
 				if (errno == EPROTO)
 					conn_error(c, PROTO_ERR_VERSION,
 					    "protocol version mismatch");
@@ -417,6 +432,7 @@ conn_read(struct conn *c)
 			}
 			if (!request_is_request(c->fh.type)) {
 				c->state = CONN_REPLY;
+				c->close_after = 1;
 				conn_error(c, PROTO_ERR_BAD_REQUEST,
 				    "not a request");
 				conn_reply_flush(c);
@@ -433,6 +449,35 @@ conn_read(struct conn *c)
 			return;
 		}
 	}
+}
+
+/*
+ * The reply is out: wait for the connection's next request.  ptyd.fcgi
+ * keeps a few connections per process (fcgi/ptyd_client.c) and sends one
+ * request at a time on each, so a keystroke costs no connect and no
+ * accept.
+ * Nothing is read here: the client has not sent the next request yet, and
+ * epoll says when it has.  Idle, the connection is dropped after
+ * PTYD_CONN_IDLE; after a protocol error, or in shutdown, at once.
+ */
+static void
+conn_next(struct conn *c)
+{
+	if (c->close_after || conn_shutting_down) {
+		conn_destroy(c);
+		return;
+	}
+	c->state = CONN_READ_HDR;
+	c->kept = 1;
+	c->got = c->outlen = c->outoff = 0;
+	/* A large reply (a list) is not kept for the next small one. */
+	if (c->outcap > CONN_OUT_KEEP) {
+		free(c->out);
+		c->out = NULL;
+		c->outcap = 0;
+	}
+	ev_timer_at(&c->timer, ev_now() + PTYD_CONN_IDLE);
+	(void)conn_want(c, EPOLLIN);
 }
 
 static void
@@ -456,7 +501,7 @@ conn_reply_flush(struct conn *c)
 		conn_destroy(c);
 		return;
 	}
-	conn_destroy(c);
+	conn_next(c);
 }
 
 /* The stream. */

@@ -1,6 +1,7 @@
 /*
- * conn.h -- one client connection: one request frame in, reply frames out,
- * or, after MSG_ATTACH, a viewer's output stream.
+ * conn.h -- one client connection: request frames in, one at a time, each
+ * answered with its reply frames before the next is read; or, after
+ * MSG_ATTACH, a viewer's output stream.
  *
  * Owns: the connection fd and its buffers, the request read (header checked
  * before any allocation), reply framing, the stream writer with its stall

@@ -20,6 +20,9 @@
 #define PTYD_KILL_DELAY	       (1500 * 1000LL) /* SIGHUP -> SIGKILL */
 #define PTYD_DRAIN_DEADLINE    (3 * PTYD_SEC)  /* reaped -> EIO at the latest */
 #define PTYD_REQUEST_TIMEOUT   (10 * PTYD_SEC) /* one request frame */
+/* A connection waiting for its next request (ptyd.fcgi keeps one per
+ * thread, fcgi/ptyd_client.c, and drops it sooner, PTYD_KEPT_IDLE_MS). */
+#define PTYD_CONN_IDLE	       (60 * PTYD_SEC)
 #define PTYD_FLUSH_INTERVAL    PTYD_SEC	       /* SQLite write-behind */
 #define PTYD_SHUTDOWN_DEADLINE (3 * PTYD_SEC)
 

@@ -67,6 +67,11 @@ term_read(struct term *t, int64_t now)
 				t->screen = screen_new(t->rows, t->cols);
 			screen_scan_output(t->screen, p, (size_t)r);
 			total += (size_t)r;
+			/* Less than there was room for: the pty is empty for
+			 * now (a keystroke's echo), and epoll, level-triggered,
+			 * says when it is not; no read to learn EAGAIN. */
+			if ((size_t)r < n)
+				break;
 			continue;
 		}
 		if (r == -1 && errno == EINTR)

@@ -22,6 +22,11 @@ tests_unit_test_http_SOURCES = tests/unit/test_http.c
 tests_unit_test_http_CFLAGS = $(FCGI_TEST_CFLAGS)
 tests_unit_test_http_LDADD = $(FCGI_TEST_LDADD)
 
+check_PROGRAMS += tests/unit/test_ptyd_client
+tests_unit_test_ptyd_client_SOURCES = tests/unit/test_ptyd_client.c
+tests_unit_test_ptyd_client_CFLAGS = $(FCGI_TEST_CFLAGS)
+tests_unit_test_ptyd_client_LDADD = $(FCGI_TEST_LDADD)
+
 # CGI tests: the real binary under a CGI environment (and a real ptyd in a
 # temporary directory when it is built).
 check_PROGRAMS += tests/cgi/test_cgi
