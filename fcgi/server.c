@@ -71,6 +71,7 @@
 #include "handlers.h"
 #include "http.h"
 #include "server.h"
+#include "streamloop.h"
 
 /* Idle followers kept warm; more than this exit after their request. */
 #define SERVER_IDLE_MAX 8
@@ -426,9 +427,9 @@ server_worker_init(void)
 {
 	struct rlimit rl;
 
-	if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
-		rl.rlim_cur = rl.rlim_max < SERVER_NOFILE ? rl.rlim_max :
-							    SERVER_NOFILE;
+	/* As many as we may: streams live at SLOOP_FD_BASE and above. */
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
 		if (setrlimit(RLIMIT_NOFILE, &rl) == -1)
 			flog_warn("setrlimit");
 	}
@@ -501,6 +502,8 @@ pool_start(struct pool *p)
 	pthread_attr_setdetachstate(&p->attr, PTHREAD_CREATE_DETACHED);
 	pthread_attr_setstacksize(&p->attr, p->sc->stack_size);
 
+	if (sloop_start(p->conf->heartbeat_ms, p->stop_fd) == -1)
+		flog_warnx("no stream loop: streams take a thread each");
 	pthread_mutex_lock(&p->mtx);
 	if (pool_spawn(p) == -1) {
 		flog_warnx("cannot start a thread");
@@ -564,6 +567,7 @@ pool_stop(struct pool *p)
 	if (p->nthreads > 0)
 		flog_info("exiting with %d threads unfinished", p->nthreads);
 	pthread_mutex_unlock(&p->mtx);
+	sloop_join(SERVER_GRACE_MS / 2);
 }
 
 static void
