@@ -1,22 +1,31 @@
 /*
  * stream.c -- the output stream (stream.h).
  *
- * Owns: one ptyd connection for as long as the viewer stays, and the two
- * buffers of the stream.  The loop polls three descriptors: ptyd (frames),
- * the web server connection (a hangup, EOF or any data after the request
- * body ended means the client is gone: nginx closes the FastCGI connection
- * when its client aborts), and the process's stop descriptor (shutdown).
- * Whatever ends the loop, the ptyd connection is closed on the way out,
- * which detaches the viewer.
+ * Owns: the request's checks, the attach (one ptyd connection for as long
+ * as the viewer stays), turning ptyd's frames into events (stream_frames,
+ * stream_frame: one function per frame type), and the thread loop for
+ * streams no event loop takes (CGI: one request per process).  Over
+ * FastCGI, once ptyd has answered the attach, the stream with both its
+ * descriptors and its buffers goes to the process's event loop
+ * (streamloop.c, which owns it from then on: it moves the bytes, beats,
+ * applies the stuck rule below and ends it); the thread goes back to the
+ * pool at once.  Whoever owns the stream at its end closes the ptyd
+ * connection, which detaches the viewer, on every way out.
+ *
+ * The thread loop polls three descriptors: ptyd (frames), the web server
+ * connection (a hangup, EOF or any data after the request body ended
+ * means the client is gone: nginx closes the FastCGI connection when its
+ * client aborts), and the process's stop descriptor (shutdown).
  *
  * The hot path, per wakeup: one read of everything ptyd has sent (many
  * frames), each complete frame turned into an event appended to one output
  * buffer (clean UTF-8 is escaped straight from the frame, no copy), then
  * one sendmsg of FastCGI records whose content is that buffer (req_send).
- * Nothing is allocated per event: both buffers live as long as the stream
- * and are reused.  While the web server has not taken all of the output,
- * ptyd is not read, so a slow viewer's backlog stays in ptyd's ring, where
- * its stall timeout can see it, and our buffers stay bounded.
+ * Nothing is allocated per event: buffers are reused (in the loop, lent
+ * while data moves and given back when it stops).  While the web server
+ * has not taken all of the output, ptyd is not read, so a slow viewer's
+ * backlog stays in ptyd's ring, where its stall timeout can see it, and
+ * our buffers stay bounded.
  *
  * A viewer that stops reading is ptyd's to judge: after its stall timeout
  * ptyd hangs up on us.  ptyd also hangs up after the stream's last frame,
@@ -25,9 +34,9 @@
  * from the hangup or from its last progress, whichever is later; ptyd's
  * default stall timeout, so the end of a stream is as patient as its
  * middle) is stuck.  Its FastCGI connection is then dropped without
- * finishing the response, and this thread goes back to the pool rather
- * than wait for the web server's send timeout (a minute in nginx).  The
- * viewer resumes from its last whole event.
+ * finishing the response, rather than waiting for the web server's send
+ * timeout (a minute in nginx).  The viewer resumes from its last whole
+ * event.
  */
 #include <sys/socket.h>
 

@@ -66,6 +66,9 @@
 #include "streamloop.h"
 
 #define SLOOP_EVENTS 256
+/* Heartbeats due this soon go now, with those due already: one wakeup
+ * (ours, and nginx's) serves a batch instead of one each. */
+#define SLOOP_SLACK_MS 250
 #define SLOOP_WAKE   ((uint64_t)1) /* epoll data: the hand-in eventfd */
 #define SLOOP_STOP   ((uint64_t)2) /* epoll data: the stop descriptor */
 #define SLOOP_PTYD   ((uint64_t)1) /* low bit of a stream's: its ptyd fd */
@@ -242,8 +245,32 @@ sloop_shrink(struct stream *s)
 	buf_free(&s->text);
 }
 
+/*
+ * Wait for room on the viewer's connection (EPOLLOUT), or stop waiting.
+ * Most sends find room, so EPOLLOUT is asked for only while the
+ * connection is full: otherwise every send that nginx takes would wake
+ * the loop once more.  A change re-arms the edge: room already there is
+ * reported at once.
+ */
+static void
+sloop_want_out(struct sloop *l, struct stream *s, int want)
+{
+	struct epoll_event ev;
+
+	s->conn_full = want;
+	if (s->want_out == want)
+		return;
+	memset(&ev, 0, sizeof(ev));
+	ev.events = EPOLLIN | EPOLLRDHUP | EPOLLET | (want ? EPOLLOUT : 0);
+	ev.data.u64 = (uint64_t)(uintptr_t)s;
+	if (epoll_ctl(l->epfd, EPOLL_CTL_MOD, req_conn_fd(s->r), &ev) == 0)
+		s->want_out = want;
+	else
+		flog_warn("stream: epoll_ctl");
+}
+
 /* Send what is pending; a send that moved bytes is progress, one that
- * moved none means the connection is full: wait for EPOLLOUT. */
+ * moved none means the connection is full. */
 static enum stream_end
 sloop_push(struct sloop *l, struct stream *s)
 {
@@ -255,18 +282,18 @@ sloop_push(struct sloop *l, struct stream *s)
 	if (s->out.len - s->outoff != before)
 		sloop_progress(l, s);
 	else
-		s->conn_full = 1;
+		sloop_want_out(l, s, 1);
 	return (END_NONE);
 }
 
 /* Output all sent after the end: END_REQUEST, then the stream is over. */
 static enum stream_end
-sloop_finish(struct stream *s)
+sloop_finish(struct sloop *l, struct stream *s)
 {
 	int r = req_send_end(s->r, &s->end_off);
 
 	if (r == 0) {
-		s->conn_full = 1;
+		sloop_want_out(l, s, 1);
 		return (END_NONE);
 	}
 	return (r == 1 ? END_DONE : END_GONE);
@@ -307,7 +334,7 @@ sloop_step(struct sloop *l, struct stream *s, int *reads, int *more)
 	}
 	if (s->ending) {
 		*more = 0;
-		return (s->conn_full ? END_NONE : sloop_finish(s));
+		return (s->conn_full ? END_NONE : sloop_finish(l, s));
 	}
 	if (stream_has_frame(s, &h) != 0) {
 		sloop_lend_out(l, s);
@@ -393,7 +420,7 @@ sloop_timers(struct sloop *l)
 	struct stream *s;
 
 	while ((s = TAILQ_FIRST(&l->hb)) != NULL &&
-	    s->hb_at + l->hb_ms <= l->now) {
+	    s->hb_at + l->hb_ms <= l->now + SLOOP_SLACK_MS) {
 		s->hb_at = l->now;
 		TAILQ_REMOVE(&l->hb, s, hb_entry);
 		TAILQ_INSERT_TAIL(&l->hb, s, hb_entry);
@@ -440,7 +467,7 @@ sloop_register(struct sloop *l, struct stream *s)
 	s->hb_at = l->now;
 	TAILQ_INSERT_TAIL(&l->hb, s, hb_entry);
 	memset(&ev, 0, sizeof(ev));
-	ev.events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET;
+	ev.events = EPOLLIN | EPOLLRDHUP | EPOLLET;
 	ev.data.u64 = (uint64_t)(uintptr_t)s;
 	if (epoll_ctl(l->epfd, EPOLL_CTL_ADD, req_conn_fd(s->r), &ev) == -1)
 		goto fail;
@@ -502,7 +529,7 @@ sloop_event(struct sloop *l, const struct epoll_event *ev)
 			sloop_end(l, s, END_GONE);
 			return;
 		}
-		s->conn_full = 0;
+		sloop_want_out(l, s, 0);
 	}
 	sloop_ready(l, s);
 }
