@@ -36,6 +36,15 @@ def loop(make_stack):
     return make_stack("loop", ptyd_args=PTYD, fcgi_args=FCGI)
 
 
+@pytest.fixture(scope="module")
+def quiet(make_stack):
+    """Heartbeats a minute apart: a send failing at the next heartbeat
+    cannot stand in for noticing a viewer gone.  Its last test stops its
+    ptyd.fcgi."""
+    return make_stack("loopquiet", ptyd_args=PTYD,
+                      fcgi_args=FCGI[:-1] + ["60"])
+
+
 def viewers(c):
     return c.health().json()["ptyd"]["viewers"]
 
@@ -109,8 +118,8 @@ def test_a_viewer_that_stops_reading_stalls_no_other_and_is_cut_off(
 
 @pytest.mark.deadline(30)
 def test_a_vanished_viewer_is_detached_in_ptyd_within_two_seconds(
-        loop, new_sid):
-    c = loop.client()
+        quiet, new_sid):
+    c = quiet.client()
     (sid,) = started(c, new_sid)
     wait_for(lambda: viewers(c) == 0, 10, what="earlier viewers to go")
     s = c.stream(sid)
@@ -141,25 +150,6 @@ def test_resume_by_last_event_id_is_exact(loop, new_sid):
     assert again.start == cut
     assert bytes(again.data[:first.end - cut]) == first.slice(cut, first.end)
     c.close_term(sid)
-
-
-@pytest.mark.deadline(60)
-def test_sigterm_ends_every_stream(make_stack, new_sid):
-    st = make_stack("loopterm", ptyd_args=PTYD, fcgi_args=FCGI)
-    c = st.client()
-    sids = started(c, new_sid, 2)
-    streams = [c.stream(sids[i % 2]) for i in range(20)]
-    assert all(s.status == 200 for s in streams)
-    wait_for(lambda: viewers(c) == 20, 5, what="20 viewers")
-    with open(os.path.join(st.state, "run", "fcgi.pid")) as f:
-        pid = int(f.read().split()[0])
-    os.kill(pid, signal.SIGTERM)
-    for s in streams:
-        s.read_to_end(timeout=5)
-        s.close()
-    # ptyd saw every stream's connection close.
-    wait_for(lambda: viewers_ptydctl(st) == 0, 5,
-             what="ptyd to count no viewer")
 
 
 def viewers_ptydctl(st):
@@ -250,3 +240,22 @@ def test_a_thousand_idle_viewers_all_beat_and_echo_still_works(
         idle.close()
         for sid in sids + [echo_sid]:
             c.close_term(sid)
+
+
+@pytest.mark.deadline(60)
+def test_sigterm_ends_every_stream(quiet, new_sid):
+    st = quiet
+    c = st.client()
+    sids = started(c, new_sid, 2)
+    streams = [c.stream(sids[i % 2]) for i in range(20)]
+    assert all(s.status == 200 for s in streams)
+    wait_for(lambda: viewers(c) == 20, 5, what="20 viewers")
+    with open(os.path.join(st.state, "run", "fcgi.pid")) as f:
+        pid = int(f.read().split()[0])
+    os.kill(pid, signal.SIGTERM)
+    for s in streams:
+        s.read_to_end(timeout=5)
+        s.close()
+    # ptyd saw every stream's connection close.
+    wait_for(lambda: viewers_ptydctl(st) == 0, 5,
+             what="ptyd to count no viewer")
