@@ -78,7 +78,7 @@ struct stream {
 	unsigned begun : 1;		 /* headers queued */
 	unsigned ptyd_ready : 1;	 /* ptyd said readable */
 	unsigned conn_full : 1;		 /* wait for EPOLLOUT */
-	unsigned	   want_out : 1;	   /* EPOLLOUT registered */
+	unsigned want_out : 1;		 /* EPOLLOUT registered */
 	unsigned ending : 1;		 /* END_DONE: drain, then finish */
 	unsigned dead : 1;		 /* ended; freed at turn's end */
 	unsigned on_stuck : 1;

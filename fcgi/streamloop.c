@@ -71,9 +71,9 @@
  * batch is a burst nginx gets through before it reads a keystroke (with
  * 250 ms, 10,000 viewers took echo p99 from 3.4 to 5.2 ms). */
 #define SLOOP_SLACK_MS 20
-#define SLOOP_WAKE   ((uint64_t)1) /* epoll data: the hand-in eventfd */
-#define SLOOP_STOP   ((uint64_t)2) /* epoll data: the stop descriptor */
-#define SLOOP_PTYD   ((uint64_t)1) /* low bit of a stream's: its ptyd fd */
+#define SLOOP_WAKE     ((uint64_t)1) /* epoll data: the hand-in eventfd */
+#define SLOOP_STOP     ((uint64_t)2) /* epoll data: the stop descriptor */
+#define SLOOP_PTYD     ((uint64_t)1) /* low bit of a stream's: its ptyd fd */
 
 TAILQ_HEAD(streamq, stream);
 
