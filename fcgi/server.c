@@ -7,7 +7,7 @@
  * - libfcgi never sees a descriptor at or above 1024 (its select()
  *   paths): threads, and so the requests libfcgi parses, are capped so
  *   that they fit below it (SERVER_MAX_THREADS); an output stream, once
- *   attached, is handed to the process's stream loop (streamloop.c),
+ *   attached, is handed to one of the process's stream loops (streamloop.c),
  *   which moves its two descriptors to 1024 and above.  RLIMIT_NOFILE is
  *   raised to its hard limit for those; new connections keep getting the
  *   lowest free numbers, below 1024.

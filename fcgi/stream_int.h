@@ -4,7 +4,7 @@
  *
  * Owns: the layout of struct stream and the names of its steps.  stream.c
  * owns the request, the attach and turning frames into events; streamloop.c
- * owns moving a handed-over stream's bytes from one event loop thread.
+ * owns moving a handed-over stream's bytes from an event loop thread.
  */
 #ifndef FRONT_STREAM_INT_H
 #define FRONT_STREAM_INT_H

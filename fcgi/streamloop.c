@@ -1,8 +1,8 @@
 /*
- * streamloop.c -- one event loop thread per worker process that moves the
- * bytes of all the process's output streams (streamloop.h).
+ * streamloop.c -- event loop threads, one per CPU in each worker process,
+ * that move the bytes of all the process's output streams (streamloop.h).
  *
- * Owns: the loop thread, its epoll set, the hand-in queue, the timers and,
+ * Owns: each loop thread, its epoll set, its hand-in queue, its timers and,
  * from sloop_add on, each stream handed over with both its descriptors
  * (the FastCGI connection and the ptyd connection): nothing else reads,
  * writes or closes them after that.  Does not own: checking the request
@@ -90,6 +90,7 @@ struct sloop {
 	int		stopping; /* no more hand-ins */
 	int		ended;
 	int		halt;  /* the loop's own: stop seen */
+	int		nstreams; /* atomic: sloop_add picks the least */
 	struct streamq	hb;    /* every registered stream, by hb_at */
 	struct streamq	stuck; /* ptyd hung up, by stuck_at */
 	struct streamq	ready; /* a round to run */
@@ -98,12 +99,17 @@ struct sloop {
 	uint8_t	       *spare_in;
 };
 
-static struct sloop *sloop;
+/* This process's loops: one per CPU (SLOOP_MAX at most), so that the
+ * viewers of one busy terminal, which tend to land in one process, are
+ * not all moved by one thread. */
+#define SLOOP_MAX 4
+static struct sloop *sloops[SLOOP_MAX];
+static int	     nsloops;
 
 int
 sloop_running(void)
 {
-	return (sloop != NULL);
+	return (nsloops > 0);
 }
 
 static void
@@ -182,6 +188,7 @@ sloop_end(struct sloop *l, struct stream *s, enum stream_end e)
 	s->on_stuck = s->on_ready = 0;
 	s->dead = 1;
 	TAILQ_INSERT_TAIL(&l->dead, s, ready_entry);
+	__atomic_sub_fetch(&l->nstreams, 1, __ATOMIC_RELAXED);
 	metrics_request(contract_endpoint_name(CONTRACT_EP_OUTPUT), 200,
 	    client_now_ms() * 1000 - s->born_us);
 	metrics_stream(-1);
@@ -626,15 +633,30 @@ sloop_move_fd(int fd)
 	return (nfd);
 }
 
+/* The loop with the fewest streams. */
+static struct sloop *
+sloop_pick(void)
+{
+	struct sloop *l = sloops[0];
+	int	      i;
+
+	for (i = 1; i < nsloops; i++)
+		if (__atomic_load_n(&sloops[i]->nstreams, __ATOMIC_RELAXED) <
+		    __atomic_load_n(&l->nstreams, __ATOMIC_RELAXED))
+			l = sloops[i];
+	return (l);
+}
+
 int
 sloop_add(struct stream *s)
 {
-	struct sloop *l = sloop;
+	struct sloop *l;
 	uint64_t      one = 1;
 	int	      pfd, cfd, stopping;
 
-	if (l == NULL)
+	if (nsloops == 0)
 		return (-1);
+	l = sloop_pick();
 	if ((pfd = sloop_move_fd(s->fd)) == -1)
 		return (-1);
 	s->fd = pfd;
@@ -660,8 +682,10 @@ sloop_add(struct stream *s)
 	s->born_us = client_now_ms() * 1000;
 
 	pthread_mutex_lock(&l->mtx);
-	if (!(stopping = l->stopping))
+	if (!(stopping = l->stopping)) {
 		TAILQ_INSERT_TAIL(&l->incoming, s, hb_entry);
+		__atomic_add_fetch(&l->nstreams, 1, __ATOMIC_RELAXED);
+	}
 	pthread_mutex_unlock(&l->mtx);
 	if (stopping) {
 		/* Shutdown: the loop is gone; this stream ends here. */
@@ -676,8 +700,8 @@ sloop_add(struct stream *s)
 	return (0);
 }
 
-int
-sloop_start(int64_t heartbeat_ms, int stop_fd)
+static int
+sloop_new(int64_t heartbeat_ms, int stop_fd)
 {
 	struct sloop	  *l;
 	struct epoll_event ev;
@@ -708,7 +732,7 @@ sloop_start(int64_t heartbeat_ms, int stop_fd)
 		goto fail;
 	if (pthread_create(&l->thread, NULL, sloop_main, l) != 0)
 		goto fail;
-	sloop = l;
+	sloops[nsloops++] = l;
 	return (0);
 fail:
 	flog_warn("stream loop");
@@ -720,15 +744,40 @@ fail:
 	return (-1);
 }
 
+int
+sloop_start(int64_t heartbeat_ms, int stop_fd)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	if (n < 1)
+		n = 1;
+	while (nsloops < n && nsloops < SLOOP_MAX)
+		if (sloop_new(heartbeat_ms, stop_fd) == -1)
+			break;
+	return (nsloops > 0 ? 0 : -1);
+}
+
+/* Wait until deadline (CLOCK_REALTIME) for loop l to end.  1 if it did. */
+static int
+sloop_wait(struct sloop *l, const struct timespec *ts)
+{
+	int ended;
+
+	pthread_mutex_lock(&l->mtx);
+	while (!l->ended &&
+	    pthread_cond_timedwait(&l->ended_cv, &l->mtx, ts) != ETIMEDOUT)
+		;
+	ended = l->ended;
+	pthread_mutex_unlock(&l->mtx);
+	return (ended);
+}
+
 void
 sloop_join(int ms)
 {
-	struct sloop   *l = sloop;
 	struct timespec ts;
-	int		ended;
+	int		i, ended = 1;
 
-	if (l == NULL)
-		return;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	ts.tv_sec += ms / 1000;
 	ts.tv_nsec += (long)(ms % 1000) * 1000000L;
@@ -736,12 +785,8 @@ sloop_join(int ms)
 		ts.tv_sec++;
 		ts.tv_nsec -= 1000000000L;
 	}
-	pthread_mutex_lock(&l->mtx);
-	while (!l->ended &&
-	    pthread_cond_timedwait(&l->ended_cv, &l->mtx, &ts) != ETIMEDOUT)
-		;
-	ended = l->ended;
-	pthread_mutex_unlock(&l->mtx);
+	for (i = 0; i < nsloops; i++)
+		ended &= sloop_wait(sloops[i], &ts);
 	if (!ended)
 		flog_info("stream loop still ending its streams at exit");
 }

@@ -1,6 +1,7 @@
 /*
- * streamloop.h -- one event loop thread per worker process that moves the
- * bytes of every output stream the process holds (streamloop.c).
+ * streamloop.h -- event loop threads (one per CPU, at most 4) in each
+ * worker process that move the bytes of every output stream the process
+ * holds (streamloop.c); a stream goes to the loop with the fewest.
  *
  * Owns: the loop thread, its epoll set and timers, and every stream handed
  * to it with both its descriptors.  Does not own: the request's checks or
@@ -20,10 +21,11 @@ struct stream;
  */
 #define SLOOP_FD_BASE 1024
 
-/* Start this process's loop: heartbeat period, the stop descriptor (the
- * loop ends every stream when it becomes readable).  0 or -1. */
+/* Start this process's loops: heartbeat period, the stop descriptor (a
+ * loop ends every stream when it becomes readable).  0 if at least one
+ * started, or -1. */
 int sloop_start(int64_t heartbeat_ms, int stop_fd);
-/* Wait at most ms for the loop to end its streams after stop. */
+/* Wait at most ms for the loops to end their streams after stop. */
 void sloop_join(int ms);
 /* 1 when a loop runs in this process (FastCGI server, not CGI). */
 int sloop_running(void);
