@@ -500,7 +500,8 @@ ep_output(struct ctx *c, json_t *body)
 {
 	(void)body;
 	metrics_stream(1);
-	stream_serve(c);
+	if (stream_serve(c))
+		return; /* the stream loop counts its end */
 	metrics_stream(-1);
 }
 
@@ -770,6 +771,8 @@ handlers_serve(struct req *r)
 
 	t0 = now_us();
 	rt = serve(r);
+	if (r->handed)
+		return; /* a stream, now the loop's: it counts its end */
 	/* The stream writes its own 200 (stream.c): responded, no status. */
 	status = r->status != 0 ? r->status : r->responded ? 200 : 0;
 	metrics_request(rt != NULL ? contract_endpoint_name(rt->ep) : NULL,

@@ -310,6 +310,37 @@ req_send(struct req *r, const void *data, size_t len)
 }
 
 int
+req_send_end(struct req *r, size_t *off)
+{
+	/* An empty STDOUT (the stream's end), then END_REQUEST: appStatus
+	 * 0, FCGI_REQUEST_COMPLETE. */
+	uint8_t rec[3 * HTTP_RECORD_HDR];
+	ssize_t w;
+
+	if (r->rec_left != 0 || r->out_failed)
+		return (-1);
+	http_record_hdr(rec, r->fcgx->requestId, 0);
+	memcpy(rec + HTTP_RECORD_HDR, rec, HTTP_RECORD_HDR);
+	rec[HTTP_RECORD_HDR + 1] = 3; /* FCGI_END_REQUEST */
+	rec[HTTP_RECORD_HDR + 5] = HTTP_RECORD_HDR;
+	memset(rec + 2 * HTTP_RECORD_HDR, 0, HTTP_RECORD_HDR);
+	while (*off < sizeof(rec)) {
+		w = send(r->fcgx->ipcFd, rec + *off, sizeof(rec) - *off,
+		    MSG_DONTWAIT | MSG_NOSIGNAL);
+		if (w == -1 && errno == EINTR)
+			continue;
+		if (w == -1 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return (0);
+		if (w <= 0) {
+			r->out_failed = 1;
+			return (-1);
+		}
+		*off += (size_t)w;
+	}
+	return (1);
+}
+
+int
 req_conn_fd(struct req *r)
 {
 	return (r->fcgx != NULL ? r->fcgx->ipcFd : r->out_fd);
@@ -323,6 +354,11 @@ req_finish_fcgi(struct req *r)
 	ssize_t	      n;
 	int	      fd, drained;
 
+	if (r->handed) {
+		q->ipcFd = -1;
+		FCGX_Free(q, 0);
+		return;
+	}
 	drained = req_drain(r, HTTP_DRAIN_MAX) == 0;
 	/*
 	 * err then out: the last stream closed carries FCGI_END_REQUEST, in

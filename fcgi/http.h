@@ -38,6 +38,7 @@ struct req {
 	int			 out_failed; /* a write failed: client gone */
 	int			 abandon;    /* close without ending it */
 	int			 responded;  /* a status line was written */
+	int			 handed;     /* the stream loop took it all */
 	int			 status;     /* http_respond's, for metrics */
 	/* Called once by req_will_last (the server's thread pool). */
 	void (*last_cb)(void *);
@@ -89,6 +90,14 @@ int req_write(struct req *, const void *, size_t);
  * with req_write in one response.
  */
 ssize_t req_send(struct req *, const void *, size_t);
+/*
+ * End a FastCGI response written with req_send, without blocking: an
+ * empty STDOUT record and END_REQUEST, from byte *off of those records on
+ * (start at 0).  1 when all went, 0 when the connection is full (poll for
+ * POLLOUT and call again), -1 when the client has gone or a record of
+ * req_send's was cut short (then only closing ends the response).
+ */
+int req_send_end(struct req *, size_t *off);
 /* The descriptor whose hangup means the client has gone (FastCGI
  * connection, or CGI stdout). */
 int req_conn_fd(struct req *);
@@ -97,7 +106,8 @@ int req_conn_fd(struct req *);
  * Finish a FastCGI request: drain the body, end the streams (libfcgi writes
  * FCGI_END_REQUEST; not when abandon is set), free libfcgi's state without
  * letting it close the connection, and close it ourselves at once (see
- * http.c for why).
+ * http.c for why).  A request handed to the stream loop (handed) only has
+ * libfcgi's state freed: the loop owns the connection and its end.
  */
 void req_finish_fcgi(struct req *);
 

@@ -7,6 +7,9 @@
  */
 #include <math.h>
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include "json.h"
 #include "proto.h"
@@ -45,6 +48,47 @@ json_plain8(uint64_t w)
 	    JSON_HAS_BYTE(w, '\\') | JSON_HAS_BYTE(w, 0xc2) |
 	    JSON_HAS_BYTE(w, 0xe2);
 	return ((bad & JSON_HIGH) == 0);
+}
+
+/*
+ * The end of the plain run that starts at p[i]: sixteen bytes at a time
+ * with SSE2 (every x86-64 has it; with eight viewers of one busy terminal
+ * this loop was a third of ptyd.fcgi's time, eight bytes at a time), then
+ * eight, then one.
+ */
+static size_t
+json_plain_end(const unsigned char *p, size_t i, size_t len)
+{
+	uint64_t w;
+#ifdef __SSE2__
+	const __m128i flip = _mm_set1_epi8((char)0x80);
+	const __m128i ctl = _mm_set1_epi8((char)(0x20 ^ 0x80));
+	__m128i	      v, bad;
+	int	      m;
+
+	for (; i + 16 <= len; i += 16) {
+		v = _mm_loadu_si128((const __m128i *)(const void *)(p + i));
+		/* Unsigned "below 0x20" as a signed compare, top bit flipped. */
+		bad = _mm_cmplt_epi8(_mm_xor_si128(v, flip), ctl);
+		bad = _mm_or_si128(bad, _mm_cmpeq_epi8(v, _mm_set1_epi8(0x7f)));
+		bad = _mm_or_si128(bad, _mm_cmpeq_epi8(v, _mm_set1_epi8('"')));
+		bad = _mm_or_si128(bad, _mm_cmpeq_epi8(v, _mm_set1_epi8('\\')));
+		bad = _mm_or_si128(bad,
+		    _mm_cmpeq_epi8(v, _mm_set1_epi8((char)0xc2)));
+		bad = _mm_or_si128(bad,
+		    _mm_cmpeq_epi8(v, _mm_set1_epi8((char)0xe2)));
+		if ((m = _mm_movemask_epi8(bad)) != 0)
+			return (i + (size_t)__builtin_ctz((unsigned int)m));
+	}
+#endif
+	for (; i + 8 <= len; i += 8) {
+		memcpy(&w, p + i, sizeof(w));
+		if (!json_plain8(w))
+			break;
+	}
+	while (i < len && json_plain(p[i]))
+		i++;
+	return (i);
 }
 
 static int
@@ -98,20 +142,13 @@ json_escape(struct buf *out, const char *s, size_t len)
 {
 	const unsigned char *p = (const unsigned char *)s;
 	size_t		     i = 0, j;
-	uint64_t	     w;
 	int		     n;
 
 	/* Nothing to escape is the common case: one reservation for it. */
 	if (buf_reserve(out, len) == -1)
 		return (-1);
 	while (i < len) {
-		for (j = i; j + 8 <= len; j += 8) {
-			memcpy(&w, p + j, sizeof(w));
-			if (!json_plain8(w))
-				break;
-		}
-		while (j < len && json_plain(p[j]))
-			j++;
+		j = json_plain_end(p, i, len);
 		if (j > i && buf_add(out, p + i, j - i) == -1)
 			return (-1);
 		if ((i = j) >= len)

@@ -17,7 +17,8 @@ fcgi_libfront_a_SOURCES = \
 	fcgi/ptyd_client.c fcgi/ptyd_client.h \
 	fcgi/handlers.c fcgi/handlers.h \
 	fcgi/metrics.c fcgi/metrics.h \
-	fcgi/stream.c fcgi/stream.h \
+	fcgi/stream.c fcgi/stream.h fcgi/stream_int.h \
+	fcgi/streamloop.c fcgi/streamloop.h \
 	fcgi/server.c fcgi/server.h
 fcgi_libfront_a_CFLAGS = $(AM_CFLAGS) $(FCGI_CFLAGS) $(JANSSON_CFLAGS)
 

@@ -4,9 +4,13 @@
  *
  * Owns: the worker model that DESIGN section 5's libfcgi facts force:
  *
- * - Descriptors stay below 1024 in every process that runs libfcgi:
- *   RLIMIT_NOFILE is 1024 and threads are capped so that requests cannot
- *   exhaust it; more concurrency comes from more processes.
+ * - libfcgi never sees a descriptor at or above 1024 (its select()
+ *   paths): threads, and so the requests libfcgi parses, are capped so
+ *   that they fit below it (SERVER_MAX_THREADS); an output stream, once
+ *   attached, is handed to one of the process's stream loops (streamloop.c),
+ *   which moves its two descriptors to 1024 and above.  RLIMIT_NOFILE is
+ *   raised to its hard limit for those; new connections keep getting the
+ *   lowest free numbers, below 1024.
  * - We accept connections ourselves and give each to libfcgi already open
  *   (FCGX_Request.ipcFd, with keepConnection set so FCGX_Accept_r neither
  *   closes it nor calls OS_Accept).  libfcgi's OS_Accept runs its
@@ -29,17 +33,24 @@
  *   keeps a keystroke POST waiting for a thread.  The listen socket is
  *   in each process's epoll with EPOLLEXCLUSIVE, so one connection wakes
  *   one process, and only a process with a leader in epoll_wait.
- * - A thread whose request lasts (an output stream, req_will_last) drops
- *   its own scheduling priority (SERVER_LASTING_NICE, for that thread
- *   only) and ends with its request instead of leading again: a thousand
- *   streams copying a backlog at once would otherwise share the CPU
- *   evenly with the leader that must accept a keystroke, and with the
- *   thread serving it, and keep them waiting for seconds.  The nice value
- *   cannot be taken back without privilege, hence the new thread.
- * - Shutdown: threads never block in accept(); the leader and every stream
- *   also poll an eventfd that the main thread makes readable when its
- *   signalfd reports SIGTERM, so SIGTERM ends a process within its grace
- *   period whatever its threads are doing.
+ * - An output stream costs its thread only the request's checks and the
+ *   attach: then stream.c hands it to the loop and the thread goes back
+ *   to the pool, still leading if it led.  Only where no loop takes it
+ *   (the loop could not start, or its descriptors could not move) does a
+ *   stream hold its thread: that thread (req_will_last) drops its own
+ *   scheduling priority (SERVER_LASTING_NICE, for that thread only) and
+ *   ends with its request instead of leading again, so a thousand such
+ *   streams copying a backlog would not share the CPU evenly with the
+ *   leader that must accept a keystroke.  The nice value cannot be taken
+ *   back without privilege, hence the new thread.
+ * - One owner per descriptor: the listen socket, epoll set, stop eventfd,
+ *   watchdog timerfd and signalfd are the pool's; a connection is its
+ *   thread's until the request ends, or the loop's from sloop_add on.
+ * - Shutdown: threads never block in accept(); the leader, the stream
+ *   loop and every stream on a thread also poll an eventfd that the main
+ *   thread makes readable when its signalfd reports SIGTERM, so SIGTERM
+ *   ends a process within its grace period whatever its threads are
+ *   doing.
  */
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
@@ -71,6 +82,7 @@
 #include "handlers.h"
 #include "http.h"
 #include "server.h"
+#include "streamloop.h"
 
 /* Idle followers kept warm; more than this exit after their request. */
 #define SERVER_IDLE_MAX 8
@@ -426,9 +438,9 @@ server_worker_init(void)
 {
 	struct rlimit rl;
 
-	if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
-		rl.rlim_cur = rl.rlim_max < SERVER_NOFILE ? rl.rlim_max :
-							    SERVER_NOFILE;
+	/* As many as we may: streams live at SLOOP_FD_BASE and above. */
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
 		if (setrlimit(RLIMIT_NOFILE, &rl) == -1)
 			flog_warn("setrlimit");
 	}
@@ -501,6 +513,8 @@ pool_start(struct pool *p)
 	pthread_attr_setdetachstate(&p->attr, PTHREAD_CREATE_DETACHED);
 	pthread_attr_setstacksize(&p->attr, p->sc->stack_size);
 
+	if (sloop_start(p->conf->heartbeat_ms, p->stop_fd) == -1)
+		flog_warnx("no stream loop: streams take a thread each");
 	pthread_mutex_lock(&p->mtx);
 	if (pool_spawn(p) == -1) {
 		flog_warnx("cannot start a thread");
@@ -564,6 +578,7 @@ pool_stop(struct pool *p)
 	if (p->nthreads > 0)
 		flog_info("exiting with %d threads unfinished", p->nthreads);
 	pthread_mutex_unlock(&p->mtx);
+	sloop_join(SERVER_GRACE_MS / 2);
 }
 
 static void

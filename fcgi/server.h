@@ -15,10 +15,11 @@
 struct front_conf;
 
 /*
- * Descriptors a libfcgi process may hold: its select()-based code paths
+ * Descriptors libfcgi may see: its select()-based code paths
  * (is_af_unix_keeper, OS_Close, OS_DoIo in older builds) overflow fd_set
- * at 1024.  Every worker sets RLIMIT_NOFILE to this, and a request holds at
- * most SERVER_FDS_PER_REQUEST of them, so the thread cap follows.
+ * at 1024.  A request holds at most SERVER_FDS_PER_REQUEST of them while a
+ * thread serves it, so the thread cap keeps them all below; streams live
+ * above (streamloop.h, SLOOP_FD_BASE).
  */
 #define SERVER_NOFILE 1024
 #define SERVER_FDS_RESERVED \

@@ -1,22 +1,31 @@
 /*
  * stream.c -- the output stream (stream.h).
  *
- * Owns: one ptyd connection for as long as the viewer stays, and the two
- * buffers of the stream.  The loop polls three descriptors: ptyd (frames),
- * the web server connection (a hangup, EOF or any data after the request
- * body ended means the client is gone: nginx closes the FastCGI connection
- * when its client aborts), and the process's stop descriptor (shutdown).
- * Whatever ends the loop, the ptyd connection is closed on the way out,
- * which detaches the viewer.
+ * Owns: the request's checks, the attach (one ptyd connection for as long
+ * as the viewer stays), turning ptyd's frames into events (stream_frames,
+ * stream_frame: one function per frame type), and the thread loop for
+ * streams no event loop takes (CGI: one request per process).  Over
+ * FastCGI, once ptyd has answered the attach, the stream with both its
+ * descriptors and its buffers goes to the process's event loop
+ * (streamloop.c, which owns it from then on: it moves the bytes, beats,
+ * applies the stuck rule below and ends it); the thread goes back to the
+ * pool at once.  Whoever owns the stream at its end closes the ptyd
+ * connection, which detaches the viewer, on every way out.
+ *
+ * The thread loop polls three descriptors: ptyd (frames), the web server
+ * connection (a hangup, EOF or any data after the request body ended
+ * means the client is gone: nginx closes the FastCGI connection when its
+ * client aborts), and the process's stop descriptor (shutdown).
  *
  * The hot path, per wakeup: one read of everything ptyd has sent (many
  * frames), each complete frame turned into an event appended to one output
  * buffer (clean UTF-8 is escaped straight from the frame, no copy), then
  * one sendmsg of FastCGI records whose content is that buffer (req_send).
- * Nothing is allocated per event: both buffers live as long as the stream
- * and are reused.  While the web server has not taken all of the output,
- * ptyd is not read, so a slow viewer's backlog stays in ptyd's ring, where
- * its stall timeout can see it, and our buffers stay bounded.
+ * Nothing is allocated per event: buffers are reused (in the loop, lent
+ * while data moves and given back when it stops).  While the web server
+ * has not taken all of the output, ptyd is not read, so a slow viewer's
+ * backlog stays in ptyd's ring, where its stall timeout can see it, and
+ * our buffers stay bounded.
  *
  * A viewer that stops reading is ptyd's to judge: after its stall timeout
  * ptyd hangs up on us.  ptyd also hangs up after the stream's last frame,
@@ -25,16 +34,15 @@
  * from the hangup or from its last progress, whichever is later; ptyd's
  * default stall timeout, so the end of a stream is as patient as its
  * middle) is stuck.  Its FastCGI connection is then dropped without
- * finishing the response, and this thread goes back to the pool rather
- * than wait for the web server's send timeout (a minute in nginx).  The
- * viewer resumes from its last whole event.
+ * finishing the response, rather than waiting for the web server's send
+ * timeout (a minute in nginx).  The viewer resumes from its last whole
+ * event.
  */
-#include <sys/queue.h>
 #include <sys/socket.h>
 
 #include <errno.h>
 #include <poll.h>
-#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -49,23 +57,10 @@
 #include "json.h"
 #include "sse.h"
 #include "stream.h"
+#include "stream_int.h"
+#include "streamloop.h"
 #include "utf8.h"
 
-/* Largest frame of the stream: MSG_OUTPUT with a full chunk. */
-#define STREAM_FRAME_MAX (PROTO_HDR_LEN + 8 + PROTO_OUTPUT_CHUNK)
-/* One read from ptyd takes up to this much: several full frames. */
-#define STREAM_IN_MAX (4 * STREAM_FRAME_MAX)
-/* Bound on one event: every byte escaped as \u00XX is six. */
-#define STREAM_EVENT_MAX (8 * PROTO_OUTPUT_CHUNK)
-/* Sanitised text of one frame: a byte can become U+FFFD, three. */
-#define STREAM_TEXT_MAX (4 * PROTO_OUTPUT_CHUNK)
-/* Frames are turned into events while the output holds less than this. */
-#define STREAM_OUT_HIGH (64 * 1024)
-#define STREAM_OUT_MAX	(STREAM_OUT_HIGH + STREAM_EVENT_MAX)
-/* Silence on the viewer's side, after ptyd hung up, that means stuck. */
-#define STREAM_STUCK_MS 10000
-/* Streams of this process moving data at one time (see stream_turn_take). */
-#define STREAM_MOVERS 2
 /* SO_SNDBUF of the connection to the web server (the kernel doubles it). */
 static const int stream_sndbuf = 16 * 1024;
 
@@ -76,103 +71,7 @@ static const char stream_headers[] =
     "X-Accel-Buffering: no\r\n"
     "\r\n";
 
-enum stream_end {
-	END_NONE,
-	END_DONE,  /* terminal_closed queued, or ptyd ended the stream */
-	END_GONE,  /* the viewer went away or a write failed */
-	END_STOP,  /* this process is shutting down */
-	END_ERROR, /* internal failure: terminal_error */
-	END_STUCK, /* ptyd hung up and the viewer takes nothing */
-};
-
-struct stream {
-	struct req	 *r;
-	int		  fd; /* ptyd */
-	int		  b64;
-	int		  hb_event; /* heartbeat=event */
-	uint64_t	  replay_end; /* the ring's end at the attach */
-	int		  replayed;   /* the replay's end was marked */
-	int		  mode;	      /* PROTO_ATTACH_* (attach=, replay=) */
-	int		  in_screen;  /* a screen event is half written */
-	struct utf8_state u8;
-	uint64_t	  pos;	 /* id of the last event */
-	uint64_t	  end;	 /* position after the last byte seen */
-	uint8_t		 *in;	 /* frames from ptyd */
-	size_t		  inoff; /* first byte not yet handled */
-	size_t		  inlen;
-	struct buf	  text;	       /* sanitised text (slow path) */
-	struct buf	  out;	       /* events for the viewer */
-	size_t		  outoff;      /* bytes of out already sent */
-	int64_t		  quiet_since; /* last bytes to the viewer */
-	int64_t		  gone_at;     /* ptyd hung up then; 0: not */
-	int		  turn;	       /* holds a mover's turn */
-};
-
-/*
- * Turns to move data, handed out first come, first served.  A thousand
- * viewers attaching at once to a terminal with a full backlog make a
- * thousand threads runnable at once, each with a megabyte to copy; under
- * the scheduler's fair share the thread that must accept a keystroke, and
- * the one serving it, then wait behind all of them, and so does every
- * thread waiting for a lock (malloc's, the kernel's mmap lock) that one
- * of them holds.  So a stream moves data (reads frames, turns them into
- * events, sends them) only while it holds one of STREAM_MOVERS turns, for
- * one round, then passes it on to the longest waiter; the others sleep.
- * Threads serving short requests never take one.  A lone stream takes and
- * gives back an uncontended turn: a mutex, no wait.
- */
-struct stream_waiter {
-	TAILQ_ENTRY(stream_waiter) entry;
-	pthread_cond_t cv;
-	int	       granted;
-};
-static pthread_mutex_t stream_turn_mtx = PTHREAD_MUTEX_INITIALIZER;
-static TAILQ_HEAD(, stream_waiter) stream_turn_q = TAILQ_HEAD_INITIALIZER(
-    stream_turn_q);
-static int stream_movers;
-
-static void
-stream_turn_take(struct stream *s)
-{
-	struct stream_waiter w;
-
-	if (s->turn)
-		return;
-	pthread_mutex_lock(&stream_turn_mtx);
-	if (stream_movers < STREAM_MOVERS && TAILQ_EMPTY(&stream_turn_q))
-		stream_movers++;
-	else {
-		/* The giver counts the turn as ours when it grants it. */
-		pthread_cond_init(&w.cv, NULL);
-		w.granted = 0;
-		TAILQ_INSERT_TAIL(&stream_turn_q, &w, entry);
-		while (!w.granted)
-			pthread_cond_wait(&w.cv, &stream_turn_mtx);
-		pthread_cond_destroy(&w.cv);
-	}
-	pthread_mutex_unlock(&stream_turn_mtx);
-	s->turn = 1;
-}
-
-static void
-stream_turn_give(struct stream *s)
-{
-	struct stream_waiter *w;
-
-	if (!s->turn)
-		return;
-	s->turn = 0;
-	pthread_mutex_lock(&stream_turn_mtx);
-	if ((w = TAILQ_FIRST(&stream_turn_q)) != NULL) {
-		TAILQ_REMOVE(&stream_turn_q, w, entry);
-		w->granted = 1;
-		pthread_cond_signal(&w->cv);
-	} else
-		stream_movers--;
-	pthread_mutex_unlock(&stream_turn_mtx);
-}
-
-static int
+int
 stream_pending(const struct stream *s)
 {
 	return (s->outoff < s->out.len);
@@ -208,7 +107,7 @@ stream_pad(struct stream *s)
 	return (buf_add(&s->out, "\n", 1));
 }
 
-static enum stream_end
+enum stream_end
 stream_push(struct stream *s)
 {
 	ssize_t n;
@@ -282,8 +181,7 @@ stream_output(struct stream *s, const struct msg_output *m)
 	return (END_NONE);
 }
 
-/* Turn one complete frame into an event.  END_NONE to go on. */
-static int
+int
 stream_heartbeat(struct stream *s)
 {
 	if (s->in_screen)
@@ -310,6 +208,7 @@ stream_replayed(struct stream *s)
 	return (stream_heartbeat(s) == -1 ? END_ERROR : END_NONE);
 }
 
+/* Turn one complete frame into an event.  END_NONE to go on. */
 static enum stream_end
 stream_frame(struct stream *s, const struct frame_hdr *h, const uint8_t *p)
 {
@@ -364,7 +263,7 @@ stream_frame(struct stream *s, const struct frame_hdr *h, const uint8_t *p)
 
 /* Is a whole frame waiting in the input?  1 with *h, 0, or -1 if its
  * header is bad. */
-static int
+int
 stream_has_frame(struct stream *s, struct frame_hdr *h)
 {
 	if (s->inlen - s->inoff < PROTO_HDR_LEN)
@@ -377,7 +276,7 @@ stream_has_frame(struct stream *s, struct frame_hdr *h)
 
 /* Turn the complete frames read so far into events, while the output has
  * room.  END_DONE once terminal_closed is queued. */
-static enum stream_end
+enum stream_end
 stream_frames(struct stream *s)
 {
 	struct frame_hdr h;
@@ -399,7 +298,7 @@ stream_frames(struct stream *s)
 }
 
 /* Read what ptyd sent, after what is left of a partial frame. */
-static enum stream_end
+enum stream_end
 stream_read(struct stream *s)
 {
 	ssize_t n;
@@ -410,8 +309,10 @@ stream_read(struct stream *s)
 		s->inoff = 0;
 	}
 	n = read(s->fd, s->in + s->inlen, STREAM_IN_MAX - s->inlen);
-	if (n == -1 && (errno == EAGAIN || errno == EINTR))
+	if (n == -1 && (errno == EAGAIN || errno == EINTR)) {
+		s->ptyd_eof = errno == EAGAIN;
 		return (END_NONE);
+	}
 	if (n <= 0) {
 		/*
 		 * ptyd closed the stream without MSG_EXIT: a viewer cut off
@@ -485,19 +386,17 @@ stream_wait_room(struct stream *s)
 	return (stream_wait(s, 0, (int)left, &ready));
 }
 
-/* One round of moving data, in a turn: read what ptyd sent (when it said
- * it had some), turn frames into events, send what the web server takes. */
+/* One round of moving data: read what ptyd sent (when it said it had
+ * some), turn frames into events, send what the web server takes. */
 static enum stream_end
 stream_move(struct stream *s, int ready)
 {
 	enum stream_end e = END_NONE;
 
-	stream_turn_take(s);
 	if (ready)
 		e = stream_read(s);
 	if (e == END_NONE && (e = stream_frames(s)) == END_NONE)
 		e = stream_push(s);
-	stream_turn_give(s);
 	return (e);
 }
 
@@ -635,28 +534,30 @@ stream_request(struct stream *s, const struct ctx *c)
 	return (0);
 }
 
-/* ATTACHED or an error: the first frame of ptyd's answer, read into
- * s->in.  -1 when answered with an error (404 not registered, 429 viewer
+/* ATTACHED or an error: the first frame of ptyd's answer, read into a
+ * small buffer of our own (the stream's are allocated only when data
+ * moves).  -1 when answered with an error (404 not registered, 429 viewer
  * limit, ...: before any 200). */
 static int
 stream_attached(struct stream *s, const struct msg_attach *m)
 {
+	uint8_t		    rb[PROTO_HDR_LEN + 1024];
 	struct msg_attached ma;
 	struct msg_error    me;
 	struct frame_hdr    h;
 
-	if (client_recv(s->fd, &h, s->in, STREAM_IN_MAX,
+	if (client_recv(s->fd, &h, rb, sizeof(rb),
 		client_now_ms() + FRONT_CALL_MS) == -1) {
 		ptyd_answer_failed(s->r, errno);
 		return (-1);
 	}
 	if (h.type == MSG_ERROR &&
-	    msg_decode(MSG_ERROR, s->in + PROTO_HDR_LEN, h.len, &me) == 0) {
+	    msg_decode(MSG_ERROR, rb + PROTO_HDR_LEN, h.len, &me) == 0) {
 		ptyd_answer_error(s->r, &me);
 		return (-1);
 	}
 	if (h.type != MSG_ATTACHED ||
-	    msg_decode(MSG_ATTACHED, s->in + PROTO_HDR_LEN, h.len, &ma) == -1) {
+	    msg_decode(MSG_ATTACHED, rb + PROTO_HDR_LEN, h.len, &ma) == -1) {
 		flog_warnx("stream: unexpected reply %s to MSG_ATTACH",
 		    msg_name(h.type));
 		http_error(s->r, 500, "internal error", 0);
@@ -680,10 +581,7 @@ stream_attach(struct stream *s, const struct ctx *c, struct frame_out *fo)
 	strcpy(m.actor, c->actor);
 	m.has_pos = (uint8_t)stream_resume(s->r, &m.pos);
 	m.mode = (uint8_t)s->mode;
-	/* Allocated at full priority: see server.c on lasting requests. */
-	if ((s->in = malloc(STREAM_IN_MAX)) == NULL ||
-	    buf_reserve(&s->out, STREAM_OUT_HIGH) == -1 ||
-	    msg_encode(fo, MSG_ATTACH, &m) == -1) {
+	if (msg_encode(fo, MSG_ATTACH, &m) == -1) {
 		http_error(s->r, 500, "internal error", 0);
 		return (-1);
 	}
@@ -705,7 +603,20 @@ stream_attach(struct stream *s, const struct ctx *c, struct frame_out *fo)
 	return (stream_attached(s, &m));
 }
 
-/* Attached: relay until the stream ends, then drain what is owed. */
+/* The headers, and the replay's end when there is nothing to replay: they
+ * leave with the first events, in the same write. */
+void
+stream_begin(struct stream *s)
+{
+	s->r->responded = 1;
+	buf_add(&s->out, stream_headers, sizeof(stream_headers) - 1);
+	(void)stream_replayed(s);
+	s->quiet_since = client_now_ms();
+}
+
+/* Attached, with no loop to take the stream (CGI; a process whose loop
+ * could not take it): relay on this thread until the stream ends, then
+ * drain what is owed. */
 static void
 stream_run(struct stream *s, const char *sid)
 {
@@ -718,12 +629,11 @@ stream_run(struct stream *s, const char *sid)
 	 * here the pool's watchdog hands leadership on if ptyd is slow.
 	 */
 	req_will_last(s->r);
-
-	/* The headers leave with the first events, in the same write. */
-	s->r->responded = 1;
-	buf_add(&s->out, stream_headers, sizeof(stream_headers) - 1);
-	(void)stream_replayed(s);
-	s->quiet_since = client_now_ms();
+	if ((s->in = malloc(STREAM_IN_MAX)) == NULL) {
+		http_error(s->r, 500, "internal error", 0);
+		return;
+	}
+	stream_begin(s);
 	e = stream_loop(s);
 	if (e == END_ERROR && sse_error(&s->out, s->pos, "internal error") == 0)
 		e = END_DONE;
@@ -737,26 +647,47 @@ stream_run(struct stream *s, const char *sid)
 	}
 }
 
+/* Every way out detaches the viewer: ptyd sees the close. */
 void
+stream_free(struct stream *s)
+{
+	if (s == NULL)
+		return;
+	if (s->fd != -1)
+		close(s->fd);
+	free(s->in);
+	buf_free(&s->text);
+	buf_free(&s->out);
+	free(s);
+}
+
+int
 stream_serve(struct ctx *c)
 {
-	struct stream	 s;
+	struct stream	*s;
 	struct frame_out fo;
+	int		 handed = 0;
 
-	memset(&s, 0, sizeof(s));
-	s.r = c->r;
-	s.fd = -1;
-	utf8_init(&s.u8);
-	buf_init(&s.text, STREAM_TEXT_MAX);
-	buf_init(&s.out, STREAM_OUT_MAX);
+	if ((s = calloc(1, sizeof(*s))) == NULL) {
+		http_error(c->r, 500, "internal error", 0);
+		return (0);
+	}
+	s->r = c->r;
+	s->fd = -1;
+	utf8_init(&s->u8);
+	buf_init(&s->text, STREAM_TEXT_MAX);
+	buf_init(&s->out, STREAM_OUT_MAX);
 	frame_out_init(&fo);
-	if (stream_request(&s, c) == 0 && stream_attach(&s, c, &fo) == 0)
-		stream_run(&s, c->qsid);
-	/* Every way out detaches the viewer: ptyd sees the close. */
-	if (s.fd != -1)
-		close(s.fd);
-	free(s.in);
-	buf_free(&s.text);
-	buf_free(&s.out);
+	if (stream_request(s, c) == 0 && stream_attach(s, c, &fo) == 0) {
+		/* The loop, when this process has one, owns it from here. */
+		snprintf(s->sid, sizeof(s->sid), "%s", c->qsid);
+		if (c->r->fcgx != NULL && sloop_running() && sloop_add(s) == 0)
+			handed = 1;
+		else
+			stream_run(s, c->qsid);
+	}
+	if (!handed)
+		stream_free(s);
 	frame_out_free(&fo);
+	return (handed);
 }

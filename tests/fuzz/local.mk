@@ -47,15 +47,16 @@ FUZZ_REQUEST_SRCS = $(srcdir)/tests/fuzz/fuzz_request.c \
 	$(srcdir)/fcgi/buf.c $(srcdir)/fcgi/flog.c $(srcdir)/fcgi/gate.c \
 	$(srcdir)/fcgi/handlers.c $(srcdir)/fcgi/http.c $(srcdir)/fcgi/json.c \
 	$(srcdir)/fcgi/peer.c $(srcdir)/fcgi/ptyd_client.c $(srcdir)/fcgi/sse.c \
-	$(srcdir)/fcgi/stream.c $(srcdir)/fcgi/utf8.c \
-	$(srcdir)/lib/client.c $(srcdir)/lib/frame.c $(srcdir)/lib/harden.c \
+	$(srcdir)/fcgi/stream.c $(srcdir)/fcgi/streamloop.c \
+	$(srcdir)/fcgi/utf8.c $(srcdir)/lib/client.c $(srcdir)/lib/frame.c $(srcdir)/lib/harden.c \
 	$(srcdir)/lib/contract.c $(srcdir)/lib/util.c \
 	$(srcdir)/fcgi/metrics.c $(srcdir)/lib/logtime.c
 FUZZ_REQUEST_HDRS = $(srcdir)/fcgi/buf.h $(srcdir)/fcgi/front.h \
 	$(srcdir)/fcgi/gate.h $(srcdir)/fcgi/handlers.h $(srcdir)/fcgi/http.h \
 	$(srcdir)/fcgi/peer.h $(srcdir)/lib/harden.h \
 	$(srcdir)/fcgi/json.h $(srcdir)/fcgi/ptyd_client.h \
-	$(srcdir)/fcgi/sse.h $(srcdir)/fcgi/utf8.h $(srcdir)/lib/proto.h
+	$(srcdir)/fcgi/sse.h $(srcdir)/fcgi/utf8.h $(srcdir)/lib/proto.h \
+	$(srcdir)/fcgi/stream_int.h $(srcdir)/fcgi/streamloop.h
 tests/fuzz/fuzz_request-libfuzzer: $(FUZZ_REQUEST_SRCS) $(FUZZ_REQUEST_HDRS)
 	$(AM_V_CCLD)mkdir -p tests/fuzz && $(FUZZ_CC) $(FUZZ_FLAGS) \
 	    -I$(srcdir)/fcgi $(FCGI_CFLAGS) $(JANSSON_CFLAGS) -o $@ \

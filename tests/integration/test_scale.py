@@ -65,11 +65,15 @@ def test_more_than_1024_open_streams_all_deliver_output(big, new_sid):
                                           ["viewers"]), 15,
                            what="%d viewers attached" % n_streams)
         assert viewers == n_streams
-        # No libfcgi process holds a descriptor at or past FD_SETSIZE.
+        # Streams live at 1024 and above (fcgi/streamloop.c), where
+        # libfcgi's select() never sees them: the numbers below stay free
+        # for the requests libfcgi parses, however many streams are open.
         pids = fcgi_pids(st)
         assert pids, "no ptyd.fcgi process found"
-        worst = max(max(fd_numbers(p) or [0]) for p in pids)
-        assert worst < 1024, "a ptyd.fcgi descriptor is %d" % worst
+        low = sum(len([n for n in fd_numbers(p) if n < 1024]) for p in pids)
+        high = sum(len([n for n in fd_numbers(p) if n >= 1024]) for p in pids)
+        assert high >= 2 * n_streams, (low, high)
+        assert low < 64 * len(pids), (low, high)
         # Keystrokes still answer promptly and reach every stream.
         wants = {}
         slowest = 0.0

@@ -86,6 +86,40 @@ Test(escape, del_c1_and_line_separators)
 	    "\\u2028\\u2029\xe2\x80\xaa");
 }
 
+/*
+ * Every byte the escaper must see, at every offset of a long plain run:
+ * the run is scanned 16, then 8 bytes at a time, and a byte missed at any
+ * lane would go out raw.
+ */
+Test(escape, specials_at_every_offset_of_a_long_run)
+{
+	static const struct {
+		const char *in, *out;
+	} sp[] = {
+		{ "\x01", "\\u0001" }, { "\x1f", "\\u001f" },
+		{ "\x7f", "\\u007f" }, { "\"", "\\\"" },
+		{ "\\", "\\\\" }, { "\n", "\\n" },
+		{ "\xc2\x85", "\\u0085" }, { "\xe2\x80\xa8", "\\u2028" },
+		{ "\xc2\xa0", "\xc2\xa0" }, { "\xe2\x82\xac", "\xe2\x82\xac" },
+		{ " ", " " }, { "\x80", "\x80" },
+	};
+	char   in[64], want[128];
+	size_t i, k, n;
+
+	for (i = 0; i < sizeof(sp) / sizeof(sp[0]); i++)
+		for (k = 0; k < 40; k++) {
+			n = strlen(sp[i].in);
+			memset(in, 'a', sizeof(in));
+			memcpy(in + k, sp[i].in, n);
+			memset(want, 'a', k);
+			strcpy(want + k, sp[i].out);
+			memset(want + strlen(want), 'a', sizeof(in) - k - n);
+			want[k + strlen(sp[i].out) + sizeof(in) - k - n] = '\0';
+			cr_expect_str_eq(esc(in, sizeof(in)), want,
+			    "special %zu at offset %zu", i, k);
+		}
+}
+
 Test(escape, output_parses_back_with_jansson)
 {
 	char		 in[256], doc[2048];
