@@ -22,7 +22,7 @@ ptyd_libptyd_a_SOURCES = \
 	ptyd/once.c ptyd/once.h \
 	ptyd/mirror.c ptyd/mirror.h \
 	ptyd/ring.c ptyd/ring.h \
-	ptyd/screen.c ptyd/screen.h \
+	ptyd/screen.c ptyd/screen.h ptyd/vtfeed.c ptyd/vtfeed.h \
 	ptyd/grid.c ptyd/grid.h \
 	ptyd/spawn.c ptyd/spawn.h \
 	ptyd/proc.c ptyd/proc.h \

@@ -27,6 +27,7 @@
 #include "proto.h"
 #include "ring.h"
 #include "screen.h"
+#include "vtfeed.h"
 #include "xmalloc.h"
 
 /* Modes tracked by the scanner. */
@@ -75,6 +76,7 @@ struct screen {
 	size_t	     sb_head, sb_len, sb_cap;
 	unsigned int sb_lines;
 
+	struct vtfeed vf; /* what libvterm is fed (REP expanded) */
 	struct scan  sc;
 	unsigned int modes;
 	int	     mouse;	  /* 0, 9, 1000, 1002, 1003 */
@@ -614,6 +616,7 @@ screen_emu_start(struct screen *s)
 	s->st = vterm_obtain_state(s->vt);
 	vterm_state_set_callbacks(s->st, &screen_cbs, s);
 	vterm_state_reset(s->st, 1);
+	vtfeed_reset(&s->vf);
 }
 
 static void
@@ -858,7 +861,7 @@ screen_feed(struct screen *s, const uint8_t *p, size_t n)
 	screen_scan_output(s, p, n);
 	if (s->vt == NULL)
 		screen_emu_start(s);
-	vterm_input_write(s->vt, (const char *)p, n);
+	vtfeed_write(&s->vf, s->vt, p, n);
 }
 
 void
@@ -887,7 +890,7 @@ screen_sync(struct screen *s, const struct ring *r)
 		if (n == 0)
 			break;
 		for (i = 0; i < cnt; i++)
-			vterm_input_write(s->vt, iov[i].iov_base,
+			vtfeed_write(&s->vf, s->vt, iov[i].iov_base,
 			    iov[i].iov_len);
 		s->fed += n;
 	}
@@ -969,6 +972,9 @@ screen_redraw(struct screen *s, size_t *len)
 	struct sbuf b = { NULL, 0, 0 };
 	size_t	    i, from;
 
+	/* Nothing fed yet: the redraw of a reset terminal. */
+	if (s->vt == NULL)
+		screen_emu_start(s);
 	/* The scrollback, oldest first, each line ending CR LF. */
 	for (i = from = s->sb_head; i < s->sb_head + s->sb_len; i++) {
 		if (s->sb[i] != '\n')

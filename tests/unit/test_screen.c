@@ -294,3 +294,51 @@ Test(screen, sync_from_the_ring_is_the_same_screen)
 	screen_free(lazy);
 	screen_free(eager);
 }
+
+/*
+ * REP (CSI n b) with nothing to repeat: libvterm 0.1.4 loops forever on it
+ * (its loop advances by the last glyph's width, zero here), and with it
+ * ptyd's one thread.  Before vtfeed.c this test never ended.
+ */
+Test(screen, rep_with_nothing_to_repeat_neither_hangs_nor_draws,
+    .timeout = 10)
+{
+	static const char *in[] = {
+		"\033[b",	      /* first thing a fresh emulator sees */
+		"\342\200\213\033[5b", /* after a zero-width character */
+		"\033[\007b",	      /* a control inside the sequence */
+		"\033[3;4b",	      /* more than one parameter */
+	};
+	struct screen *a;
+	char	      *r;
+	size_t	       i;
+
+	for (i = 0; i < sizeof(in) / sizeof(in[0]); i++) {
+		a = screen_new(5, 10);
+		feed(a, in[i]);
+		feed(a, "ok");
+		r = redraw(a);
+		cr_assert(strstr(r, "ok") != NULL, "input %zu: %s", i, r);
+		free(r);
+		screen_free(a);
+	}
+}
+
+/* What ncurses sends (xterm-256color's rep): the character, then REP. */
+Test(screen, rep_repeats_the_last_character_up_to_the_row_end, .timeout = 10)
+{
+	struct screen *a = screen_new(5, 10), *b;
+	char	      *r;
+
+	feed(a, "ab\033[3b|\r\n\342\224\200\033[2;7b|\r\nx\033[100b");
+	r = redraw(a);
+	cr_assert(strstr(r, "abbbb|") != NULL, "%s", r);
+	cr_assert(strstr(r, "\342\224\200\342\224\200\342\224\200|") != NULL,
+	    "%s", r);
+	cr_assert(strstr(r, "xxxxxxxxxx") != NULL, "%s", r);
+	cr_assert(strstr(r, "xxxxxxxxxxx") == NULL, "wrapped: %s", r);
+	b = check_fixpoint(a, 5, 10);
+	free(r);
+	screen_free(a);
+	screen_free(b);
+}
