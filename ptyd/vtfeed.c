@@ -65,18 +65,23 @@ vtfeed_csi_start(struct vtfeed *f)
 	f->seqlen = 2;
 	f->rep = f->counting = 1;
 	f->count = 0;
+	f->nargs = 1;
 }
 
 /* A parameter, leader or intermediate byte of a held CSI. */
 static void
 vtfeed_csi_param(struct vtfeed *f, uint8_t c)
 {
+	if (c >= '0' && c <= ';' && f->nargs > VTFEED_ARGS_MAX)
+		return; /* a parameter past libvterm's array: dropped */
 	if (c >= '0' && c <= '9') {
 		if (f->counting && f->count < 100000)
 			f->count = f->count * 10 + (unsigned)(c - '0');
-	} else if (c == ';' || c == ':')
+	} else if (c == ';' || c == ':') {
 		f->counting = 0;
-	else
+		if (++f->nargs > VTFEED_ARGS_MAX)
+			return;
+	} else
 		f->rep = 0; /* a private marker or an intermediate */
 	if (f->seqlen + 1 < sizeof(f->seq)) /* and one for the final */
 		f->seq[f->seqlen++] = c;

@@ -9,7 +9,10 @@
  * after a zero-width one: the loop never ends, and ptyd's one thread with
  * it.  ncurses emits REP (xterm-256color's `rep`) right after the character
  * it repeats, so expanding it into copies of that character, bounded by
- * the row, draws what the program meant.  Does not own the emulator
+ * the row, draws what the program meant.  libvterm 0.1.4 also writes past
+ * its array of CSI parameters when a sequence has more than 16 (a crash
+ * at the 17th): the parameters after the 16th are dropped here, as
+ * terminals ignore what overflows their own array.  Does not own the emulator
  * (screen.c).
  */
 #ifndef PTYD_VTFEED_H
@@ -21,6 +24,7 @@
 #include <vterm.h>
 
 #define VTFEED_SEQ_MAX 128 /* a CSI longer than this is dropped whole */
+#define VTFEED_ARGS_MAX 16 /* libvterm's CSI_ARGS_MAX: it has no check */
 
 struct vtfeed {
 	int	 state;	 /* VTFEED_* in vtfeed.c */
@@ -29,6 +33,7 @@ struct vtfeed {
 	int	 rep;      /* no private marker nor intermediate so far */
 	int	 counting; /* still in the first parameter */
 	unsigned count;	   /* the first parameter */
+	unsigned nargs;	   /* parameters so far, the current one included */
 	uint8_t	 last[4]; /* the last graphic character's UTF-8 */
 	size_t	 lastlen;
 };

@@ -342,3 +342,20 @@ Test(screen, rep_repeats_the_last_character_up_to_the_row_end, .timeout = 10)
 	screen_free(a);
 	screen_free(b);
 }
+
+/* libvterm 0.1.4 writes past its 16 CSI parameters: a 17th crashed ptyd
+ * (found by fuzz_screen).  The extra ones are dropped before it. */
+Test(screen, csi_with_many_parameters_is_cut_to_sixteen, .timeout = 10)
+{
+	struct screen *a = screen_new(5, 40);
+	char	      *r;
+
+	feed(a, "\033[::::::::::::::::::::::::::::::::::::::::>c");
+	feed(a, "\033[;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;m");
+	/* Bold from the first 16, the 17th (underline) dropped. */
+	feed(a, "\033[1;0;0;0;0;0;0;0;0;0;0;0;0;0;0;1;4mB");
+	r = redraw(a);
+	cr_assert(strstr(r, "\033[0;1mB") != NULL, "%s", r);
+	free(r);
+	screen_free(a);
+}
