@@ -1,11 +1,11 @@
 /*
- * vtfeed.c -- what libvterm is fed: REP expanded here (vtfeed.h).
+ * vtfeed.c -- what libvterm is fed (vtfeed.h).
  *
- * libvterm sees a CSI sequence only once its final byte is known, so a REP
- * never reaches it; C0 controls inside a sequence go on at once (libvterm
- * executes them there too); ESC, CAN and SUB end it.  A sequence longer
- * than VTFEED_SEQ_MAX is dropped whole, as terminals drop what overflows
- * their parameter space.
+ * Text without ESC goes on in runs.  An escape or CSI sequence is held in
+ * seq until its final byte, then given whole (or, for REP, expanded).  C0
+ * controls inside a sequence go on at once (libvterm executes them there
+ * too); ESC starts a new sequence; CAN and SUB cancel.  Strings are
+ * swallowed up to BEL or ST.
  */
 #include <string.h>
 
@@ -13,9 +13,11 @@
 
 enum {
 	VTFEED_GROUND,
-	VTFEED_ESC,  /* after ESC */
-	VTFEED_CSI,  /* after ESC [, held back in seq */
-	VTFEED_DROP, /* a CSI too long to hold: dropped to its end */
+	VTFEED_ESC,	/* ESC and intermediates, held in seq */
+	VTFEED_CSI,	/* ESC [ and parameters, held in seq */
+	VTFEED_DROP,	/* a malformed or too long CSI: dropped to its end */
+	VTFEED_STR,	/* OSC, DCS, APC, PM, SOS: dropped to BEL or ST */
+	VTFEED_STR_ESC, /* ESC inside a string: ST if '\' follows */
 };
 
 void
@@ -24,7 +26,7 @@ vtfeed_reset(struct vtfeed *f)
 	memset(f, 0, sizeof(*f));
 }
 
-/* A graphic byte in the ground state: the last character's bytes. */
+/* A byte of text: the last character's bytes. */
 static void
 vtfeed_graphic(struct vtfeed *f, uint8_t c)
 {
@@ -57,22 +59,19 @@ vtfeed_rep(struct vtfeed *f, VTerm *vt)
 }
 
 static void
-vtfeed_csi_start(struct vtfeed *f)
+vtfeed_hold(struct vtfeed *f, uint8_t c)
 {
-	f->state = VTFEED_CSI;
-	f->seq[0] = 0x1b;
-	f->seq[1] = '[';
-	f->seqlen = 2;
-	f->rep = f->counting = 1;
-	f->count = 0;
-	f->nargs = 1;
+	/* One byte is always left for the final. */
+	if (f->seqlen + 1 < sizeof(f->seq))
+		f->seq[f->seqlen++] = c;
+	else
+		f->state = VTFEED_DROP;
 }
 
-/* A parameter, leader or intermediate byte of a held CSI. */
 static void
 vtfeed_csi_param(struct vtfeed *f, uint8_t c)
 {
-	if (c >= '0' && c <= ';' && f->nargs > VTFEED_ARGS_MAX)
+	if (c <= ';' && f->nargs > VTFEED_ARGS_MAX)
 		return; /* a parameter past libvterm's array: dropped */
 	if (c >= '0' && c <= '9') {
 		if (f->counting && f->count < 100000)
@@ -83,68 +82,94 @@ vtfeed_csi_param(struct vtfeed *f, uint8_t c)
 			return;
 	} else
 		f->rep = 0; /* a private marker or an intermediate */
-	if (f->seqlen + 1 < sizeof(f->seq)) /* and one for the final */
-		f->seq[f->seqlen++] = c;
-	else
-		f->state = VTFEED_DROP;
+	vtfeed_hold(f, c);
 }
 
-/* One byte inside a CSI.  Returns 1 if it was taken, 0 if the sequence
- * ended without it (ESC, CAN, SUB: the caller handles the byte). */
-static int
-vtfeed_csi(struct vtfeed *f, VTerm *vt, uint8_t c)
+/* The final byte of a held sequence. */
+static void
+vtfeed_final(struct vtfeed *f, VTerm *vt, uint8_t c)
 {
-	if (c == 0x1b || c == 0x18 || c == 0x1a) {
-		if (f->state == VTFEED_CSI)
-			vterm_input_write(vt, (const char *)f->seq, f->seqlen);
-		f->state = VTFEED_GROUND;
-		return (0);
-	}
-	if (c < 0x20 || c == 0x7f) {
-		vterm_input_write(vt, (const char *)&c, 1);
-		return (1);
-	}
-	if (c < 0x40) {
-		if (f->state == VTFEED_CSI)
-			vtfeed_csi_param(f, c);
-		return (1);
-	}
-	if (f->state == VTFEED_CSI) {
-		if (c == 'b' && f->rep)
-			vtfeed_rep(f, vt);
-		else {
-			f->seq[f->seqlen++] = c; /* room: see csi_param */
-			vterm_input_write(vt, (const char *)f->seq, f->seqlen);
-		}
+	if (f->state == VTFEED_CSI && c == 'b' && f->rep)
+		vtfeed_rep(f, vt);
+	else if (f->state != VTFEED_DROP) {
+		f->seq[f->seqlen++] = c; /* room: see vtfeed_hold */
+		vterm_input_write(vt, (const char *)f->seq, f->seqlen);
 	}
 	f->state = VTFEED_GROUND;
-	return (1);
+}
+
+static void
+vtfeed_esc_start(struct vtfeed *f)
+{
+	f->state = VTFEED_ESC;
+	f->seq[0] = 0x1b;
+	f->seqlen = 1;
+}
+
+/* After ESC: '[' a CSI, a string's introducer, an intermediate, a final. */
+static void
+vtfeed_esc(struct vtfeed *f, VTerm *vt, uint8_t c)
+{
+	if (f->seqlen == 1 && c == '[') {
+		f->state = VTFEED_CSI;
+		f->seq[f->seqlen++] = c;
+		f->rep = f->counting = 1;
+		f->count = 0;
+		f->nargs = 1;
+	} else if (f->seqlen == 1 && strchr("]P_^X", c) != NULL)
+		f->state = VTFEED_STR;
+	else if (c >= 0x20 && c <= 0x2f)
+		vtfeed_hold(f, c);
+	else
+		vtfeed_final(f, vt, c);
+}
+
+/* A byte inside a held sequence (ESC, CSI or a dropped CSI). */
+static void
+vtfeed_seq(struct vtfeed *f, VTerm *vt, uint8_t c)
+{
+	if (c >= 0x80 || c == 0x7f)
+		f->state = VTFEED_DROP; /* malformed: dropped to its end */
+	else if (c < 0x20)
+		vterm_input_write(vt, (const char *)&c, 1);
+	else if (f->state == VTFEED_ESC)
+		vtfeed_esc(f, vt, c);
+	else if (c < 0x40) {
+		if (f->state == VTFEED_CSI)
+			vtfeed_csi_param(f, c);
+	} else
+		vtfeed_final(f, vt, c);
+}
+
+/* A byte inside a string: BEL or ST end it; ESC then anything but '\'
+ * ends it too and starts a new sequence, as xterm does. */
+static void
+vtfeed_str(struct vtfeed *f, VTerm *vt, uint8_t c)
+{
+	if (f->state == VTFEED_STR_ESC && c == '\\')
+		f->state = VTFEED_GROUND; /* ST */
+	else if (f->state == VTFEED_STR_ESC) {
+		vtfeed_esc_start(f);
+		vtfeed_seq(f, vt, c);
+	} else if (c == 0x07)
+		f->state = VTFEED_GROUND; /* BEL ends an OSC */
 }
 
 static void
 vtfeed_byte(struct vtfeed *f, VTerm *vt, uint8_t c)
 {
-	switch (f->state) {
-	case VTFEED_ESC:
+	if (c == 0x18 || c == 0x1a) { /* CAN, SUB: the sequence is off */
 		f->state = VTFEED_GROUND;
-		if (c == '[') {
-			vtfeed_csi_start(f);
-			return;
-		}
-		vterm_input_write(vt, "\033", 1);
-		break;
-	case VTFEED_CSI:
-	case VTFEED_DROP:
-		if (vtfeed_csi(f, vt, c))
-			return;
-		break;
-	}
-	if (c == 0x1b) {
-		f->state = VTFEED_ESC;
 		return;
 	}
-	vtfeed_graphic(f, c);
-	vterm_input_write(vt, (const char *)&c, 1);
+	if (c == 0x1b && f->state == VTFEED_STR)
+		f->state = VTFEED_STR_ESC;
+	else if (c == 0x1b)
+		vtfeed_esc_start(f);
+	else if (f->state == VTFEED_STR || f->state == VTFEED_STR_ESC)
+		vtfeed_str(f, vt, c);
+	else
+		vtfeed_seq(f, vt, c);
 }
 
 void
@@ -153,8 +178,7 @@ vtfeed_write(struct vtfeed *f, VTerm *vt, const uint8_t *p, size_t n)
 	size_t i = 0, run;
 
 	while (i < n) {
-		/* The common case: a run without ESC in the ground state goes
-		 * to libvterm in one write. */
+		/* The common case: text without ESC, given in one write. */
 		for (run = 0; f->state == VTFEED_GROUND && i + run < n &&
 		     p[i + run] != 0x1b;
 		     run++)

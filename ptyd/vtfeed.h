@@ -1,19 +1,28 @@
 /*
- * vtfeed.h -- what libvterm is fed: output bytes, with REP (CSI n b)
- * expanded here instead of by libvterm.
+ * vtfeed.h -- what libvterm is fed: output bytes, filtered so that faults
+ * in libvterm 0.1.4's parser cannot be reached from a terminal's output.
  *
- * Owns: a small parser's state between two writes, enough to find REP,
- * and the last graphic character seen.  libvterm 0.1.4 repeats the
- * previous glyph in a loop that advances by that glyph's width, which is
- * zero before any character was printed (a fresh or rebuilt emulator) or
- * after a zero-width one: the loop never ends, and ptyd's one thread with
- * it.  ncurses emits REP (xterm-256color's `rep`) right after the character
- * it repeats, so expanding it into copies of that character, bounded by
- * the row, draws what the program meant.  libvterm 0.1.4 also writes past
- * its array of CSI parameters when a sequence has more than 16 (a crash
- * at the 17th): the parameters after the 16th are dropped here, as
- * terminals ignore what overflows their own array.  Does not own the emulator
- * (screen.c).
+ * Owns: a small parser's state between two writes, the sequence it holds
+ * back until it knows it is complete, and the last graphic character
+ * seen.  libvterm is only ever given text, C0 controls, and escape and CSI
+ * sequences already complete and well formed.  What 0.1.4 gets wrong, and
+ * what is done about it here:
+ *
+ * - REP (CSI n b) repeats the last glyph in a loop that advances by that
+ *   glyph's width, zero before anything was printed (a fresh or rebuilt
+ *   emulator) or after a zero-width character: the loop never ends, and
+ *   ptyd's one thread with it.  REP is expanded here into copies of the
+ *   last character, bounded by the row: ncurses (xterm-256color's `rep`)
+ *   sends it right after the character it repeats.
+ * - A 17th CSI parameter is written past its array (a crash): parameters
+ *   after the 16th are dropped, as terminals drop what overflows theirs.
+ * - Its string collection (OSC, DCS, APC, PM, SOS) reads past the bytes
+ *   it is given: strings are dropped whole (the redraw needs none).
+ * - Malformed sequences (a byte of 0x80 or more, or DEL, inside one) put
+ *   its parser in states the filter above cannot follow: such a sequence
+ *   is dropped whole.
+ *
+ * Does not own the emulator (screen.c).
  */
 #ifndef PTYD_VTFEED_H
 #define PTYD_VTFEED_H
@@ -23,18 +32,18 @@
 
 #include <vterm.h>
 
-#define VTFEED_SEQ_MAX 128 /* a CSI longer than this is dropped whole */
-#define VTFEED_ARGS_MAX 16 /* libvterm's CSI_ARGS_MAX: it has no check */
+#define VTFEED_SEQ_MAX	128 /* a longer sequence is dropped whole */
+#define VTFEED_ARGS_MAX 16  /* libvterm's CSI_ARGS_MAX: it has no check */
 
 struct vtfeed {
-	int	 state;	 /* VTFEED_* in vtfeed.c */
-	uint8_t	 seq[VTFEED_SEQ_MAX]; /* ESC [ ... held back until its end */
+	int	 state;		      /* VTFEED_* in vtfeed.c */
+	uint8_t	 seq[VTFEED_SEQ_MAX]; /* the sequence held back */
 	size_t	 seqlen;
-	int	 rep;      /* no private marker nor intermediate so far */
-	int	 counting; /* still in the first parameter */
-	unsigned count;	   /* the first parameter */
-	unsigned nargs;	   /* parameters so far, the current one included */
-	uint8_t	 last[4]; /* the last graphic character's UTF-8 */
+	int	 rep;	   /* CSI: no private marker nor intermediate */
+	int	 counting; /* CSI: still in the first parameter */
+	unsigned count;	   /* CSI: the first parameter */
+	unsigned nargs;	   /* CSI: parameters so far, this one included */
+	uint8_t	 last[4];  /* the last graphic character's UTF-8 */
 	size_t	 lastlen;
 };
 

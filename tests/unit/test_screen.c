@@ -359,3 +359,20 @@ Test(screen, csi_with_many_parameters_is_cut_to_sixteen, .timeout = 10)
 	free(r);
 	screen_free(a);
 }
+
+/* Strings never reach libvterm (its string collection reads past what it
+ * is given: fuzz_screen); an ESC inside one ends it, as in xterm. */
+Test(screen, strings_are_dropped_and_end_at_bel_st_or_esc, .timeout = 10)
+{
+	struct screen *a = screen_new(5, 40);
+	char	      *r;
+
+	feed(a, "\033]0;title\007a\033P+q544e\033\\b\033]11;?\033[1mB");
+	feed(a, "\033[1\3312;31mC"); /* malformed: dropped whole */
+	r = redraw(a);
+	cr_assert(strstr(r, "title") == NULL && strstr(r, "544e") == NULL,
+	    "%s", r);
+	cr_assert(strstr(r, "ab\033[0;1mBC") != NULL, "%s", r);
+	free(r);
+	screen_free(a);
+}
