@@ -427,9 +427,13 @@ static void
 sloop_timers(struct sloop *l)
 {
 	struct stream *s;
+	/* Beats due within the slack go out together; less than half a
+	 * period, or a beat just given would be due again at once. */
+	int64_t slack = l->hb_ms / 2 < SLOOP_SLACK_MS ? l->hb_ms / 2 :
+							SLOOP_SLACK_MS;
 
 	while ((s = TAILQ_FIRST(&l->hb)) != NULL &&
-	    s->hb_at + l->hb_ms <= l->now + SLOOP_SLACK_MS) {
+	    s->hb_at + l->hb_ms <= l->now + slack) {
 		s->hb_at = l->now;
 		TAILQ_REMOVE(&l->hb, s, hb_entry);
 		TAILQ_INSERT_TAIL(&l->hb, s, hb_entry);

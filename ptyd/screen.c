@@ -94,6 +94,8 @@ static void sbuf_reserve(struct sbuf *, size_t);
 static void
 sbuf_add(struct sbuf *b, const void *p, size_t n)
 {
+	if (n == 0)
+		return; /* b->p may still be NULL */
 	sbuf_reserve(b, n);
 	memcpy(b->p + b->len, p, n);
 	b->len += n;
@@ -634,6 +636,12 @@ screen_emu_stop(struct screen *s)
 	s->sb_lines = 0;
 }
 
+int
+screen_fits(unsigned int rows, unsigned int cols)
+{
+	return ((size_t)rows * cols <= SCREEN_CELLS_MAX);
+}
+
 struct screen *
 screen_new(unsigned int rows, unsigned int cols)
 {
@@ -695,7 +703,12 @@ screen_resize(struct screen *s, const struct ring *r, unsigned int rows,
 	screen_changed(s);
 	s->rows = rows;
 	s->cols = cols;
-	if (s->vt != NULL)
+	if (!screen_fits(rows, cols)) {
+		/* Too big to keep: the next sync at a size that fits
+		 * starts again from the ring. */
+		screen_emu_stop(s);
+		s->synced = 0;
+	} else if (s->vt != NULL)
 		vterm_set_size(s->vt, (int)rows, (int)cols);
 	s->top = s->bottom = 0;
 }
@@ -864,6 +877,30 @@ screen_feed(struct screen *s, const uint8_t *p, size_t n)
 	vtfeed_write(&s->vf, s->vt, p, n);
 }
 
+/*
+ * The oldest byte a sync may start from: the ring's oldest, or fewer when
+ * that would cost too much.  A feed costs up to the screen's cells per
+ * line feed (a scroll inside left and right margins moves every cell of
+ * the region; a REP writes a row of them), and it runs on ptyd's one
+ * thread, so a screen of C cells is fed at most SCREEN_FEED_WORK / C
+ * bytes at one sync: about half a megabyte for 80x24, 90 kB for 200x60,
+ * well under a second in the worst case measured.  Beyond that the
+ * screen is rebuilt from the bytes that fit (the modes come from the
+ * scanner, which saw everything).
+ */
+static uint64_t
+screen_feed_from(const struct screen *s, const struct ring *r)
+{
+	size_t	 cells = (size_t)s->rows * s->cols;
+	uint64_t max = SCREEN_FEED_WORK / (cells != 0 ? cells : 1);
+
+	if (max < SCREEN_FEED_MIN)
+		max = SCREEN_FEED_MIN;
+	if (ring_end(r) - ring_start(r) <= max)
+		return (ring_start(r));
+	return (ring_end(r) - max);
+}
+
 void
 screen_sync(struct screen *s, const struct ring *r)
 {
@@ -876,11 +913,13 @@ screen_sync(struct screen *s, const struct ring *r)
 	 * it starts again from the oldest character kept.  The modes come
 	 * from the scanner, which saw every byte.
 	 */
-	if (s->vt == NULL || !s->synced || s->fed < ring_start(r)) {
+	uint64_t     from = screen_feed_from(s, r);
+
+	if (s->vt == NULL || !s->synced || s->fed < from) {
 		screen_changed(s);
 		screen_emu_stop(s);
 		screen_emu_start(s);
-		s->fed = ring_boundary(r, ring_start(r));
+		s->fed = ring_boundary(r, from);
 		s->synced = 1;
 	}
 	while (s->fed < ring_end(r)) {

@@ -27,6 +27,16 @@
 #define SCREEN_SB_LINES 1000
 #define SCREEN_SB_BYTES (128 * 1024)
 
+/*
+ * Screens of more cells than this have no emulator: attach=screen gets the
+ * raw replay (a screen is 20 bytes a cell, twice with the alternate one:
+ * 2.6 MB at the cap, and a resize past it frees what was held).
+ */
+#define SCREEN_CELLS_MAX (256 * 256)
+/* What one sync may cost: bytes fed times cells (screen_sync). */
+#define SCREEN_FEED_WORK ((uint64_t)1 << 30)
+#define SCREEN_FEED_MIN	 (16 * 1024)
+
 struct ring;
 struct screen;
 
@@ -40,6 +50,9 @@ struct screen_shot {
 	size_t	       len;	/* bytes of data */
 	uint8_t	       data[];
 };
+
+/* Whether a screen of that size has an emulator (SCREEN_CELLS_MAX). */
+int screen_fits(unsigned int rows, unsigned int cols);
 
 /* The scanner only; the emulator starts at the first feed or sync. */
 struct screen *screen_new(unsigned int rows, unsigned int cols);

@@ -12,7 +12,8 @@
  * terminals made a spawn 0.6 ms dearer (issue 17).  Ours shares the table
  * (CLONE_FILES) and its first step is close_range(3, ~0,
  * CLOSE_RANGE_UNSHARE), which gives it a table of 0-2 alone without
- * copying the rest (kernel 5.9; before it, unshare then close).  Then, in
+ * copying the rest (kernel 5.9; where it is missing or a seccomp filter
+ * refuses it, unshare, then close each descriptor).  Then, in
  * order: every signal reset to its default (ours are blocked around the
  * clone, so no handler of ours runs on the shared memory), a new session,
  * the slave opened without O_NOCTTY so that it becomes the controlling
@@ -22,6 +23,7 @@
  * the child exists, so the shell's first TIOCGWINSZ already sees it.
  */
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
@@ -238,6 +240,7 @@ struct spawn_child {
 	const struct spawn_req *req;
 	const char	       *slave;
 	char		      **env;
+	int			maxfd; /* above every descriptor we hold */
 	volatile int		err;
 };
 
@@ -250,11 +253,17 @@ spawn_child(void *arg)
 	sigset_t	    none;
 	int		    sig, fd;
 
-	/* Our own table, holding 0-2 only: the kernel copies no more. */
-	if (syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_UNSHARE) == -1 &&
-	    (unshare(CLONE_FILES) == -1 ||
-		syscall(SYS_close_range, 3U, ~0U, 0U) == -1))
-		goto fail;
+	/*
+	 * Our own table, holding 0-2 only: the kernel copies no more.  Where
+	 * close_range is missing (before 5.9) or filtered (seccomp), a copy
+	 * of the table, every descriptor above 2 closed one by one.
+	 */
+	if (syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_UNSHARE) == -1) {
+		if (unshare(CLONE_FILES) == -1)
+			goto fail;
+		for (fd = 3; fd < a->maxfd; fd++)
+			(void)close(fd);
+	}
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = SIG_DFL;
 	for (sig = 1; sig < NSIG; sig++)
@@ -291,9 +300,16 @@ spawn_run(const struct spawn_req *req, const char *slave, char **env,
     pid_t *pid)
 {
 	static char	   stack[64 * 1024] __attribute__((aligned(16)));
-	struct spawn_child a = { req, slave, env, 0 };
+	struct spawn_child a = { req, slave, env, 0, 0 };
+	struct rlimit	   rl;
 	sigset_t	   all, old;
 	int		   err;
+
+	/* For the fallback in spawn_child only: the soft limit bounds
+	 * every descriptor number we can hold. */
+	a.maxfd = getrlimit(RLIMIT_NOFILE, &rl) == 0 &&
+		rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < (1U << 20) ?
+	    (int)rl.rlim_cur : (1 << 20);
 
 	sigfillset(&all);
 	(void)sigprocmask(SIG_SETMASK, &all, &old);

@@ -203,7 +203,9 @@ void	      term_detach(struct viewer *, int64_t now);
 /*
  * An attached viewer that asked for the screen and has no usable resume
  * position starts at the ring's end instead, with the screen standing for
- * it: returns a reference to the framed redraw (screen_shot_unref).
+ * it: returns a reference to the framed redraw (screen_shot_unref), or
+ * NULL if the terminal is too big for an emulator (SCREEN_CELLS_MAX): the
+ * viewer then gets the raw replay from where it stands.
  */
 struct screen_shot *term_viewer_screen(struct viewer *);
 /* Where output to v may end now (holds back an incomplete character). */

@@ -105,6 +105,9 @@ term_viewer_screen(struct viewer *v)
 {
 	struct term *t = v->term;
 
+	/* Too big for an emulator: the raw replay, from where v stands. */
+	if (!screen_fits(t->rows, t->cols))
+		return (NULL);
 	if (t->screen == NULL)
 		t->screen = screen_new(t->rows, t->cols);
 	/*

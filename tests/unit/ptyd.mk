@@ -57,3 +57,8 @@ check_PROGRAMS += tests/unit/test_mirror
 tests_unit_test_mirror_SOURCES = tests/unit/test_mirror.c
 tests_unit_test_mirror_CFLAGS = $(UNIT_CFLAGS) $(SQLITE_CFLAGS)
 tests_unit_test_mirror_LDADD = $(PTYD_UNIT_LDADD)
+
+check_PROGRAMS += tests/unit/test_spawn
+tests_unit_test_spawn_SOURCES = tests/unit/test_spawn.c
+tests_unit_test_spawn_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_spawn_LDADD = $(PTYD_UNIT_LDADD)

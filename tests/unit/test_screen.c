@@ -376,3 +376,65 @@ Test(screen, strings_are_dropped_and_end_at_bel_st_or_esc, .timeout = 10)
 	free(r);
 	screen_free(a);
 }
+
+/* What one sync feeds is bounded by the screen's cells (a scroll inside
+ * margins costs every cell of the region, on ptyd's one thread): a big
+ * screen starts again from the ring's last SCREEN_FEED_WORK / cells
+ * bytes, a small one is fed the whole ring. */
+static int
+first_line_kept(unsigned int rows, unsigned int cols)
+{
+	struct screen *s = screen_new(rows, cols);
+	struct ring    r;
+	char	       line[80], *a;
+	int	       i, kept;
+
+	ring_init(&r, 1000, 1 << 20);
+	ring_append(&r, "FIRST\r\n", 7);
+	for (i = 0; i < 1000; i++) {
+		snprintf(line, sizeof(line), "%058d\r\n", i);
+		ring_append(&r, line, strlen(line));
+	}
+	screen_sync(s, &r);
+	a = redraw(s);
+	kept = strstr(a, "FIRST") != NULL;
+	cr_assert(strstr(a, "000999") != NULL);
+	free(a);
+	ring_free(&r);
+	screen_free(s);
+	return (kept);
+}
+
+Test(screen, one_sync_feeds_at_most_its_work_bound, .timeout = 30)
+{
+	cr_assert(first_line_kept(24, 80), "62 kB fit an 80x24 sync");
+	cr_assert(!first_line_kept(250, 250),
+	    "a 250x250 sync takes only its last %llu bytes",
+	    (unsigned long long)(SCREEN_FEED_WORK / (250 * 250)));
+}
+
+/* Past SCREEN_CELLS_MAX a screen has no emulator: a resize there frees
+ * it, and one back to a size that fits rebuilds it from the ring. */
+Test(screen, a_size_past_the_cap_frees_the_emulator, .timeout = 10)
+{
+	struct screen *s = screen_new(24, 80), *bare = screen_new(24, 80);
+	struct ring    r;
+	char	      *a;
+
+	cr_assert(screen_fits(256, 256) && !screen_fits(500, 1000));
+	ring_init(&r, 1000, 4096);
+	ring_append(&r, "hello", 5);
+	screen_sync(s, &r);
+	cr_assert(screen_memory(s) > screen_memory(bare) + 24 * 80);
+	screen_resize(s, &r, 500, 1000);
+	cr_assert_eq(screen_memory(s), screen_memory(bare), "%zu held",
+	    screen_memory(s));
+	screen_resize(s, &r, 24, 80);
+	screen_sync(s, &r);
+	a = redraw(s);
+	cr_assert(strstr(a, "hello") != NULL, "%s", a);
+	free(a);
+	ring_free(&r);
+	screen_free(s);
+	screen_free(bare);
+}
