@@ -55,6 +55,7 @@
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/resource.h>
+#include <sys/select.h>
 #include <sys/syscall.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
@@ -199,6 +200,14 @@ pool_accept(struct pool *p)
 		if (n <= 0)
 			continue;
 		fd = accept4(p->sc->listen_fd, NULL, NULL, SOCK_CLOEXEC);
+		if (fd >= FD_SETSIZE) {
+			/* libfcgi's select() cannot take it: the thread cap
+			 * keeps requests below, so something leaked.  Shed
+			 * this one and back off as when out of them. */
+			close(fd);
+			fd = -1;
+			errno = EMFILE;
+		}
 		if (fd != -1)
 			return (fd);
 		switch (errno) {

@@ -635,7 +635,9 @@ stream_run(struct stream *s, const char *sid)
 	}
 	stream_begin(s);
 	e = stream_loop(s);
-	if (e == END_ERROR && sse_error(&s->out, s->pos, "internal error") == 0)
+	/* Not inside a half-written screen event (see streamloop.c). */
+	if (e == END_ERROR && !s->in_screen &&
+	    sse_error(&s->out, s->pos, "internal error") == 0)
 		e = END_DONE;
 	if (e == END_DONE)
 		e = stream_drain(s);

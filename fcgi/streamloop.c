@@ -166,16 +166,17 @@ sloop_close_ptyd(struct sloop *l, struct stream *s)
 static void
 sloop_end(struct sloop *l, struct stream *s, enum stream_end e)
 {
-	size_t off = 0;
-	int    cfd = req_conn_fd(s->r);
+	int cfd = req_conn_fd(s->r);
 
 	if (e == END_STUCK) {
 		flog_info("stream of %s: ptyd hung up and the viewer took"
 			  " nothing for %d s more; dropped",
 		    s->sid, STREAM_STUCK_MS / 1000);
 	}
-	if (e == END_STOP && !stream_pending(s))
-		(void)req_send_end(s->r, &off);
+	/* From where a full connection left it (end_off), and only after
+	 * the headers: END_REQUEST alone would be a malformed answer. */
+	if (e == END_STOP && s->begun && !stream_pending(s))
+		(void)req_send_end(s->r, &s->end_off);
 	sloop_close_ptyd(l, s);
 	(void)epoll_ctl(l->epfd, EPOLL_CTL_DEL, cfd, NULL);
 	close(cfd);
@@ -384,7 +385,9 @@ sloop_round(struct sloop *l, struct stream *s)
 	}
 	while (more) {
 		e = sloop_step(l, s, &reads, &more);
-		if (e == END_ERROR && !s->ending) {
+		/* Never inside a half-written screen event: the response
+		 * then simply ends, and the client drops the partial event. */
+		if (e == END_ERROR && !s->ending && !s->in_screen) {
 			sloop_lend_out(l, s);
 			if (sse_error(&s->out, s->pos, "internal error") == 0)
 				e = END_DONE;

@@ -296,8 +296,9 @@ term_reapable(const struct term *t, int64_t now, const char **why,
 		}
 		return (0);
 	}
-	/* A shell that died is noticed by the SIGCHLD loop, which the reaper
-	 * runs first, and then drains and finishes on its own. */
+	/* A shell that died is noticed by the SIGCHLD loop (signalfd; the
+	 * reaper's tick runs it too, as a net, at most once a grace or a
+	 * linger), and then drains and finishes on its own. */
 	if (t->state != TERM_RUNNING)
 		return (0);
 	if (t->nviewers == 0 && t->unwatched_since >= 0 &&
