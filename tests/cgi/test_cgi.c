@@ -881,6 +881,13 @@ Test(cgi, gap_viewer_limit_and_base64)
 	    "0123456789012345678901234567890123456789; i=$((i+1)); done; "
 	    "echo done-$((3+4))\\n\"}", NULL);
 	cr_assert_eq(r->status, 200);
+	/* The loop has ended (a viewer of the tail saw it) before the old id
+	 * comes back: a resume while it ran could still find its bytes. */
+	pid = stream_open("session_id=g", NULL, &fd, &s2);
+	cr_assert(stream_until(fd, &s2, "done-7", now_ms() + 15000), "%s",
+	    s2.out);
+	close(fd);
+	cr_expect_eq(waitpid_deadline(pid, now_ms() + 3000), 0);
 	pid = stream_open("session_id=g", lei, &fd, &s);
 	cr_assert(stream_until(fd, &s, "done-7", now_ms() + 15000), "%s",
 	    s.out);
