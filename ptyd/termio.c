@@ -69,8 +69,10 @@ term_read(struct term *t, int64_t now)
 			total += (size_t)r;
 			/* Less than there was room for: the pty is empty for
 			 * now (a keystroke's echo), and epoll, level-triggered,
-			 * says when it is not; no read to learn EAGAIN. */
-			if ((size_t)r < n)
+			 * says when it is not; no read to learn EAGAIN.  Not
+			 * while draining: the shell is gone, and reading on to
+			 * EIO ends the terminal in this turn. */
+			if ((size_t)r < n && t->state != TERM_DRAINING)
 				break;
 			continue;
 		}
