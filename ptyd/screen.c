@@ -106,8 +106,8 @@ sbuf_reserve(struct sbuf *b, size_t n)
 {
 	size_t ncap;
 
-	if (b->len + n <= b->cap)
-		return;
+	if (b->p != NULL && b->len + n <= b->cap)
+		return; /* once reserved, never NULL */
 	ncap = b->cap != 0 ? b->cap : 256;
 	while (ncap < b->len + n)
 		ncap *= 2;
@@ -1080,7 +1080,8 @@ screen_shot_get(struct screen *s, uint64_t pos)
 		shot->pos = pos;
 		shot->textlen = len;
 		shot->len = fr.len;
-		memcpy(shot->data, fr.p, fr.len);
+		if (fr.len != 0)
+			memcpy(shot->data, fr.p, fr.len);
 		free(fr.p);
 		free(text);
 		s->shot = shot;
