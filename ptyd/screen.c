@@ -708,8 +708,17 @@ screen_resize(struct screen *s, const struct ring *r, unsigned int rows,
 		 * starts again from the ring. */
 		screen_emu_stop(s);
 		s->synced = 0;
-	} else if (s->vt != NULL)
+	} else if (s->vt != NULL) {
 		vterm_set_size(s->vt, (int)rows, (int)cols);
+		/*
+		 * The scroll region back to the whole screen, as xterm does
+		 * on a resize (and as s->top, s->bottom say): libvterm 0.1.4
+		 * keeps a region past a smaller screen's last row and then
+		 * scrolls with a negative length (fuzz_screen).  DECSTBM
+		 * homes the cursor, hence the save and restore around it.
+		 */
+		vterm_input_write(s->vt, "7[r8", 7);
+	}
 	s->top = s->bottom = 0;
 }
 

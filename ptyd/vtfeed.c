@@ -106,10 +106,14 @@ vtfeed_esc_start(struct vtfeed *f)
 	f->seqlen = 1;
 }
 
-/* After ESC: '[' a CSI, a string's introducer, an intermediate, a final. */
+/* After ESC: '[' a CSI, a string's introducer, an intermediate, a final.
+ * libvterm takes '[' and the introducers after intermediates too (a CSI
+ * it would then parse unfiltered): the intermediates are dropped here. */
 static void
 vtfeed_esc(struct vtfeed *f, VTerm *vt, uint8_t c)
 {
+	if (c == '[' || strchr("]P_^X", c) != NULL)
+		f->seqlen = 1;
 	if (f->seqlen == 1 && c == '[') {
 		f->state = VTFEED_CSI;
 		f->seq[f->seqlen++] = c;

@@ -352,6 +352,8 @@ Test(screen, csi_with_many_parameters_is_cut_to_sixteen, .timeout = 10)
 
 	feed(a, "\033[::::::::::::::::::::::::::::::::::::::::>c");
 	feed(a, "\033[;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;m");
+	/* libvterm takes '[' after an intermediate as a CSI too. */
+	feed(a, "\033 [;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;m");
 	/* Bold from the first 16, the 17th (underline) dropped. */
 	feed(a, "\033[1;0;0;0;0;0;0;0;0;0;0;0;0;0;0;1;4mB");
 	r = redraw(a);
@@ -437,4 +439,22 @@ Test(screen, a_size_past_the_cap_frees_the_emulator, .timeout = 10)
 	ring_free(&r);
 	screen_free(s);
 	screen_free(bare);
+}
+
+/* libvterm 0.1.4 kept a scroll region past a smaller screen's last row and
+ * then scrolled with a negative length (fuzz_screen): a resize resets it. */
+Test(screen, a_resize_below_the_scroll_region_resets_it, .timeout = 10)
+{
+	struct screen *a = screen_new(28, 59);
+	char	      *r;
+
+	feed(a, "\033[3r\033[5;7Hx");
+	screen_resize(a, NULL, 1, 1);
+	feed(a, "\217\217 abc\r\nxyz\r\n");
+	screen_resize(a, NULL, 4, 10);
+	feed(a, "\033[2;4Hq");
+	r = redraw(a);
+	cr_assert(strstr(r, "q") != NULL, "%s", r);
+	free(r);
+	screen_free(a);
 }
