@@ -263,6 +263,9 @@ screen_encode_cells(struct sbuf *b, const struct gcell *cells, int n)
 		if (!screen_pen_eq(&cur, &cells[i])) {
 			screen_sgr(b, &cells[i]);
 			cur = cells[i];
+			/* The SGR took from the room kept for the cells
+			 * (fuzz_screen: the plain path then wrote past it). */
+			sbuf_reserve(b, (size_t)(end - i) * 8);
 		}
 		/* A wide character whose right half was written over is
 		 * gone: a space, as a terminal shows it. */
