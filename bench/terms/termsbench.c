@@ -725,13 +725,16 @@ main(int argc, char **argv)
 	double worst50, ratio, down;
 	long   anon0, rss0, avail0, anon1, rss1, avail1;
 	int    n;
+	char  *sh;
 
 	options(argc, argv);
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	signal(SIGPIPE, SIG_IGN);
+	sh = realpath("/bin/sh", NULL);
 	printf("terms\t%d terminals, each /bin/sh -> %s (dash keeps memory"
 	       " low), one ptyd\n",
-	    nterms, realpath("/bin/sh", NULL));
+	    nterms, sh != NULL ? sh : "?");
+	free(sh);
 	limits_print();
 	pty_max_ensure(nterms + BASE_N);
 	ptyd_start(&big, nterms + BASE_N + 16);
