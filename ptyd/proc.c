@@ -214,7 +214,7 @@ proc_is_live(const struct proc_info *pi, int (*skip)(pid_t))
  * gone, or -1 with another errno (no pidfds, out of fds) and the caller
  * falls back to kill(2).
  */
-static int
+int
 proc_pidfd_open(pid_t pid)
 {
 #if defined(SYS_pidfd_open) && defined(SYS_pidfd_send_signal)

@@ -33,6 +33,8 @@
  * candidates.  Returns how many processes were signalled.
  */
 int proc_sweep(pid_t session, dev_t tty, int kill_now, int (*skip)(pid_t));
+/* A close-on-exec pidfd on pid, or -1 (errno: ESRCH gone, ENOSYS none). */
+int proc_pidfd_open(pid_t pid);
 
 /* Run every pending SIGKILL pass now and free them (shutdown). */
 void proc_sweep_flush(void);

@@ -22,8 +22,9 @@
  * its whole grace or linger from there).  With 5,000 idle terminals a tick
  * cost about 2 ms every reap interval (issue 17): half of it the walk
  * (now over an array, term_registered, and only when one may be due),
- * half the SIGCHLD loop's waitpid (now on ticks without a walk, at most
- * once a grace or a linger).
+ * half the SIGCHLD loop's waitpid(-1) (now run only while some child has
+ * no pidfd watching it, termlife.c, and then at most once a grace or a
+ * linger).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -158,11 +159,12 @@ reap_run(int64_t now)
 
 /*
  * The walk when one may be due (reap_next); and at most once a grace or
- * a linger, before it or alone, the SIGCHLD loop as a safety net (SIGCHLD
- * comes through a signalfd and is not lost; the net is for a bug).  The
- * net is O(terminals) in the kernel (waitpid(-1) looks at every child:
- * 0.9 ms with 5,000), so it is rate-limited, never skipped: with
- * something due at every tick it still runs.
+ * a linger, before it or alone, the SIGCHLD loop as a safety net for the
+ * children no pidfd watches (SIGCHLD comes through a signalfd and is not
+ * lost; the net is for a bug).  The net is O(terminals) in the kernel
+ * (waitpid(-1) looks at every child: 1.2 ms with 5,000), so it is
+ * rate-limited, never skipped: with something due at every tick it still
+ * runs.  With every child watched by its pidfd it returns at once.
  */
 int
 reap_tick(int64_t now)

@@ -190,6 +190,7 @@ term_pid_add(struct term *t)
 	t->pnext = term_phash[i];
 	term_phash[i] = t;
 	t->in_pid_hash = 1;
+	term_watch_pid(t);
 }
 
 void
@@ -208,6 +209,7 @@ term_pid_remove(struct term *t)
 	}
 	t->pnext = NULL;
 	t->in_pid_hash = 0;
+	term_unwatch_pid(t);
 }
 
 static struct term_owner **
@@ -377,6 +379,8 @@ term_new(const char *owner, const char *sid, const char *workspace,
 	t->pid = -1;
 	t->master = -1;
 	t->io.fd = -1;
+	t->pidfd = -1;
+	t->pio.fd = -1;
 	t->rows = (uint16_t)rows;
 	t->cols = (uint16_t)cols;
 	t->base = base;

@@ -93,6 +93,8 @@ struct term {
 
 	pid_t	     pid;    /* shell = pgrp = session */
 	int	     reaped; /* the shell was waited for */
+	int	     pidfd;  /* watches the shell's end; -1: SIGCHLD's loop */
+	struct ev_io pio;
 	int	     killed; /* SIGKILL sent */
 	int	     master; /* -1 once closed */
 	struct ev_io io;

@@ -22,10 +22,15 @@ struct term_chunk {
 	uint8_t data[];
 };
 
-/* term.c: the object and the pid hash. */
+/* term.c: the object and the pid hash (adding and removing a pid starts
+ * and stops watching it, termlife.c). */
 void term_pid_add(struct term *);
 void term_pid_remove(struct term *);
 int  term_is_live_shell(pid_t);
+
+/* termlife.c: the shell's end, through its pidfd or SIGCHLD's loop. */
+void term_watch_pid(struct term *);
+void term_unwatch_pid(struct term *);
 
 /* term.c: the object. */
 void term_maybe_free(struct term *);   /* at the end of the turn */

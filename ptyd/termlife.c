@@ -5,9 +5,19 @@
  *
  * Owns: every change of a terminal's state (term_set_state, after the
  * table of termstate.c), the signals that end a shell and the timer that
- * follows them, the SIGCHLD loop.  Does not own: the registry and the
- * objects (term.c), the pty's I/O (termio.c), strays of a shell
- * (proc.c), or the reaper's schedule and claim (reap.c).
+ * follows them, noticing a shell's end (its pidfd; the SIGCHLD loop for
+ * what no pidfd watches).  Does not own: the registry and the objects
+ * (term.c), the pty's I/O (termio.c), strays of a shell (proc.c), or the
+ * reaper's schedule and claim (reap.c).
+ *
+ * A shell's end: each shell has a pidfd in the event loop, readable once
+ * it has exited, and its callback waits for that one pid.  waitpid(-1)
+ * looks at every child in the kernel: with 5,000 terminals each SIGCHLD
+ * cost a millisecond or more that way (issue 17), twice per shell that
+ * ended.  The SIGCHLD loop still runs, but only while some child is not
+ * watched: a shell whose pidfd could not be opened (no pidfds, out of
+ * descriptors), or one let go of unreaped (a start that failed after the
+ * fork, a terminal freed at shutdown's deadline).
  */
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -233,6 +243,73 @@ term_child_exited(struct term *t, int status, int64_t now)
 	term_io_cb(t->master, EPOLLIN, t);
 }
 
+/* Children no pidfd watches: shells without one, and those let go of
+ * unreaped.  While 0, SIGCHLD needs no waitpid(-1). */
+static unsigned int term_unwatched, term_orphans;
+
+/* The shell's pidfd is readable: it has exited.  Wait for that pid only. */
+static void
+term_pid_cb(int fd, uint32_t events, void *arg)
+{
+	struct term *t = arg;
+	pid_t	     pid;
+	int	     status;
+
+	(void)fd;
+	(void)events;
+	do
+		pid = waitpid(t->pid, &status, WNOHANG);
+	while (pid == -1 && errno == EINTR);
+	if (pid == t->pid) {
+		term_child_exited(t, status, ev_now());
+		return;
+	}
+	/* Readable but not waitable (never seen): hand it to SIGCHLD's loop
+	 * rather than spin on a level-triggered descriptor. */
+	log_warnx("term %s: pidfd readable, waitpid gave %ld", t->sid,
+	    (long)pid);
+	ev_io_del(&t->pio);
+	close(t->pidfd);
+	t->pidfd = -1;
+	term_unwatched++;
+	term_reap_children(ev_now());
+}
+
+/* The shell's pid was just hashed (term_pid_add): watch for its end. */
+void
+term_watch_pid(struct term *t)
+{
+	t->pidfd = proc_pidfd_open(t->pid);
+	if (t->pidfd != -1 &&
+	    ev_io_add(&t->pio, t->pidfd, EPOLLIN, term_pid_cb, t) == 0)
+		return;
+	log_debug("term %s: no pidfd (%s), SIGCHLD's loop watches it", t->sid,
+	    strerror(errno));
+	if (t->pidfd != -1)
+		close(t->pidfd);
+	t->pidfd = -1;
+	term_unwatched++;
+}
+
+/* The pid leaves the hash (reaped, or let go of): stop watching it. */
+void
+term_unwatch_pid(struct term *t)
+{
+	if (t->pidfd != -1) {
+		ev_io_del(&t->pio);
+		close(t->pidfd);
+		t->pidfd = -1;
+	} else
+		term_unwatched--;
+	if (t->reaped)
+		return;
+	/* Let go of unreaped: reap it now if it has ended, else SIGCHLD's
+	 * loop will when it does. */
+	if (waitpid(t->pid, NULL, WNOHANG) != t->pid)
+		term_orphans++;
+}
+
+/* SIGCHLD (and the reaper's net): reap what no pidfd watches. */
 void
 term_reap_children(int64_t now)
 {
@@ -240,6 +317,8 @@ term_reap_children(int64_t now)
 	pid_t	     pid;
 	int	     status;
 
+	if (term_unwatched == 0 && term_orphans == 0)
+		return;
 	for (;;) {
 		pid = waitpid(-1, &status, WNOHANG);
 		if (pid == -1 && errno == EINTR)
@@ -248,8 +327,11 @@ term_reap_children(int64_t now)
 			break;
 		if ((t = term_find_pid(pid)) != NULL)
 			term_child_exited(t, status, now);
-		else
+		else {
 			log_debug("reaped descendant %ld", (long)pid);
+			if (term_orphans > 0)
+				term_orphans--;
+		}
 	}
 }
 
@@ -296,9 +378,10 @@ term_reapable(const struct term *t, int64_t now, const char **why,
 		}
 		return (0);
 	}
-	/* A shell that died is noticed by the SIGCHLD loop (signalfd; the
-	 * reaper's tick runs it too, as a net, at most once a grace or a
-	 * linger), and then drains and finishes on its own. */
+	/* A shell that died is noticed through its pidfd (or, without one,
+	 * by the SIGCHLD loop, which the reaper's tick runs too, as a net, at
+	 * most once a grace or a linger), and then drains and finishes on
+	 * its own. */
 	if (t->state != TERM_RUNNING)
 		return (0);
 	if (t->nviewers == 0 && t->unwatched_since >= 0 &&

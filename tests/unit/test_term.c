@@ -1,15 +1,23 @@
 /*
  * test_term.c -- the terminal registry and lifecycle: cap and eviction
  * order, linger, attach and resume positions, backpressure, request
- * policy, and (with real short-lived shells) start, restart and input.
+ * policy, and (with real short-lived shells) start, restart, input, and
+ * noticing a shell's end (its pidfd, or SIGCHLD's loop without one).
  */
 #include <criterion/criterion.h>
 
+#include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
+
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
@@ -19,6 +27,7 @@
 #include "ptyd.h"
 #include "spawn.h"
 #include "term.h"
+#include "term_int.h"
 
 #define S	PTYD_SEC
 #define BASE	5000000000ULL
@@ -896,4 +905,106 @@ Test(term, owner_counts_follow_register_and_unregister)
 	(void)mk("bob", "again", 700 * S);
 	cr_expect_eq(term_count_owner("bob"), 1);
 	cr_expect_eq(term_count_owner(""), walk_count(""));
+}
+
+/* A shell's end. */
+
+static char *exit3_argv[] = { (char *)"sh", (char *)"-c", (char *)"exit 3",
+	NULL };
+
+/* Loop turns until t's shell is reaped (5 s at most); reap_loop: also run
+ * SIGCHLD's loop each turn, as main.c does on SIGCHLD. */
+static void
+turn_until_reaped(struct term *t, int reap_loop)
+{
+	int i;
+
+	for (i = 0; i < 500 && !t->reaped; i++) {
+		cr_assert_eq(ev_run_once(10000), 0);
+		if (reap_loop)
+			term_reap_children(ev_now());
+	}
+	cr_assert(t->reaped, "the shell's end was never noticed");
+	cr_assert_eq(t->exit_code, 3);
+}
+
+Test(term, a_shell_s_end_is_noticed_through_its_pidfd_alone)
+{
+	/* Prevents: SIGCHLD's waitpid(-1), which looks at every child (a
+	 * millisecond and more with 5,000 terminals), being the only way a
+	 * shell's end is noticed. */
+	struct pollfd p;
+	struct term  *t;
+	int	      reused;
+
+	cr_assert_eq(ev_init(), 0);
+	ptyd_conf.shell_argv = exit3_argv;
+	t = start("", "a", 0, 0, &reused);
+	cr_assert_neq(t->pidfd, -1);
+	p.fd = t->pidfd;
+	p.events = POLLIN;
+	cr_assert_eq(poll(&p, 1, 5000), 1, "the shell never exited");
+	/* Every child is watched: SIGCHLD's loop has nothing to do. */
+	term_reap_children(ev_now());
+	cr_assert_not(t->reaped);
+	turn_until_reaped(t, 0);
+	cr_assert_eq(t->pidfd, -1, "the pidfd is closed once reaped");
+}
+
+/* pidfd_open answers ENOSYS, as before Linux 5.3 or under a seccomp
+ * profile that does not know it. */
+static void
+filter_pidfd_open(void)
+{
+	struct sock_filter f[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+		    offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_pidfd_open, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = { sizeof(f) / sizeof(f[0]), f };
+
+	cr_assert_eq(prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), 0);
+	cr_assert_eq(prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog), 0);
+}
+
+Test(term, without_pidfds_sigchld_s_loop_notices_a_shell_s_end)
+{
+	struct term *t;
+	int	     reused;
+
+	filter_pidfd_open();
+	cr_assert_eq(ev_init(), 0);
+	ptyd_conf.shell_argv = exit3_argv;
+	t = start("", "a", 0, 0, &reused);
+	cr_assert_eq(t->pidfd, -1);
+	turn_until_reaped(t, 1);
+}
+
+Test(term, a_shell_let_go_of_unreaped_is_still_reaped)
+{
+	/* A terminal freed before its shell was waited for (shutdown's
+	 * deadline): its pid leaves the hash, and SIGCHLD's loop, idle while
+	 * every child had a pidfd, reaps it. */
+	struct pollfd p;
+	struct term  *t;
+	pid_t	      pid;
+	int	      reused;
+
+	cr_assert_eq(ev_init(), 0);
+	ptyd_conf.shell_argv = sh_argv; /* interactive: stays */
+	t = start("", "a", 0, 0, &reused);
+	pid = t->pid;
+	term_pid_remove(t);
+	cr_assert_eq(t->pidfd, -1);
+	cr_assert_eq(kill(pid, SIGKILL), 0);
+	p.fd = (int)syscall(SYS_pidfd_open, pid, 0);
+	cr_assert_neq(p.fd, -1);
+	p.events = POLLIN;
+	cr_assert_eq(poll(&p, 1, 5000), 1);
+	close(p.fd);
+	term_reap_children(ev_now());
+	cr_assert_eq(waitpid(pid, NULL, WNOHANG), -1, "left a zombie");
+	cr_assert_eq(errno, ECHILD);
 }
