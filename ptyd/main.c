@@ -272,11 +272,11 @@ main_shutdown(void)
 }
 
 static void
-main_signal(int signo)
+main_signal(int signo, pid_t pid)
 {
 	switch (signo) {
 	case SIGCHLD:
-		term_reap_children(ev_now());
+		term_sigchld(pid, ev_now());
 		break;
 	case SIGHUP:
 		log_reopen();

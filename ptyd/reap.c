@@ -22,9 +22,8 @@
  * its whole grace or linger from there).  With 5,000 idle terminals a tick
  * cost about 2 ms every reap interval (issue 17): half of it the walk
  * (now over an array, term_registered, and only when one may be due),
- * half the SIGCHLD loop's waitpid(-1) (now run only while some child has
- * no pidfd watching it, termlife.c, and then at most once a grace or a
- * linger).
+ * half the SIGCHLD loop's waitpid(-1), run as a safety net (no longer:
+ * see reap_tick).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -158,26 +157,16 @@ reap_run(int64_t now)
 }
 
 /*
- * The walk when one may be due (reap_next); and at most once a grace or
- * a linger, before it or alone, the SIGCHLD loop as a safety net for the
- * children no pidfd watches (SIGCHLD comes through a signalfd and is not
- * lost; the net is for a bug).  The net is O(terminals) in the kernel
- * (waitpid(-1) looks at every child: 1.2 ms with 5,000), so it is
- * rate-limited, never skipped: with something due at every tick it still
- * runs.  With every child watched by its pidfd it returns at once.
+ * The walk, when one may be due (reap_next).  The tick no longer runs the
+ * SIGCHLD loop as a net (it did, once a grace or a linger: 1.2 ms with
+ * 5,000 children, since waitpid(-1) looks at each): a shell's end is seen
+ * through its pidfd, level-triggered, and every SIGCHLD, one standing for
+ * several included, ends in that loop within TERM_SIGCHLD_DEFER
+ * (termlife.c), so nothing is left for a net to find.
  */
 int
 reap_tick(int64_t now)
 {
-	static int64_t net_last;
-	int64_t	       every = ptyd_conf.idle_grace < ptyd_conf.linger ?
-		   ptyd_conf.idle_grace :
-		   ptyd_conf.linger;
-
-	if (now - net_last >= every) {
-		net_last = now;
-		term_reap_children(now);
-	}
 	if (reap_next == 0 || now >= reap_next)
 		return (reap_walk(now));
 	return (0);

@@ -25,7 +25,7 @@
 
 static int	    sig_fd = -1;
 static struct ev_io sig_io;
-static void (*sig_cb)(int);
+static void (*sig_cb)(int, pid_t);
 
 static void
 sig_read_cb(int fd, uint32_t events, void *arg)
@@ -44,12 +44,12 @@ sig_read_cb(int fd, uint32_t events, void *arg)
 				log_warn("signalfd read");
 			return;
 		}
-		sig_cb((int)si.ssi_signo);
+		sig_cb((int)si.ssi_signo, (pid_t)si.ssi_pid);
 	}
 }
 
 int
-sig_init(void (*cb)(int))
+sig_init(void (*cb)(int, pid_t))
 {
 	struct sigaction sa;
 	sigset_t	 set;

@@ -8,7 +8,10 @@
 #ifndef PTYD_SIG_H
 #define PTYD_SIG_H
 
-int  sig_init(void (*cb)(int));
+#include <sys/types.h>
+
+/* cb(signo, the sender's pid: for SIGCHLD, the child's). */
+int  sig_init(void (*cb)(int, pid_t));
 void sig_done(void);
 
 #endif /* PTYD_SIG_H */

@@ -237,6 +237,7 @@ void	     term_evict(struct term *, const char *cap, unsigned int max,
 struct term *term_evict_pick(const char *owner);
 void	     term_child_exited(struct term *, int status, int64_t now);
 void	     term_reap_children(int64_t now);
+void	     term_sigchld(pid_t, int64_t now);
 void	     term_linger_expired(struct term *, int64_t now);
 void	     term_shutdown_all(int64_t now);
 int	     term_none_left(void);

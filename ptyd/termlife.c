@@ -14,10 +14,10 @@
  * it has exited, and its callback waits for that one pid.  waitpid(-1)
  * looks at every child in the kernel: with 5,000 terminals each SIGCHLD
  * cost a millisecond or more that way (issue 17), twice per shell that
- * ended.  The SIGCHLD loop still runs, but only while some child is not
- * watched: a shell whose pidfd could not be opened (no pidfds, out of
- * descriptors), or one let go of unreaped (a start that failed after the
- * fork, a terminal freed at shutdown's deadline).
+ * ended.  The SIGCHLD loop still reaps what no pidfd watches: the jobs a
+ * shell leaves behind (reparented to ptyd, the subreaper), a shell whose
+ * pidfd could not be opened (no pidfds, out of descriptors), one let go
+ * of unreaped.  See term_sigchld for when it runs.
  */
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -243,9 +243,11 @@ term_child_exited(struct term *t, int status, int64_t now)
 	term_io_cb(t->master, EPOLLIN, t);
 }
 
-/* Children no pidfd watches: shells without one, and those let go of
- * unreaped.  While 0, SIGCHLD needs no waitpid(-1). */
-static unsigned int term_unwatched, term_orphans;
+/* A SIGCHLD of a watched shell puts SIGCHLD's loop off by this long. */
+#define TERM_SIGCHLD_DEFER PTYD_SEC
+
+static struct ev_timer term_sigchld_timer;
+static int	       term_sigchld_inited;
 
 /* The shell's pidfd is readable: it has exited.  Wait for that pid only. */
 static void
@@ -264,15 +266,15 @@ term_pid_cb(int fd, uint32_t events, void *arg)
 		term_child_exited(t, status, ev_now());
 		return;
 	}
-	/* Readable but not waitable (never seen): hand it to SIGCHLD's loop
-	 * rather than spin on a level-triggered descriptor. */
-	log_warnx("term %s: pidfd readable, waitpid gave %ld", t->sid,
+	/* Exited but not yet waitable: another process traces it (strace,
+	 * gdb), and we may wait only once the tracer has.  Its SIGCHLD comes
+	 * then; stop watching, so as not to spin on a level-triggered
+	 * descriptor, and let SIGCHLD's loop have it. */
+	log_debug("term %s: pidfd readable, waitpid gave %ld", t->sid,
 	    (long)pid);
 	ev_io_del(&t->pio);
 	close(t->pidfd);
 	t->pidfd = -1;
-	term_unwatched++;
-	term_reap_children(ev_now());
 }
 
 /* The shell's pid was just hashed (term_pid_add): watch for its end. */
@@ -288,10 +290,12 @@ term_watch_pid(struct term *t)
 	if (t->pidfd != -1)
 		close(t->pidfd);
 	t->pidfd = -1;
-	term_unwatched++;
 }
 
-/* The pid leaves the hash (reaped, or let go of): stop watching it. */
+/* The pid leaves the hash (reaped, or let go of): stop watching it.  One
+ * let go of unreaped (a start that failed after the fork, a terminal freed
+ * at shutdown's deadline) is reaped now if it has ended; else its SIGCHLD,
+ * a pid no longer hashed, runs the loop. */
 void
 term_unwatch_pid(struct term *t)
 {
@@ -299,17 +303,47 @@ term_unwatch_pid(struct term *t)
 		ev_io_del(&t->pio);
 		close(t->pidfd);
 		t->pidfd = -1;
-	} else
-		term_unwatched--;
-	if (t->reaped)
-		return;
-	/* Let go of unreaped: reap it now if it has ended, else SIGCHLD's
-	 * loop will when it does. */
-	if (waitpid(t->pid, NULL, WNOHANG) != t->pid)
-		term_orphans++;
+	}
+	if (!t->reaped)
+		(void)waitpid(t->pid, NULL, WNOHANG);
 }
 
-/* SIGCHLD (and the reaper's net): reap what no pidfd watches. */
+static void
+term_sigchld_cb(void *arg)
+{
+	(void)arg;
+	term_reap_children(ev_now());
+}
+
+/*
+ * SIGCHLD, for pid (the signalfd's: several may come as one, with the
+ * first one's pid).  A shell its pidfd watches needs nothing now, its
+ * callback waits for it; but the signal may stand for others too (a job
+ * the shell left behind, reparented to us, the subreaper), so the loop
+ * runs anyway, put off by TERM_SIGCHLD_DEFER: 5,000 shells ending in one
+ * burst then cost one pass over the children a second, not one each.
+ * Anything else (such a job, a shell without a pidfd, one let go of) runs
+ * the loop now, as every SIGCHLD did before pidfds.
+ */
+void
+term_sigchld(pid_t pid, int64_t now)
+{
+	struct term *t = term_find_pid(pid);
+
+	if (t == NULL || t->pidfd == -1) {
+		term_reap_children(now);
+		return;
+	}
+	if (!term_sigchld_inited) {
+		ev_timer_init(&term_sigchld_timer, term_sigchld_cb, NULL);
+		term_sigchld_inited = 1;
+	}
+	if (!ev_timer_pending(&term_sigchld_timer))
+		ev_timer_at(&term_sigchld_timer, now + TERM_SIGCHLD_DEFER);
+}
+
+/* Reap every child that has ended: waitpid(-1), which looks at every
+ * child in the kernel (1.2 ms with 5,000). */
 void
 term_reap_children(int64_t now)
 {
@@ -317,8 +351,6 @@ term_reap_children(int64_t now)
 	pid_t	     pid;
 	int	     status;
 
-	if (term_unwatched == 0 && term_orphans == 0)
-		return;
 	for (;;) {
 		pid = waitpid(-1, &status, WNOHANG);
 		if (pid == -1 && errno == EINTR)
@@ -327,11 +359,8 @@ term_reap_children(int64_t now)
 			break;
 		if ((t = term_find_pid(pid)) != NULL)
 			term_child_exited(t, status, now);
-		else {
+		else
 			log_debug("reaped descendant %ld", (long)pid);
-			if (term_orphans > 0)
-				term_orphans--;
-		}
 	}
 }
 
@@ -379,9 +408,7 @@ term_reapable(const struct term *t, int64_t now, const char **why,
 		return (0);
 	}
 	/* A shell that died is noticed through its pidfd (or, without one,
-	 * by the SIGCHLD loop, which the reaper's tick runs too, as a net, at
-	 * most once a grace or a linger), and then drains and finishes on
-	 * its own. */
+	 * by the SIGCHLD loop), and then drains and finishes on its own. */
 	if (t->state != TERM_RUNNING)
 		return (0);
 	if (t->nviewers == 0 && t->unwatched_since >= 0 &&

@@ -912,45 +912,84 @@ Test(term, owner_counts_follow_register_and_unregister)
 static char *exit3_argv[] = { (char *)"sh", (char *)"-c", (char *)"exit 3",
 	NULL };
 
-/* Loop turns until t's shell is reaped (5 s at most); reap_loop: also run
- * SIGCHLD's loop each turn, as main.c does on SIGCHLD. */
+/* Loop turns until t's shell is reaped (5 s at most), handing each turn
+ * a SIGCHLD for its pid to term_sigchld when sigchld is set. */
 static void
-turn_until_reaped(struct term *t, int reap_loop)
+turn_until_reaped(struct term *t, int sigchld)
 {
-	int i;
+	pid_t pid = t->pid;
+	int   i;
 
 	for (i = 0; i < 500 && !t->reaped; i++) {
 		cr_assert_eq(ev_run_once(10000), 0);
-		if (reap_loop)
-			term_reap_children(ev_now());
+		if (sigchld && !t->reaped)
+			term_sigchld(pid, ev_now());
 	}
 	cr_assert(t->reaped, "the shell's end was never noticed");
 	cr_assert_eq(t->exit_code, 3);
 }
 
-Test(term, a_shell_s_end_is_noticed_through_its_pidfd_alone)
+/* Wait until pid has ended (a zombie of ours), through a pidfd. */
+static void
+wait_ended(pid_t pid)
+{
+	struct pollfd p;
+
+	p.fd = (int)syscall(SYS_pidfd_open, pid, 0);
+	cr_assert_neq(p.fd, -1);
+	p.events = POLLIN;
+	cr_assert_eq(poll(&p, 1, 5000), 1, "%ld never ended", (long)pid);
+	close(p.fd);
+}
+
+Test(term, a_shell_s_end_is_noticed_through_its_pidfd)
 {
 	/* Prevents: SIGCHLD's waitpid(-1), which looks at every child (a
-	 * millisecond and more with 5,000 terminals), being the only way a
-	 * shell's end is noticed. */
-	struct pollfd p;
-	struct term  *t;
-	int	      reused;
+	 * millisecond and more with 5,000 terminals), being run for each
+	 * shell's end. */
+	struct term *t;
+	int	     reused, i;
 
 	cr_assert_eq(ev_init(), 0);
 	ptyd_conf.shell_argv = exit3_argv;
 	t = start("", "a", 0, 0, &reused);
 	cr_assert_neq(t->pidfd, -1);
-	p.fd = t->pidfd;
-	p.events = POLLIN;
-	cr_assert_eq(poll(&p, 1, 5000), 1, "the shell never exited");
-	/* Every child is watched: SIGCHLD's loop has nothing to do. */
-	term_reap_children(ev_now());
+	wait_ended(t->pid);
+	/* Its SIGCHLD puts the loop off; the pidfd's callback reaps it. */
+	term_sigchld(t->pid, ev_now());
 	cr_assert_not(t->reaped);
-	turn_until_reaped(t, 0);
+	for (i = 0; i < 5 && !t->reaped; i++)
+		cr_assert_eq(ev_run_once(0), 0);
+	cr_assert(t->reaped, "the pidfd's callback did not reap it");
+	cr_assert_eq(t->exit_code, 3);
 	cr_assert_eq(t->pidfd, -1, "the pidfd is closed once reaped");
 }
 
+Test(term, a_job_left_behind_is_reaped_when_its_sigchld_came_with_the_shell_s)
+{
+	/* Prevents: a background job that outlives its shell (reparented to
+	 * ptyd, the subreaper) staying a zombie when its SIGCHLD came folded
+	 * into its shell's (signalfd coalesces; the pid is the shell's). */
+	static char *job_argv[] = { (char *)"sh", (char *)"-c",
+		(char *)"sleep 0.2 & exit 3", NULL };
+	struct term *t;
+	pid_t	     shell;
+	int	     reused, i;
+
+	cr_assert_eq(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
+	cr_assert_eq(ev_init(), 0);
+	ptyd_conf.shell_argv = job_argv;
+	t = start("", "a", 0, 0, &reused);
+	shell = t->pid;
+	turn_until_reaped(t, 0);
+	usleep(500000); /* the job has ended: a zombie of ours */
+	term_sigchld(shell, ev_now());
+	for (i = 0; i < 300 && waitpid(-1, NULL, WNOHANG | __WNOTHREAD) == 0;
+	     i++)
+		cr_assert_eq(ev_run_once(10000), 0);
+	cr_assert_eq(waitpid(-1, NULL, WNOHANG), -1, "a zombie is left");
+	cr_assert_eq(errno, ECHILD);
+}
 /* pidfd_open answers ENOSYS, as before Linux 5.3 or under a seccomp
  * profile that does not know it. */
 static void
@@ -982,15 +1021,14 @@ Test(term, without_pidfds_sigchld_s_loop_notices_a_shell_s_end)
 	turn_until_reaped(t, 1);
 }
 
-Test(term, a_shell_let_go_of_unreaped_is_still_reaped)
+Test(term, a_shell_let_go_of_unreaped_is_reaped_on_its_sigchld)
 {
 	/* A terminal freed before its shell was waited for (shutdown's
-	 * deadline): its pid leaves the hash, and SIGCHLD's loop, idle while
-	 * every child had a pidfd, reaps it. */
-	struct pollfd p;
-	struct term  *t;
-	pid_t	      pid;
-	int	      reused;
+	 * deadline): its pid leaves the hash, and its SIGCHLD, a pid no
+	 * longer known, runs the loop at once. */
+	struct term *t;
+	pid_t	     pid;
+	int	     reused;
 
 	cr_assert_eq(ev_init(), 0);
 	ptyd_conf.shell_argv = sh_argv; /* interactive: stays */
@@ -999,12 +1037,8 @@ Test(term, a_shell_let_go_of_unreaped_is_still_reaped)
 	term_pid_remove(t);
 	cr_assert_eq(t->pidfd, -1);
 	cr_assert_eq(kill(pid, SIGKILL), 0);
-	p.fd = (int)syscall(SYS_pidfd_open, pid, 0);
-	cr_assert_neq(p.fd, -1);
-	p.events = POLLIN;
-	cr_assert_eq(poll(&p, 1, 5000), 1);
-	close(p.fd);
-	term_reap_children(ev_now());
+	wait_ended(pid);
+	term_sigchld(pid, ev_now());
 	cr_assert_eq(waitpid(pid, NULL, WNOHANG), -1, "left a zombie");
 	cr_assert_eq(errno, ECHILD);
 }
