@@ -5,8 +5,9 @@
  * Owns: the libvterm instance (its parser and state layer, allocated
  * through a counting allocator, so its memory per terminal is measured,
  * not guessed), the two screen buffers it draws into (grid.c: libvterm's
- * own screen layer copies the whole screen on every scroll), the pen, the
- * scrollback ring of encoded lines, a scanner for the modes libvterm keeps
+ * own screen layer copies the whole screen on every scroll), the pen,
+ * encoding the rows that leave the screen for the scrollback (kept by
+ * scrollback.c), a scanner for the modes libvterm keeps
  * to itself, and the cached framed redraw.  Does not own: the ring, the
  * pty, the viewers.
  *
@@ -27,6 +28,7 @@
 #include "proto.h"
 #include "ring.h"
 #include "screen.h"
+#include "scrollback.h"
 #include "vtfeed.h"
 #include "xmalloc.h"
 
@@ -39,8 +41,7 @@
 #define SCREEN_M_URXVTMS 0x20 /* ?1015 */
 #define SCREEN_M_PASTE	 0x40 /* ?2004: bracketed paste */
 
-#define SCAN_NPARAM    16
-#define SCREEN_SB_STEP (8 * 1024) /* the scrollback grows by this */
+#define SCAN_NPARAM 16
 
 enum scan_state {
 	SCAN_GROUND,
@@ -72,9 +73,7 @@ struct screen {
 	struct gcell pen;	    /* what putglyph writes with */
 	VTermPos     behind_cursor; /* where the alternate screen came up */
 
-	uint8_t	    *sb; /* lines, each ending in '\n', at [head, head+len) */
-	size_t	     sb_head, sb_len, sb_cap;
-	unsigned int sb_lines;
+	struct scrollback sb;
 
 	struct vtfeed vf; /* what libvterm is fed (REP expanded) */
 	struct scan  sc;
@@ -301,55 +300,6 @@ screen_encode_rows(const struct grid *g, struct sbuf *b)
 	}
 }
 
-/* Scrollback. */
-
-static void
-screen_sb_drop(struct screen *s)
-{
-	uint8_t *q;
-	size_t	 k;
-
-	q = memchr(s->sb + s->sb_head, '\n', s->sb_len);
-	k = q != NULL ? (size_t)(q - (s->sb + s->sb_head)) + 1 : s->sb_len;
-	s->sb_head += k;
-	s->sb_len -= k;
-	s->sb_lines--;
-	if (s->sb_len == 0)
-		s->sb_head = 0;
-}
-
-static void
-screen_sb_push(struct screen *s, const uint8_t *line, size_t n)
-{
-	size_t need = n + 1, ncap;
-
-	if (need > SCREEN_SB_BYTES)
-		return;
-	while (s->sb_lines > 0 &&
-	    (s->sb_lines >= SCREEN_SB_LINES ||
-		s->sb_len + need > SCREEN_SB_BYTES))
-		screen_sb_drop(s);
-	if (s->sb_head + s->sb_len + need > s->sb_cap && s->sb_head > 0) {
-		memmove(s->sb, s->sb + s->sb_head, s->sb_len);
-		s->sb_head = 0;
-	}
-	if (s->sb_len + need > s->sb_cap) {
-		/* A quarter more than it holds, in steps: not doubling (a full
-		 * scrollback would hold twice what it uses), and room enough
-		 * that moving the lines to the front is rare. */
-		ncap = s->sb_len + need + s->sb_len / 4 + SCREEN_SB_STEP - 1;
-		ncap -= ncap % SCREEN_SB_STEP;
-		if (ncap > SCREEN_SB_BYTES)
-			ncap = SCREEN_SB_BYTES;
-		s->sb = xreallocarray(s->sb, 1, ncap);
-		s->sb_cap = ncap;
-	}
-	memcpy(s->sb + s->sb_head + s->sb_len, line, n);
-	s->sb[s->sb_head + s->sb_len + n] = '\n';
-	s->sb_len += need;
-	s->sb_lines++;
-}
-
 /* libvterm's state layer draws into the grids. */
 
 static struct grid *
@@ -376,7 +326,7 @@ screen_push_rows(struct screen *s, unsigned int n)
 	for (r = 0; r < n && r < s->g[0].rows; r++) {
 		b.len = 0;
 		screen_encode_cells(&b, s->g[0].row[r], (int)s->g[0].cols);
-		screen_sb_push(s, b.p != NULL ? b.p : (const uint8_t *)"",
+		scrollback_push(&s->sb, b.p != NULL ? b.p : (const uint8_t *)"",
 		    b.len);
 	}
 	free(b.p);
@@ -633,10 +583,7 @@ screen_emu_stop(struct screen *s)
 	s->st = NULL;
 	grid_free(&s->g[0]);
 	grid_free(&s->g[1]);
-	free(s->sb);
-	s->sb = NULL;
-	s->sb_head = s->sb_len = s->sb_cap = 0;
-	s->sb_lines = 0;
+	scrollback_free(&s->sb);
 }
 
 int
@@ -721,6 +668,7 @@ screen_resize(struct screen *s, const struct ring *r, unsigned int rows,
 		 * homes the cursor, hence the save and restore around it.
 		 */
 		vterm_input_write(s->vt, "7[r8", 7);
+		scrollback_pack(&s->sb);
 	}
 	s->top = s->bottom = 0;
 }
@@ -729,13 +677,13 @@ size_t
 screen_memory(const struct screen *s)
 {
 	return (sizeof(*s) + s->vt_bytes + grid_bytes(&s->g[0]) +
-	    grid_bytes(&s->g[1]) + s->sb_cap);
+	    grid_bytes(&s->g[1]) + scrollback_memory(&s->sb));
 }
 
 unsigned int
 screen_sb_lines(const struct screen *s)
 {
-	return (s->sb_lines);
+	return (scrollback_lines(&s->sb));
 }
 
 /* The scanner: the modes libvterm does not tell. */
@@ -887,6 +835,7 @@ screen_feed(struct screen *s, const uint8_t *p, size_t n)
 	if (s->vt == NULL)
 		screen_emu_start(s);
 	vtfeed_write(&s->vf, s->vt, p, n);
+	scrollback_pack(&s->sb);
 }
 
 /*
@@ -945,6 +894,9 @@ screen_sync(struct screen *s, const struct ring *r)
 			    iov[i].iov_len);
 		s->fed += n;
 	}
+	/* Only the blocks still kept: a megabyte fed at once scrolls
+	 * most of its lines out again. */
+	scrollback_pack(&s->sb);
 }
 
 /* The redraw. */
@@ -1017,23 +969,23 @@ screen_redraw_state(struct screen *s, struct sbuf *b)
 	screen_sgr(b, &s->pen);
 }
 
+static void
+screen_sb_line(const uint8_t *p, size_t n, void *arg)
+{
+	sbuf_add(arg, p, n);
+	sbuf_add(arg, "\r\n", 2);
+}
+
 uint8_t *
 screen_redraw(struct screen *s, size_t *len)
 {
 	struct sbuf b = { NULL, 0, 0 };
-	size_t	    i, from;
 
 	/* Nothing fed yet: the redraw of a reset terminal. */
 	if (s->vt == NULL)
 		screen_emu_start(s);
 	/* The scrollback, oldest first, each line ending CR LF. */
-	for (i = from = s->sb_head; i < s->sb_head + s->sb_len; i++) {
-		if (s->sb[i] != '\n')
-			continue;
-		sbuf_add(&b, s->sb + from, i - from);
-		sbuf_add(&b, "\r\n", 2);
-		from = i + 1;
-	}
+	scrollback_each(&s->sb, screen_sb_line, &b);
 	screen_encode_rows(&s->g[0], &b);
 	if (s->alt)
 		screen_redraw_alt(s, &b);

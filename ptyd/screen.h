@@ -4,7 +4,7 @@
  *
  * Owns: the emulator (fed from the ring when a viewer needs the screen,
  * so its state stands for a ring position), a bounded scrollback kept
- * as already-encoded redraw lines, the few modes libvterm does not expose
+ * as already-encoded redraw lines (compressed: scrollback.c), the few modes libvterm does not expose
  * (tracked by a small scanner of its own), and the redraw text built from
  * all of that, cached while the terminal is quiet.  Does not own: the
  * output bytes (ring.c), the pty or its size (termio.c), or sending the
