@@ -427,6 +427,67 @@ Test(screen, compressed_scrollback_keeps_the_byte_bound)
 	screen_free(a);
 }
 
+/* Half a screen (the top or bottom 12 rows) of cells, each its own pen:
+ * RGB from seed on, or 256-colour and attributes if seed is negative. */
+static void
+feed_pens_half(struct screen *s, int bottom, int seed)
+{
+	char	     cell[64];
+	unsigned int v;
+	int	     i;
+
+	feed(s, bottom ? "\033[13H" : "\033[H");
+	for (i = 0; i < 12 * 80; i++) {
+		v = (unsigned int)(seed + i);
+		if (seed >= 0)
+			snprintf(cell, sizeof(cell), "\033[38;2;%u;%u;%um%c",
+			    v & 255, (v >> 8) & 255, (v >> 16) & 255,
+			    'a' + i % 26);
+		else
+			snprintf(cell, sizeof(cell),
+			    "\033[0;%d;38;5;%d;48;2;1;%d;%dm%c", 1 + i % 9,
+			    i % 256, -seed, i / 256, 'A' + i % 26);
+		feed(s, cell);
+	}
+	feed(s, "\033[0m");
+}
+
+/* Cells keep a pen id into a table of the screen's pens: tens of
+ * thousands of pens through the table (collected and renumbered when
+ * full) leave the screen as if only the last ones had been used, and the
+ * table bounded by the cells. */
+Test(screen, pens_are_collected_and_the_screen_unchanged)
+{
+	struct screen *a = screen_new(24, 80), *b = screen_new(24, 80);
+	char	      *ra, *rb;
+	int	       k;
+
+	feed(a, "normal \033[1;31mscreen\033[0m\r\n\033[?1049h");
+	feed(b, "normal \033[1;31mscreen\033[0m\r\n\033[?1049h");
+	/* Pens that go before and after those of the top half, which then
+	 * move down the table. */
+	for (k = 0; k < 80; k++) {
+		if (k == 10) {
+			feed_pens_half(a, 0, -1);
+			feed_pens_half(b, 0, -1);
+		}
+		feed_pens_half(a, 1, k * 960);
+	}
+	feed_pens_half(a, 1, -2);
+	feed_pens_half(b, 1, -2);
+	ra = redraw(a);
+	rb = redraw(b);
+	cr_assert_str_eq(ra, rb);
+	free(ra);
+	free(rb);
+	/* The cells' pens at most, in a table twice that. */
+	cr_assert_lt(screen_memory(a), 2 * 24 * 80 * 8 + 4 * 2 * 24 * 80 * 17);
+	screen_free(b);
+	b = check_fixpoint(a, 24, 80);
+	screen_free(b);
+	screen_free(a);
+}
+
 /* In ptyd the emulator is fed from the ring, late: the same screen as one
  * fed at once; once bytes it never saw have left the ring it starts again
  * from the oldest kept, and the modes (scanned as output came) survive. */
