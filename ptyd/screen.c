@@ -465,11 +465,13 @@ screen_termprop_cb(VTermProp prop, VTermValue *val, void *arg)
 		if (val->boolean && !s->alt) {
 			/* Where 1049 saves the cursor: it is still there. */
 			vterm_state_get_cursorpos(s->st, &s->behind_cursor);
-			if (s->g[1].cells == NULL) {
-				memset(&blank, 0, sizeof(blank));
-				grid_init(&s->g[1], s->rows, s->cols, &blank);
-			}
-		}
+			memset(&blank, 0, sizeof(blank));
+			grid_init(&s->g[1], s->rows, s->cols, &blank);
+		} else if (!val->boolean && s->alt)
+			/* libvterm erases the alternate screen each time it
+			 * comes up (1047, 1049; it has no 47): what is left on
+			 * it is never seen again. */
+			grid_free(&s->g[1]);
 		s->alt = val->boolean;
 		break;
 	default:

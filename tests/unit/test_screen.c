@@ -488,6 +488,33 @@ Test(screen, pens_are_collected_and_the_screen_unchanged)
 	screen_free(a);
 }
 
+/* The alternate screen is held while it is up: libvterm erases it each
+ * time it comes up, so nothing on it is lost when it goes. */
+Test(screen, the_alternate_screen_is_freed_when_it_goes)
+{
+	struct screen *a = screen_new(24, 80);
+	size_t	       before, up;
+	char	      *r;
+
+	feed(a, "normal\r\n");
+	before = screen_memory(a);
+	feed(a, "\033[?1049h\033[44mvi here");
+	up = screen_memory(a);
+	cr_assert_geq(up, before + 24 * 80 * 8);
+	feed(a, "\033[?1049l");
+	cr_assert_eq(screen_memory(a), before);
+	feed(a, "\033[?1047h");
+	r = redraw(a);
+	cr_assert(strstr(r, "vi here") == NULL);
+	cr_assert(strstr(r, "\033[?1049h") != NULL);
+	free(r);
+	feed(a, "again\033[?1047l\033[?1047h");
+	r = redraw(a);
+	cr_assert(strstr(r, "again") == NULL);
+	free(r);
+	screen_free(a);
+}
+
 /* In ptyd the emulator is fed from the ring, late: the same screen as one
  * fed at once; once bytes it never saw have left the ring it starts again
  * from the oldest kept, and the modes (scanned as output came) survive. */
