@@ -13,7 +13,9 @@
  * kept at its end).  The lines kept are exactly those an uncompressed ring
  * would keep (the newest that fit both bounds): whole oldest blocks go
  * once no line of theirs can be kept, and the redraw skips the lines of the
- * oldest block that are past the bounds.
+ * oldest block that are past the bounds.  So the text held may pass the
+ * byte bound by that oldest block (4 kB of lines, or one long line), and
+ * the open block is held whole (up to 4 kB, uncompressed).
  */
 #ifndef PTYD_SCROLLBACK_H
 #define PTYD_SCROLLBACK_H
