@@ -351,6 +351,7 @@ Test(screen, compressed_scrollback_redraws_as_the_uncompressed_one)
 {
 	struct screen *a = screen_new(24, 80), *b;
 	char	      *r, *e;
+	size_t	       held;
 	int	       n = 3000, i;
 
 	feed_l_lines(a, 0, 200);
@@ -366,6 +367,11 @@ Test(screen, compressed_scrollback_redraws_as_the_uncompressed_one)
 	free(e);
 	b = check_fixpoint(a, 24, 80);
 	screen_free(b);
+	/* Oldest blocks go: five times as many lines hold no more. */
+	held = screen_memory(a);
+	feed_l_lines(a, n, n + 5000);
+	n += 5000;
+	cr_assert_leq(screen_memory(a), held + 4096);
 	/* Four rows fewer: the top four rows go to the scrollback. */
 	screen_resize(a, NULL, 20, 80);
 	cr_assert_eq(screen_sb_lines(a), 1000);
