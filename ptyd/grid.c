@@ -153,16 +153,43 @@ gpen_color_norm(VTermColor *c)
 		c->rgb.green = c->rgb.blue = 0;
 }
 
+/* The bytes of a normalized pen, one by one: its colours through their
+ * RGB view (the union's four bytes). */
+static void
+gpen_bytes(const struct gpen *p, uint8_t b[9])
+{
+	b[0] = p->fg.rgb.type;
+	b[1] = p->fg.rgb.red;
+	b[2] = p->fg.rgb.green;
+	b[3] = p->fg.rgb.blue;
+	b[4] = p->bg.rgb.type;
+	b[5] = p->bg.rgb.red;
+	b[6] = p->bg.rgb.green;
+	b[7] = p->bg.rgb.blue;
+	b[8] = p->attrs;
+}
+
 static uint32_t
 gpen_hash(const struct gpen *p)
 {
-	const uint8_t *b = (const uint8_t *)p;
-	uint32_t       h = 2166136261u;
-	size_t	       i;
+	uint8_t	 b[9];
+	uint32_t h = 2166136261u;
+	size_t	 i;
 
-	for (i = 0; i < sizeof(*p); i++)
+	gpen_bytes(p, b);
+	for (i = 0; i < sizeof(b); i++)
 		h = (h ^ b[i]) * 16777619u;
 	return (h);
+}
+
+static int
+gpen_eq(const struct gpen *x, const struct gpen *y)
+{
+	uint8_t a[9], b[9];
+
+	gpen_bytes(x, a);
+	gpen_bytes(y, b);
+	return (memcmp(a, b, sizeof(a)) == 0);
 }
 
 static void
@@ -259,7 +286,7 @@ pens_id(struct pens *t, const struct gpen *pen, struct grid *g, int ng,
 	gpen_color_norm(&p.bg);
 	j = gpen_hash(&p) & (t->hcap - 1);
 	for (; t->hash[j] != 0; j = (j + 1) & (t->hcap - 1))
-		if (memcmp(&t->p[t->hash[j] - 1], &p, sizeof(p)) == 0)
+		if (gpen_eq(&t->p[t->hash[j] - 1], &p))
 			return (t->hash[j] - 1);
 	if (t->n == t->cap) {
 		pens_collect(t, g, ng, keep, nkeep);
