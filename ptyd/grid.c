@@ -1,9 +1,12 @@
 /*
  * grid.c -- the cells of one screen buffer (grid.h).
  *
- * Owns: one block of rows x cols cells and the row pointers into it.  Does
- * not own: the pen or the characters (screen.c decides what to write).
+ * Owns: one block of rows x cols cells and the row pointers into it; a
+ * screen's table of pens, interned through a hash and collected when full.
+ * Does not own: the current pen or the characters (screen.c decides what
+ * to write).
  */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -57,7 +60,7 @@ grid_resize(struct grid *g, unsigned int rows, unsigned int cols,
 		memcpy(n.row[r], g->row[r + drop], keep * sizeof(*n.row[r]));
 	/* A wide character cut in half at the new edge is blank. */
 	for (r = 0; r < rows && keep > 0 && keep < g->cols; r++)
-		if (n.row[r][keep - 1].width == 2)
+		if (gcell_wide(&n.row[r][keep - 1]))
 			n.row[r][keep - 1] = *blank;
 	grid_free(g);
 	*g = n;
@@ -127,4 +130,176 @@ grid_bytes(const struct grid *g)
 {
 	return ((size_t)g->rows * g->cols * sizeof(struct gcell) +
 	    g->rows * sizeof(*g->row));
+}
+
+/* Pens. */
+
+void
+gpen_default(struct gpen *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->fg.type = VTERM_COLOR_DEFAULT_FG;
+	p->bg.type = VTERM_COLOR_DEFAULT_BG;
+}
+
+/* What SGR does not write is zero: a default colour's RGB, an indexed
+ * one's unused bytes. */
+static void
+gpen_color_norm(VTermColor *c)
+{
+	if (VTERM_COLOR_IS_DEFAULT_FG(c) || VTERM_COLOR_IS_DEFAULT_BG(c))
+		c->rgb.red = c->rgb.green = c->rgb.blue = 0;
+	else if (VTERM_COLOR_IS_INDEXED(c))
+		c->rgb.green = c->rgb.blue = 0;
+}
+
+/* The bytes of a normalized pen, one by one: its colours through their
+ * RGB view (the union's four bytes). */
+static void
+gpen_bytes(const struct gpen *p, uint8_t b[9])
+{
+	b[0] = p->fg.rgb.type;
+	b[1] = p->fg.rgb.red;
+	b[2] = p->fg.rgb.green;
+	b[3] = p->fg.rgb.blue;
+	b[4] = p->bg.rgb.type;
+	b[5] = p->bg.rgb.red;
+	b[6] = p->bg.rgb.green;
+	b[7] = p->bg.rgb.blue;
+	b[8] = p->attrs;
+}
+
+static uint32_t
+gpen_hash(const struct gpen *p)
+{
+	uint8_t	 b[9];
+	uint32_t h = 2166136261u;
+	size_t	 i;
+
+	gpen_bytes(p, b);
+	for (i = 0; i < sizeof(b); i++)
+		h = (h ^ b[i]) * 16777619u;
+	return (h);
+}
+
+static int
+gpen_eq(const struct gpen *x, const struct gpen *y)
+{
+	uint8_t a[9], b[9];
+
+	gpen_bytes(x, a);
+	gpen_bytes(y, b);
+	return (memcmp(a, b, sizeof(a)) == 0);
+}
+
+static void
+pens_rehash(struct pens *t)
+{
+	uint32_t i, j;
+
+	free(t->hash);
+	t->hcap = t->cap * 2;
+	t->hash = xcalloc(t->hcap, sizeof(*t->hash));
+	for (i = 0; i < t->n; i++) {
+		j = gpen_hash(&t->p[i]) & (t->hcap - 1);
+		while (t->hash[j] != 0)
+			j = (j + 1) & (t->hcap - 1);
+		t->hash[j] = i + 1;
+	}
+}
+
+void
+pens_init(struct pens *t)
+{
+	memset(t, 0, sizeof(*t));
+	t->cap = 16;
+	t->p = xreallocarray(NULL, t->cap, sizeof(*t->p));
+	gpen_default(&t->p[0]);
+	t->n = 1;
+	pens_rehash(t);
+}
+
+void
+pens_free(struct pens *t)
+{
+	free(t->p);
+	free(t->hash);
+	memset(t, 0, sizeof(*t));
+}
+
+size_t
+pens_bytes(const struct pens *t)
+{
+	return ((size_t)t->cap * sizeof(*t->p) +
+	    (size_t)t->hcap * sizeof(*t->hash));
+}
+
+/* The pens no cell and no kept id uses go; the rest are renumbered in
+ * order (the default pen stays 0). */
+static void
+pens_collect(struct pens *t, struct grid *g, int ng, uint32_t *keep, int nkeep)
+{
+	uint32_t    *map, i, n = 0;
+	unsigned int r, c;
+	int	     k;
+
+	map = xcalloc(t->n, sizeof(*map));
+	map[0] = 1;
+	for (k = 0; k < nkeep; k++)
+		if (keep[k] < t->n)
+			map[keep[k]] = 1;
+	for (k = 0; k < ng; k++)
+		for (r = 0; g[k].cells != NULL && r < g[k].rows; r++)
+			for (c = 0; c < g[k].cols; c++)
+				map[gcell_pen(&g[k].row[r][c])] = 1;
+	for (i = 0; i < t->n; i++)
+		if (map[i] != 0) {
+			t->p[n] = t->p[i];
+			map[i] = n++;
+		}
+	for (k = 0; k < ng; k++)
+		for (r = 0; g[k].cells != NULL && r < g[k].rows; r++)
+			for (c = 0; c < g[k].cols; c++)
+				gcell_set_pen(&g[k].row[r][c],
+				    map[gcell_pen(&g[k].row[r][c])]);
+	for (k = 0; k < nkeep; k++)
+		if (keep[k] < t->n)
+			keep[k] = map[keep[k]];
+	t->n = n;
+	free(map);
+}
+
+/*
+ * Full: collect, and grow if that freed less than half.  The pens in use
+ * are at most every cell's of both grids and the kept ones (2 x 65,536
+ * cells + 2: SCREEN_CELLS_MAX), so the table stays under 2^19 ids, inside
+ * the 21 bits a cell has for one.
+ */
+uint32_t
+pens_id(struct pens *t, const struct gpen *pen, struct grid *g, int ng,
+    uint32_t *keep, int nkeep)
+{
+	struct gpen p = *pen;
+	uint32_t    j;
+
+	gpen_color_norm(&p.fg);
+	gpen_color_norm(&p.bg);
+	j = gpen_hash(&p) & (t->hcap - 1);
+	for (; t->hash[j] != 0; j = (j + 1) & (t->hcap - 1))
+		if (gpen_eq(&t->p[t->hash[j] - 1], &p))
+			return (t->hash[j] - 1);
+	if (t->n == t->cap) {
+		pens_collect(t, g, ng, keep, nkeep);
+		if (t->n > t->cap / 2) {
+			t->cap *= 2;
+			t->p = xreallocarray(t->p, t->cap, sizeof(*t->p));
+		}
+		pens_rehash(t);
+		j = gpen_hash(&p) & (t->hcap - 1);
+		while (t->hash[j] != 0)
+			j = (j + 1) & (t->hcap - 1);
+	}
+	t->p[t->n] = p;
+	t->hash[j] = t->n + 1;
+	return (t->n++);
 }

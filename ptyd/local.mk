@@ -23,7 +23,7 @@ ptyd_libptyd_a_SOURCES = \
 	ptyd/mirror.c ptyd/mirror.h \
 	ptyd/ring.c ptyd/ring.h \
 	ptyd/screen.c ptyd/screen.h ptyd/vtfeed.c ptyd/vtfeed.h \
-	ptyd/grid.c ptyd/grid.h \
+	ptyd/grid.c ptyd/grid.h ptyd/scrollback.c ptyd/scrollback.h \
 	ptyd/spawn.c ptyd/spawn.h \
 	ptyd/proc.c ptyd/proc.h \
 	ptyd/reap.c ptyd/reap.h \
@@ -38,7 +38,7 @@ ptyd_libptyd_a_CPPFLAGS = $(AM_CPPFLAGS) -iquote $(srcdir)/ptyd
 
 ptyd_ptyd_SOURCES = ptyd/main.c
 ptyd_ptyd_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS)
-ptyd_ptyd_LDADD = ptyd/libptyd.a libwire.a $(SQLITE_LIBS) $(VTERM_LIBS) -lutil
+ptyd_ptyd_LDADD = ptyd/libptyd.a libwire.a $(SQLITE_LIBS) $(VTERM_LIBS) $(ZLIB_LIBS) -lutil
 
 ptyd_ptydctl_SOURCES = ptyd/ptydctl.c ptyd/ptydctl.h ptyd/ptydctl_prune.c
 ptyd_ptydctl_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS)

@@ -5,8 +5,9 @@
  * Owns: the libvterm instance (its parser and state layer, allocated
  * through a counting allocator, so its memory per terminal is measured,
  * not guessed), the two screen buffers it draws into (grid.c: libvterm's
- * own screen layer copies the whole screen on every scroll), the pen, the
- * scrollback ring of encoded lines, a scanner for the modes libvterm keeps
+ * own screen layer copies the whole screen on every scroll), the pen,
+ * encoding the rows that leave the screen for the scrollback (kept by
+ * scrollback.c), a scanner for the modes libvterm keeps
  * to itself, and the cached framed redraw.  Does not own: the ring, the
  * pty, the viewers.
  *
@@ -27,6 +28,7 @@
 #include "proto.h"
 #include "ring.h"
 #include "screen.h"
+#include "scrollback.h"
 #include "vtfeed.h"
 #include "xmalloc.h"
 
@@ -39,8 +41,8 @@
 #define SCREEN_M_URXVTMS 0x20 /* ?1015 */
 #define SCREEN_M_PASTE	 0x40 /* ?2004: bracketed paste */
 
-#define SCAN_NPARAM    16
-#define SCREEN_SB_STEP (8 * 1024) /* the scrollback grows by this */
+#define SCAN_NPARAM 16
+#define PEN_NONE    UINT32_MAX
 
 enum scan_state {
 	SCAN_GROUND,
@@ -69,12 +71,12 @@ struct screen {
 	size_t	     vt_bytes;	    /* libvterm's, live */
 	struct grid  g[2];	    /* the normal screen, the alternate one */
 	int	     alt;	    /* g[1] is up */
-	struct gcell pen;	    /* what putglyph writes with */
+	struct pens  pens;	    /* the cells' pens */
+	struct gpen  pen;	    /* what putglyph writes with */
+	uint32_t     pen_ids[2]; /* its id, the blank's (PEN_NONE: unknown) */
 	VTermPos     behind_cursor; /* where the alternate screen came up */
 
-	uint8_t	    *sb; /* lines, each ending in '\n', at [head, head+len) */
-	size_t	     sb_head, sb_len, sb_cap;
-	unsigned int sb_lines;
+	struct scrollback sb;
 
 	struct vtfeed vf; /* what libvterm is fed (REP expanded) */
 	struct scan  sc;
@@ -153,35 +155,6 @@ sbuf_utf8(struct sbuf *b, uint32_t c)
 
 /* Pens and SGR. */
 
-static int
-screen_color_eq(const VTermColor *a, const VTermColor *b)
-{
-	if (a->type != b->type)
-		return (0);
-	if (VTERM_COLOR_IS_DEFAULT_FG(a) || VTERM_COLOR_IS_DEFAULT_BG(a))
-		return (1);
-	if (VTERM_COLOR_IS_INDEXED(a))
-		return (a->indexed.idx == b->indexed.idx);
-	return (a->rgb.red == b->rgb.red && a->rgb.green == b->rgb.green &&
-	    a->rgb.blue == b->rgb.blue);
-}
-
-static int
-screen_pen_eq(const struct gcell *a, const struct gcell *b)
-{
-	return (a->attrs == b->attrs && screen_color_eq(&a->fg, &b->fg) &&
-	    screen_color_eq(&a->bg, &b->bg));
-}
-
-static void
-screen_pen_default(struct gcell *p)
-{
-	memset(p, 0, sizeof(*p));
-	p->fg.type = VTERM_COLOR_DEFAULT_FG;
-	p->bg.type = VTERM_COLOR_DEFAULT_BG;
-	p->width = 1;
-}
-
 static void
 screen_sgr_color(struct sbuf *b, const VTermColor *c, int bg)
 {
@@ -207,7 +180,7 @@ screen_sgr_color(struct sbuf *b, const VTermColor *c, int bg)
 
 /* The whole pen from a reset one: "ESC[0;...m". */
 static void
-screen_sgr(struct sbuf *b, const struct gcell *p)
+screen_sgr(struct sbuf *b, const struct gpen *p)
 {
 	unsigned int ul = (p->attrs >> GRID_UL_SHIFT) & 3;
 
@@ -234,120 +207,82 @@ screen_sgr(struct sbuf *b, const struct gcell *p)
 /* Cells to text. */
 
 static int
-screen_cell_blank(const struct gcell *c)
+screen_cell_blank(const struct screen *s, const struct gcell *c)
 {
-	return ((c->ch[0] == 0 || c->ch[0] == ' ') &&
-	    VTERM_COLOR_IS_DEFAULT_BG(&c->bg) &&
-	    (c->attrs & ~(GRID_BOLD | GRID_ITALIC | GRID_BLINK)) == 0);
+	const struct gpen *p = &s->pens.p[gcell_pen(c)];
+
+	return ((gcell_ch(c) == 0 || gcell_ch(c) == ' ') &&
+	    VTERM_COLOR_IS_DEFAULT_BG(&p->bg) &&
+	    (p->attrs & ~(GRID_BOLD | GRID_ITALIC | GRID_BLINK)) == 0);
+}
+
+/* A cell that is not plain ASCII of the pen at hand: its character(s). */
+static void
+screen_encode_char(struct sbuf *b, const struct gcell *cells, int i, int n)
+{
+	const struct gcell *c = &cells[i];
+
+	/* A wide character whose right half was written over is gone: a
+	 * space, as a terminal shows it. */
+	if (gcell_ch(c) == 0 || gcell_ch(c) == GRID_RIGHT ||
+	    (gcell_wide(c) &&
+		!(i + 1 < n && gcell_ch(&cells[i + 1]) == GRID_RIGHT)))
+		sbuf_add(b, " ", 1);
+	else {
+		sbuf_utf8(b, gcell_ch(c));
+		if (gcell_comb(c) != 0)
+			sbuf_utf8(b, gcell_comb(c));
+	}
 }
 
 /* One line of cells, trailing blanks trimmed, ending with the pen reset
  * if it was changed. */
 static void
-screen_encode_cells(struct sbuf *b, const struct gcell *cells, int n)
+screen_encode_cells(const struct screen *s, struct sbuf *b,
+    const struct gcell *cells, int n)
 {
-	struct gcell cur, want;
-	int	     i, end = n, wide;
+	uint32_t cur = 0, ch; /* the default pen */
+	int	 i, end = n;
 
-	while (end > 0 && screen_cell_blank(&cells[end - 1]))
+	while (end > 0 && screen_cell_blank(s, &cells[end - 1]))
 		end--;
-	screen_pen_default(&cur);
 	/* Room for every character's bytes; SGR checks its own. */
 	sbuf_reserve(b, (size_t)end * 8);
 	for (i = 0; i < end; i++) {
-		if (cells[i].ch[0] < 0x80 && cells[i].ch[0] != 0 &&
-		    cells[i].ch[1] == 0 && screen_pen_eq(&cur, &cells[i])) {
-			b->p[b->len++] = (uint8_t)cells[i].ch[0]; /* plain */
+		ch = gcell_ch(&cells[i]);
+		if (ch < 0x80 && ch != 0 && gcell_comb(&cells[i]) == 0 &&
+		    gcell_pen(&cells[i]) == cur) {
+			b->p[b->len++] = (uint8_t)ch; /* plain */
 			continue;
 		}
-		if (!screen_pen_eq(&cur, &cells[i])) {
-			screen_sgr(b, &cells[i]);
-			cur = cells[i];
+		if (gcell_pen(&cells[i]) != cur) {
+			cur = gcell_pen(&cells[i]);
+			screen_sgr(b, &s->pens.p[cur]);
 			/* The SGR took from the room kept for the cells
 			 * (fuzz_screen: the plain path then wrote past it). */
 			sbuf_reserve(b, (size_t)(end - i) * 8);
 		}
-		/* A wide character whose right half was written over is
-		 * gone: a space, as a terminal shows it. */
-		wide = cells[i].width == 2 && i + 1 < n &&
-		    cells[i + 1].ch[0] == (uint32_t)-1;
-		if (cells[i].ch[0] == 0 || cells[i].ch[0] == (uint32_t)-1 ||
-		    (cells[i].width == 2 && !wide))
-			sbuf_add(b, " ", 1);
-		else {
-			sbuf_utf8(b, cells[i].ch[0]);
-			if (cells[i].ch[1] != 0)
-				sbuf_utf8(b, cells[i].ch[1]);
-		}
-		if (wide)
+		screen_encode_char(b, cells, i, n);
+		if (gcell_wide(&cells[i]) && i + 1 < n &&
+		    gcell_ch(&cells[i + 1]) == GRID_RIGHT)
 			i++; /* its right half */
 	}
-	screen_pen_default(&want);
-	if (!screen_pen_eq(&cur, &want))
+	if (cur != 0)
 		sbuf_str(b, "\033[0m");
 }
 
 /* Rows of a buffer, joined by CR LF: written after the scrollback, the
  * last rows lines are the screen whatever came before. */
 static void
-screen_encode_rows(const struct grid *g, struct sbuf *b)
+screen_encode_rows(const struct screen *s, const struct grid *g, struct sbuf *b)
 {
 	unsigned int r;
 
 	for (r = 0; r < g->rows; r++) {
 		if (r > 0)
 			sbuf_add(b, "\r\n", 2);
-		screen_encode_cells(b, g->row[r], (int)g->cols);
+		screen_encode_cells(s, b, g->row[r], (int)g->cols);
 	}
-}
-
-/* Scrollback. */
-
-static void
-screen_sb_drop(struct screen *s)
-{
-	uint8_t *q;
-	size_t	 k;
-
-	q = memchr(s->sb + s->sb_head, '\n', s->sb_len);
-	k = q != NULL ? (size_t)(q - (s->sb + s->sb_head)) + 1 : s->sb_len;
-	s->sb_head += k;
-	s->sb_len -= k;
-	s->sb_lines--;
-	if (s->sb_len == 0)
-		s->sb_head = 0;
-}
-
-static void
-screen_sb_push(struct screen *s, const uint8_t *line, size_t n)
-{
-	size_t need = n + 1, ncap;
-
-	if (need > SCREEN_SB_BYTES)
-		return;
-	while (s->sb_lines > 0 &&
-	    (s->sb_lines >= SCREEN_SB_LINES ||
-		s->sb_len + need > SCREEN_SB_BYTES))
-		screen_sb_drop(s);
-	if (s->sb_head + s->sb_len + need > s->sb_cap && s->sb_head > 0) {
-		memmove(s->sb, s->sb + s->sb_head, s->sb_len);
-		s->sb_head = 0;
-	}
-	if (s->sb_len + need > s->sb_cap) {
-		/* A quarter more than it holds, in steps: not doubling (a full
-		 * scrollback would hold twice what it uses), and room enough
-		 * that moving the lines to the front is rare. */
-		ncap = s->sb_len + need + s->sb_len / 4 + SCREEN_SB_STEP - 1;
-		ncap -= ncap % SCREEN_SB_STEP;
-		if (ncap > SCREEN_SB_BYTES)
-			ncap = SCREEN_SB_BYTES;
-		s->sb = xreallocarray(s->sb, 1, ncap);
-		s->sb_cap = ncap;
-	}
-	memcpy(s->sb + s->sb_head + s->sb_len, line, n);
-	s->sb[s->sb_head + s->sb_len + n] = '\n';
-	s->sb_len += need;
-	s->sb_lines++;
 }
 
 /* libvterm's state layer draws into the grids. */
@@ -358,12 +293,36 @@ screen_grid(struct screen *s)
 	return (&s->g[s->alt]);
 }
 
-/* What erasing leaves: the pen's background, as a terminal does. */
-static void
-screen_blank(const struct screen *s, struct gcell *c)
+/* The id of a pen: kept ids and cells are renumbered if the table is
+ * collected. */
+static uint32_t
+screen_pen_id(struct screen *s, const struct gpen *p)
 {
-	screen_pen_default(c);
-	c->bg = s->pen.bg;
+	return (pens_id(&s->pens, p, s->g, 2, s->pen_ids, 2));
+}
+
+/* The cell putglyph writes, and what erasing leaves: the pen's background
+ * on the default pen, as a terminal does. */
+static struct gcell
+screen_cell(struct screen *s, int blank, uint32_t ch, uint32_t comb, int wide)
+{
+	struct gpen p;
+
+	if (s->pen_ids[blank] == PEN_NONE) {
+		if (blank) {
+			gpen_default(&p);
+			p.bg = s->pen.bg;
+		} else
+			p = s->pen;
+		s->pen_ids[blank] = screen_pen_id(s, &p);
+	}
+	return (gcell_make(ch, comb, wide, s->pen_ids[blank]));
+}
+
+static void
+screen_pen_changed(struct screen *s)
+{
+	s->pen_ids[0] = s->pen_ids[1] = PEN_NONE;
 }
 
 /* Rows leaving the top of the normal screen go to the scrollback. */
@@ -375,8 +334,8 @@ screen_push_rows(struct screen *s, unsigned int n)
 
 	for (r = 0; r < n && r < s->g[0].rows; r++) {
 		b.len = 0;
-		screen_encode_cells(&b, s->g[0].row[r], (int)s->g[0].cols);
-		screen_sb_push(s, b.p != NULL ? b.p : (const uint8_t *)"",
+		screen_encode_cells(s, &b, s->g[0].row[r], (int)s->g[0].cols);
+		scrollback_push(&s->sb, b.p != NULL ? b.p : (const uint8_t *)"",
 		    b.len);
 	}
 	free(b.p);
@@ -387,21 +346,17 @@ screen_putglyph_cb(VTermGlyphInfo *info, VTermPos pos, void *arg)
 {
 	struct screen *s = arg;
 	struct grid   *g = screen_grid(s);
-	struct gcell  *c;
+	struct gcell   c;
 
 	if (pos.row < 0 || pos.row >= (int)g->rows || pos.col < 0 ||
 	    pos.col >= (int)g->cols)
 		return (1);
-	c = &g->row[pos.row][pos.col];
-	*c = s->pen;
-	c->ch[0] = info->chars[0];
-	c->ch[1] = info->chars[0] != 0 ? info->chars[1] : 0;
-	c->width = (uint8_t)info->width;
-	if (info->width == 2 && pos.col + 1 < (int)g->cols) {
-		c[1] = s->pen;
-		c[1].ch[0] = (uint32_t)-1;
-		c[1].width = 0;
-	}
+	c = screen_cell(s, 0, info->chars[0],
+	    info->chars[0] != 0 ? info->chars[1] : 0, info->width == 2);
+	g->row[pos.row][pos.col] = c;
+	if (info->width == 2 && pos.col + 1 < (int)g->cols)
+		g->row[pos.row][pos.col + 1] = screen_cell(s, 0, GRID_RIGHT, 0,
+		    0);
 	return (1);
 }
 
@@ -417,7 +372,7 @@ screen_scrollrect_cb(VTermRect rc, int down, int right, void *arg)
 		return (0);
 	if (down > 0 && rc.start_row == 0 && !s->alt)
 		screen_push_rows(s, (unsigned int)down);
-	screen_blank(s, &blank);
+	blank = screen_cell(s, 1, 0, 0, 0);
 	grid_scroll(screen_grid(s), rc.start_row, rc.end_row, down, &blank);
 	return (1);
 }
@@ -436,7 +391,7 @@ screen_erase_cb(VTermRect rc, int selective, void *arg)
 	struct gcell   blank;
 
 	(void)selective;
-	screen_blank(s, &blank);
+	blank = screen_cell(s, 1, 0, 0, 0);
 	grid_erase(screen_grid(s), rc, &blank);
 	return (1);
 }
@@ -446,12 +401,13 @@ screen_initpen_cb(void *arg)
 {
 	struct screen *s = arg;
 
-	screen_pen_default(&s->pen);
+	gpen_default(&s->pen);
+	screen_pen_changed(s);
 	return (1);
 }
 
 static void
-screen_attr_bit(struct gcell *p, uint8_t bit, int on)
+screen_attr_bit(struct gpen *p, uint8_t bit, int on)
 {
 	p->attrs = (uint8_t)(on ? p->attrs | bit : p->attrs & ~bit);
 }
@@ -460,7 +416,7 @@ static int
 screen_setpenattr_cb(VTermAttr attr, VTermValue *val, void *arg)
 {
 	struct screen *s = arg;
-	struct gcell  *p = &s->pen;
+	struct gpen   *p = &s->pen;
 
 	switch (attr) {
 	case VTERM_ATTR_BOLD:
@@ -489,8 +445,9 @@ screen_setpenattr_cb(VTermAttr attr, VTermValue *val, void *arg)
 		p->bg = val->color;
 		break;
 	default:
-		break;
+		return (1);
 	}
+	screen_pen_changed(s);
 	return (1);
 }
 
@@ -508,11 +465,13 @@ screen_termprop_cb(VTermProp prop, VTermValue *val, void *arg)
 		if (val->boolean && !s->alt) {
 			/* Where 1049 saves the cursor: it is still there. */
 			vterm_state_get_cursorpos(s->st, &s->behind_cursor);
-			if (s->g[1].cells == NULL) {
-				screen_pen_default(&blank);
-				grid_init(&s->g[1], s->rows, s->cols, &blank);
-			}
-		}
+			memset(&blank, 0, sizeof(blank));
+			grid_init(&s->g[1], s->rows, s->cols, &blank);
+		} else if (!val->boolean && s->alt)
+			/* libvterm erases the alternate screen each time it
+			 * comes up (1047, 1049; it has no 47): what is left on
+			 * it is never seen again. */
+			grid_free(&s->g[1]);
 		s->alt = val->boolean;
 		break;
 	default:
@@ -536,7 +495,7 @@ screen_resize_cb(int rows, int cols, VTermPos *delta, void *arg)
 		drop = (unsigned int)(cur.row - rows + 1);
 	if (drop > 0 && !s->alt)
 		screen_push_rows(s, drop);
-	screen_pen_default(&blank);
+	memset(&blank, 0, sizeof(blank)); /* the default pen's */
 	for (i = 0; i < 2; i++)
 		if (s->g[i].cells != NULL)
 			grid_resize(&s->g[i], (unsigned int)rows,
@@ -609,8 +568,10 @@ screen_emu_start(struct screen *s)
 
 	s->cursor_visible = 1;
 	s->alt = 0;
-	screen_pen_default(&s->pen);
-	screen_pen_default(&blank);
+	pens_init(&s->pens);
+	gpen_default(&s->pen);
+	screen_pen_changed(s);
+	memset(&blank, 0, sizeof(blank)); /* the default pen's */
 	grid_init(&s->g[0], s->rows, s->cols, &blank);
 	s->vt = vterm_new_with_allocator((int)s->rows, (int)s->cols,
 	    &screen_alloc, s);
@@ -633,10 +594,8 @@ screen_emu_stop(struct screen *s)
 	s->st = NULL;
 	grid_free(&s->g[0]);
 	grid_free(&s->g[1]);
-	free(s->sb);
-	s->sb = NULL;
-	s->sb_head = s->sb_len = s->sb_cap = 0;
-	s->sb_lines = 0;
+	pens_free(&s->pens);
+	scrollback_free(&s->sb);
 }
 
 int
@@ -721,6 +680,7 @@ screen_resize(struct screen *s, const struct ring *r, unsigned int rows,
 		 * homes the cursor, hence the save and restore around it.
 		 */
 		vterm_input_write(s->vt, "7[r8", 7);
+		scrollback_pack(&s->sb);
 	}
 	s->top = s->bottom = 0;
 }
@@ -729,13 +689,14 @@ size_t
 screen_memory(const struct screen *s)
 {
 	return (sizeof(*s) + s->vt_bytes + grid_bytes(&s->g[0]) +
-	    grid_bytes(&s->g[1]) + s->sb_cap);
+	    grid_bytes(&s->g[1]) + pens_bytes(&s->pens) +
+	    scrollback_memory(&s->sb));
 }
 
 unsigned int
 screen_sb_lines(const struct screen *s)
 {
-	return (s->sb_lines);
+	return (scrollback_lines(&s->sb));
 }
 
 /* The scanner: the modes libvterm does not tell. */
@@ -887,6 +848,7 @@ screen_feed(struct screen *s, const uint8_t *p, size_t n)
 	if (s->vt == NULL)
 		screen_emu_start(s);
 	vtfeed_write(&s->vf, s->vt, p, n);
+	scrollback_pack(&s->sb);
 }
 
 /*
@@ -945,6 +907,9 @@ screen_sync(struct screen *s, const struct ring *r)
 			    iov[i].iov_len);
 		s->fed += n;
 	}
+	/* Only the blocks still kept: a megabyte fed at once scrolls
+	 * most of its lines out again. */
+	scrollback_pack(&s->sb);
 }
 
 /* The redraw. */
@@ -969,7 +934,7 @@ screen_redraw_alt(struct screen *s, struct sbuf *b)
 	sbuf_str(b, "\033[?1049h\033[H\033[2J");
 	for (r = 0; r < s->g[1].rows; r++) {
 		row.len = 0;
-		screen_encode_cells(&row, s->g[1].row[r], (int)s->g[1].cols);
+		screen_encode_cells(s, &row, s->g[1].row[r], (int)s->g[1].cols);
 		if (row.len == 0)
 			continue;
 		screen_cup(b, (int)r, 0);
@@ -1017,24 +982,24 @@ screen_redraw_state(struct screen *s, struct sbuf *b)
 	screen_sgr(b, &s->pen);
 }
 
+static void
+screen_sb_line(const uint8_t *p, size_t n, void *arg)
+{
+	sbuf_add(arg, p, n);
+	sbuf_add(arg, "\r\n", 2);
+}
+
 uint8_t *
 screen_redraw(struct screen *s, size_t *len)
 {
 	struct sbuf b = { NULL, 0, 0 };
-	size_t	    i, from;
 
 	/* Nothing fed yet: the redraw of a reset terminal. */
 	if (s->vt == NULL)
 		screen_emu_start(s);
 	/* The scrollback, oldest first, each line ending CR LF. */
-	for (i = from = s->sb_head; i < s->sb_head + s->sb_len; i++) {
-		if (s->sb[i] != '\n')
-			continue;
-		sbuf_add(&b, s->sb + from, i - from);
-		sbuf_add(&b, "\r\n", 2);
-		from = i + 1;
-	}
-	screen_encode_rows(&s->g[0], &b);
+	scrollback_each(&s->sb, screen_sb_line, &b);
+	screen_encode_rows(s, &s->g[0], &b);
 	if (s->alt)
 		screen_redraw_alt(s, &b);
 	screen_redraw_state(s, &b);

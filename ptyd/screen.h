@@ -4,7 +4,7 @@
  *
  * Owns: the emulator (fed from the ring when a viewer needs the screen,
  * so its state stands for a ring position), a bounded scrollback kept
- * as already-encoded redraw lines, the few modes libvterm does not expose
+ * as already-encoded redraw lines (compressed: scrollback.c), the few modes libvterm does not expose
  * (tracked by a small scanner of its own), and the redraw text built from
  * all of that, cached while the terminal is quiet.  Does not own: the
  * output bytes (ring.c), the pty or its size (termio.c), or sending the
@@ -29,8 +29,9 @@
 
 /*
  * Screens of more cells than this have no emulator: attach=screen gets the
- * raw replay (a screen is 20 bytes a cell, twice with the alternate one:
- * 2.6 MB at the cap, and a resize past it frees what was held).
+ * raw replay (a screen is 8 bytes a cell, twice with the alternate one, and
+ * up to 34 bytes a cell more for the pens if each cell has its own: 5.5 MB
+ * at the cap, 1 MB with a few pens; a resize past it frees what was held).
  */
 #define SCREEN_CELLS_MAX (256 * 256)
 /* What one sync may cost: bytes fed times cells (screen_sync). */

@@ -1,6 +1,6 @@
 # tests/unit/ptyd.mk -- Criterion suites for ptyd (owned with ptyd), and
 # the daemon-level tests in tests/daemon/ (real ptyd, real shells).
-PTYD_UNIT_LDADD = ptyd/libptyd.a libwire.a $(SQLITE_LIBS) $(VTERM_LIBS) -lutil \
+PTYD_UNIT_LDADD = ptyd/libptyd.a libwire.a $(SQLITE_LIBS) $(VTERM_LIBS) $(ZLIB_LIBS) -lutil \
 	$(CRITERION_LIBS)
 
 check_PROGRAMS += tests/unit/test_ring
@@ -50,7 +50,9 @@ tests_unit_test_conn_LDADD = $(PTYD_UNIT_LDADD)
 
 check_PROGRAMS += tests/unit/test_screen
 tests_unit_test_screen_SOURCES = tests/unit/test_screen.c
-tests_unit_test_screen_CFLAGS = $(UNIT_CFLAGS) $(VTERM_CFLAGS)
+# The memory test reads ptyd's sources as realistic output.
+tests_unit_test_screen_CFLAGS = $(UNIT_CFLAGS) $(VTERM_CFLAGS) \
+	-DPTYD_SRCDIR='"$(abs_srcdir)"'
 tests_unit_test_screen_LDADD = $(PTYD_UNIT_LDADD)
 
 check_PROGRAMS += tests/unit/test_mirror

@@ -4,7 +4,7 @@
 check_PROGRAMS += tests/unit/test_store
 tests_unit_test_store_SOURCES = tests/unit/test_store.c
 tests_unit_test_store_CFLAGS = $(UNIT_CFLAGS) $(SQLITE_CFLAGS)
-tests_unit_test_store_LDADD = ptyd/libptyd.a libwire.a $(SQLITE_LIBS) $(VTERM_LIBS) \
+tests_unit_test_store_LDADD = ptyd/libptyd.a libwire.a $(SQLITE_LIBS) $(VTERM_LIBS) $(ZLIB_LIBS) \
 	-lutil $(CRITERION_LIBS)
 
 # The store's benchmark (bench/store/README.md): small, so it is built with
@@ -13,5 +13,5 @@ noinst_PROGRAMS += bench/store/bench_store
 bench_store_bench_store_SOURCES = bench/store/bench_store.c
 bench_store_bench_store_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS) \
 	-iquote $(srcdir)/ptyd
-bench_store_bench_store_LDADD = ptyd/libptyd.a libwire.a $(SQLITE_LIBS) $(VTERM_LIBS)
+bench_store_bench_store_LDADD = ptyd/libptyd.a libwire.a $(SQLITE_LIBS) $(VTERM_LIBS) $(ZLIB_LIBS)
 EXTRA_DIST += bench/store/README.md
