@@ -575,8 +575,9 @@ bench_reaper(int n)
 		return;
 	}
 	printf("reaper\t%d terminals, %d ticks seen: shortest %.3f ms,"
-	       " longest %.3f ms (a walk over all %d, or the SIGCHLD safety"
-	       " net); longest since start %.3f ms\ttarget < 1 ms: %s\n",
+	       " longest %.3f ms (a walk over all %d; before pidfds, also"
+	       " the SIGCHLD net); longest since start %.3f ms\ttarget < 1 ms:"
+	       " %s\n",
 	    n, seen, (double)lo / 1e3, (double)hi / 1e3, n,
 	    (double)s.reap_max_us / 1e3, hi < 1000 ? "met" : "MISSED");
 	if (s.reaps != 0)
