@@ -146,6 +146,12 @@ def fd_numbers(pid):
         return []
 
 
+def sanitized(pid):
+    """Is the process built with AddressSanitizer?"""
+    with open("/proc/%d/maps" % pid) as f:
+        return "libasan" in f.read()
+
+
 def pids_matching(pred):
     out = []
     for p in all_pids():

@@ -34,8 +34,8 @@ import time
 import pytest
 
 from ptyd_http import SSE, marker, read_output_until
-from ptyd_stack import (fd_count, pids_matching, proc_state, scale,
-                        wait_for)
+from ptyd_stack import (fd_count, pids_matching, proc_state, sanitized,
+                        scale, wait_for)
 
 N_VIEWERS = scale(1000, 300)
 # Idle connections to ptyd one ptyd.fcgi process keeps (PTYD_KEPT_MAX,
@@ -49,12 +49,6 @@ def fcgi_pids(st):
     return [p for p in pids_matching(
         lambda cl: cl[0].endswith("ptyd.fcgi") and
         any(st.state in a for a in cl)) if proc_state(p) != "Z"]
-
-
-def sanitized(pid):
-    """Is the process built with AddressSanitizer?"""
-    with open("/proc/%d/maps" % pid) as f:
-        return "libasan" in f.read()
 
 
 def p99(xs):
