@@ -728,3 +728,20 @@ Test(screen, a_resize_below_the_scroll_region_resets_it, .timeout = 10)
 	free(r);
 	screen_free(a);
 }
+
+/* Found by fuzz_screen: in insert mode, a glyph after a C1 single shift
+ * (SS3, U+008F) has libvterm 0.1.4 move a rect past the row's end; the
+ * grid copied it as given, past its cells (a heap overflow, seen under
+ * ASan: make check-sanitizers).  Every rect is now cut to the grid. */
+Test(screen, a_rect_past_the_edge_is_cut_to_the_grid, .timeout = 10)
+{
+	struct screen *a = screen_new(6, 105);
+	char	      *r;
+
+	feed(a, "\033[4h\302\217a");
+	feed(a, "\033[1;100Hb\033[3;50H\033[2Kok");
+	r = redraw(a);
+	cr_assert(strstr(r, "ok") != NULL, "%s", r);
+	free(r);
+	screen_free(a);
+}
