@@ -332,6 +332,12 @@ pens_id(struct pens *t, const struct gpen *pen, struct grid *g, int ng,
 		if (t->n > t->cap / 2) {
 			t->cap *= 2;
 			t->p = xreallocarray(t->p, t->cap, sizeof(*t->p));
+		} else if (t->n < t->cap / 4 && t->cap > 16) {
+			/* A burst of pens has gone: give back what it took
+			 * (n < cap / 2 after, so there is room). */
+			while (t->cap > 16 && t->n < t->cap / 4)
+				t->cap /= 2;
+			t->p = xreallocarray(t->p, t->cap, sizeof(*t->p));
 		}
 		pens_rehash(t);
 		j = gpen_hash(&p) & (t->hcap - 1);

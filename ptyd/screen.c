@@ -351,7 +351,12 @@ screen_putglyph_cb(VTermGlyphInfo *info, VTermPos pos, void *arg)
 	if (pos.row < 0 || pos.row >= (int)g->rows || pos.col < 0 ||
 	    pos.col >= (int)g->cols)
 		return (1);
-	c = screen_cell(s, 0, info->chars[0],
+	/* libvterm decodes up to U+7FFFFFFF (6-byte forms): past Unicode is
+	 * U+FFFD here, before it could pass for the right half of a wide
+	 * character (GRID_RIGHT). */
+	c = screen_cell(s, 0,
+	    (uint32_t)info->chars[0] > 0x10ffff ? 0xfffd :
+						  (uint32_t)info->chars[0],
 	    info->chars[0] != 0 ? info->chars[1] : 0, info->width == 2);
 	g->row[pos.row][pos.col] = c;
 	if (info->width == 2 && pos.col + 1 < (int)g->cols)

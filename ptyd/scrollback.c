@@ -167,7 +167,9 @@ scrollback_pack(struct scrollback *sb)
 			sb_deflate(&sb->b[i]);
 }
 
-/* A block's lines: at p, or inflated into *tmp (grown as needed). */
+/* A block's lines: at p, or inflated into *tmp (grown as needed).  NULL
+ * if it does not inflate (only a bug of ours could do that): the redraw
+ * goes without those lines rather than ptyd, and every shell, dying. */
 static const uint8_t *
 sb_text(const struct sb_block *b, uint8_t **tmp, size_t *tmpcap)
 {
@@ -178,18 +180,25 @@ sb_text(const struct sb_block *b, uint8_t **tmp, size_t *tmpcap)
 		*tmpcap = b->raw;
 	}
 	if (!sb_iz_ok) {
-		if (inflateInit2(&sb_iz, SB_WBITS) != Z_OK)
-			fatalx("scrollback: inflateInit2");
+		if (inflateInit2(&sb_iz, SB_WBITS) != Z_OK) {
+			log_warnx("scrollback: inflateInit2 failed");
+			return (NULL);
+		}
 		sb_iz_ok = 1;
-	} else if (inflateReset(&sb_iz) != Z_OK)
-		fatalx("scrollback: inflateReset");
+	} else if (inflateReset(&sb_iz) != Z_OK) {
+		log_warnx("scrollback: inflateReset failed");
+		return (NULL);
+	}
 	sb_iz.next_in = b->p;
 	sb_iz.avail_in = b->len;
 	sb_iz.next_out = *tmp;
 	sb_iz.avail_out = b->raw;
 	if (inflate(&sb_iz, Z_FINISH) != Z_STREAM_END ||
-	    sb_iz.total_out != b->raw)
-		fatalx("scrollback: a block does not inflate");
+	    sb_iz.total_out != b->raw) {
+		log_warnx("scrollback: a block does not inflate; its lines are"
+			  " left out");
+		return (NULL);
+	}
 	return (*tmp);
 }
 
@@ -245,7 +254,8 @@ scrollback_each(const struct scrollback *sb,
 	unsigned int   skip;
 
 	for (i = 0; i < sb->nb; i++) {
-		t = sb_text(&sb->b[i], &tmp, &tmpcap);
+		if ((t = sb_text(&sb->b[i], &tmp, &tmpcap)) == NULL)
+			continue;
 		skip = i == 0 ? sb_skip(sb, t, sb->b[i].raw) : 0;
 		sb_lines_of(t, sb->b[i].raw, skip, fn, arg);
 	}
@@ -270,7 +280,7 @@ scrollback_lines(const struct scrollback *sb)
 		skip = sb_skip(sb, sb->open, sb->open_len);
 	else {
 		t = sb_text(&sb->b[0], &tmp, &tmpcap);
-		skip = sb_skip(sb, t, sb->b[0].raw);
+		skip = t != NULL ? sb_skip(sb, t, sb->b[0].raw) : 0;
 		free(tmp);
 	}
 	return ((unsigned int)(sb->lines - skip));

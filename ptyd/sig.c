@@ -60,6 +60,11 @@ sig_init(void (*cb)(int, pid_t))
 	if (sigaction(SIGPIPE, &sa, NULL) == -1 ||
 	    sigaction(SIGXFSZ, &sa, NULL) == -1)
 		return (-1);
+	/* SIGCHLD ignored by whoever started us (exec keeps SIG_IGN) would
+	 * have the kernel reap the shells itself: no exit codes, no SIGCHLD. */
+	sa.sa_handler = SIG_DFL;
+	if (sigaction(SIGCHLD, &sa, NULL) == -1)
+		return (-1);
 
 	sigemptyset(&set);
 	sigaddset(&set, SIGCHLD);

@@ -266,6 +266,13 @@ term_pid_cb(int fd, uint32_t events, void *arg)
 		term_child_exited(t, status, ev_now());
 		return;
 	}
+	if (pid == -1 && errno == ECHILD) {
+		/* Reaped by someone else (cannot be, with SIGCHLD at its
+		 * default, sig.c): ended all the same, status unknown. */
+		log_warnx("term %s: shell gone, its status unknown", t->sid);
+		term_child_exited(t, 0, ev_now());
+		return;
+	}
 	/* Exited but not yet waitable: another process traces it (strace,
 	 * gdb), and we may wait only once the tracer has.  Its SIGCHLD comes
 	 * then; stop watching, so as not to spin on a level-triggered

@@ -745,3 +745,47 @@ Test(screen, a_rect_past_the_edge_is_cut_to_the_grid, .timeout = 10)
 	free(r);
 	screen_free(a);
 }
+
+/* libvterm decodes 6-byte UTF-8 forms: U+1FFFFF must not pass for the
+ * right half of a wide character (the grid's marker), which would bring
+ * back the wide character it overwrote and drop the next glyph. */
+Test(screen, a_character_past_unicode_is_u_fffd, .timeout = 10)
+{
+	struct screen *a = screen_new(4, 20);
+	char	      *r;
+
+	feed(a, "\344\270\200\033[1;2H\367\277\277\277A");
+	r = redraw(a);
+	cr_assert(strstr(r, "\344\270\200") == NULL, "the wide one is back: %s",
+	    r);
+	cr_assert(strstr(r, "A") != NULL, "the glyph after it is gone: %s", r);
+	free(r);
+	screen_free(a);
+}
+
+/* A burst of pens on screen grows the table; once they are gone, the
+ * next time it fills it shrinks back. */
+Test(screen, the_pen_table_shrinks_after_a_burst, .timeout = 10)
+{
+	struct screen *a = screen_new(24, 80);
+	char	       sgr[64];
+	size_t	       burst, after;
+	int	       i;
+
+	for (i = 0; i < 24 * 80; i++) {
+		snprintf(sgr, sizeof(sgr), "\033[38;2;%d;%d;%dmx", i & 255,
+		    (i >> 8) & 255, 7);
+		feed(a, sgr);
+	}
+	burst = screen_memory(a);
+	feed(a, "\033[m\033[2J\033[H");
+	for (i = 0; i < 4000; i++) {
+		snprintf(sgr, sizeof(sgr), "\033[38;2;%d;%d;%dmy\b", i & 255,
+		    (i >> 8) & 255, 9);
+		feed(a, sgr);
+	}
+	after = screen_memory(a);
+	cr_assert_lt(after + 20000, burst, "burst %zu, after %zu", burst,
+	    after);
+	screen_free(a);
+}

@@ -28,6 +28,7 @@
 #include "spawn.h"
 #include "term.h"
 #include "term_int.h"
+#include "sig.h"
 
 #define S	PTYD_SEC
 #define BASE	5000000000ULL
@@ -1041,4 +1042,27 @@ Test(term, a_shell_let_go_of_unreaped_is_reaped_on_its_sigchld)
 	term_sigchld(pid, ev_now());
 	cr_assert_eq(waitpid(pid, NULL, WNOHANG), -1, "left a zombie");
 	cr_assert_eq(errno, ECHILD);
+}
+
+static void
+nosig(int signo, pid_t pid)
+{
+	(void)signo;
+	(void)pid;
+}
+
+Test(term, a_shell_s_status_is_kept_when_started_with_sigchld_ignored)
+{
+	/* Prevents: a SIGCHLD left ignored by whoever started ptyd (exec
+	 * keeps SIG_IGN) making the kernel reap the shells itself, so that
+	 * their ends were never noticed. */
+	struct term *t;
+	int	     reused;
+
+	cr_assert_neq(signal(SIGCHLD, SIG_IGN), SIG_ERR);
+	cr_assert_eq(ev_init(), 0);
+	cr_assert_eq(sig_init(nosig), 0);
+	ptyd_conf.shell_argv = exit3_argv;
+	t = start("", "a", 0, 0, &reused);
+	turn_until_reaped(t, 0);
 }
