@@ -1066,3 +1066,41 @@ Test(term, a_shell_s_status_is_kept_when_started_with_sigchld_ignored)
 	t = start("", "a", 0, 0, &reused);
 	turn_until_reaped(t, 0);
 }
+
+/* A child of ours that has ended, not yet waited for. */
+static pid_t
+zombie(void)
+{
+	pid_t pid = fork();
+
+	cr_assert_neq(pid, -1);
+	if (pid == 0)
+		_exit(0);
+	wait_ended(pid);
+	return (pid);
+}
+
+Test(term, sigchlds_of_jobs_cost_one_pass_per_gap)
+{
+	/* A job's SIGCHLD (a pid not a shell's) runs the loop at once,
+	 * unless one ran less than TERM_SIGCHLD_GAP ago: then the timer
+	 * does, and the zombie waits that long at most. */
+	siginfo_t si;
+	pid_t	  a, b;
+	int	  i;
+
+	cr_assert_eq(ev_init(), 0);
+	a = zombie();
+	term_sigchld(a, ev_clock());
+	cr_assert_eq(waitpid(a, NULL, WNOHANG), -1, "a was not reaped at once");
+	b = zombie();
+	term_sigchld(b, ev_clock());
+	memset(&si, 0, sizeof(si));
+	cr_assert_eq(waitid(P_PID, (id_t)b, &si, WEXITED | WNOHANG | WNOWAIT),
+	    0);
+	cr_assert_eq(si.si_pid, b, "b was reaped before its gap");
+	for (i = 0; i < 100 && kill(b, 0) == 0; i++)
+		cr_assert_eq(ev_run_once(10000), 0);
+	cr_assert_eq(waitpid(b, NULL, WNOHANG), -1, "b was never reaped");
+	cr_assert_eq(errno, ECHILD);
+}
