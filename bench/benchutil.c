@@ -2,7 +2,8 @@
  * benchutil.c -- helpers the daemon benchmarks share (benchutil.h).
  *
  * Owns: clocks, sorting doubles, /proc figures, removing a temporary
- * directory.  Does not own: anything about ptyd.
+ * directory, one request to ptyd and its reply buffer.  Does not own:
+ * starting ptyd.
  */
 #include <sys/stat.h>
 
@@ -14,6 +15,11 @@
 #include <time.h>
 
 #include "benchutil.h"
+#include "client.h"
+#include "frame.h"
+#include "proto.h"
+
+static uint8_t bench_buf[PROTO_HDR_LEN + PROTO_MAX_PAYLOAD];
 
 double
 now_s(void)
@@ -92,4 +98,31 @@ void
 rm_tree(const char *dir)
 {
 	(void)nftw(dir, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+int
+bench_call(const char *sock, uint16_t type, const void *msg, void *reply,
+    int ms, const char **what)
+{
+	struct frame_out fo;
+	struct frame_hdr h;
+	int		 rc;
+
+	frame_out_init(&fo);
+	*what = "encode";
+	if (msg_encode(&fo, type, msg) == -1) {
+		frame_out_free(&fo);
+		return (-1);
+	}
+	*what = msg_name(type);
+	rc = client_call(sock, &fo, &h, bench_buf, sizeof(bench_buf),
+	    client_now_ms() + ms);
+	frame_out_free(&fo);
+	if (rc == -1)
+		return (-1);
+	*what = "decode";
+	if (reply != NULL &&
+	    msg_decode(h.type, bench_buf + PROTO_HDR_LEN, h.len, reply) == -1)
+		return (-1);
+	return (h.type);
 }

@@ -147,20 +147,12 @@ daemon_stop(struct daemon *d)
 static uint16_t
 call(const struct daemon *d, uint16_t type, const void *msg, void *reply)
 {
-	struct frame_out	fo;
-	struct frame_hdr	h;
+	const char *what;
+	int	    t;
 
-	frame_out_init(&fo);
-	if (msg_encode(&fo, type, msg) == -1)
-		diex("encode");
-	if (client_call(d->sock, &fo, &h, fbuf, sizeof(fbuf),
-	    client_now_ms() + CALL_MS) == -1)
-		die(msg_name(type));
-	frame_out_free(&fo);
-	if (reply != NULL && msg_decode(h.type, fbuf + PROTO_HDR_LEN, h.len,
-	    reply) == -1)
-		diex("decode");
-	return (h.type);
+	if ((t = bench_call(d->sock, type, msg, reply, CALL_MS, &what)) == -1)
+		die(what);
+	return ((uint16_t)t);
 }
 
 static void

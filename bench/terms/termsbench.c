@@ -266,23 +266,16 @@ ptyd_stop(struct daemon *d)
 static uint16_t
 call(uint16_t type, const void *msg, void *reply)
 {
-	struct frame_out fo;
-	struct frame_hdr h;
+	const char *what;
+	int	    t;
 
-	frame_out_init(&fo);
-	if (msg_encode(&fo, type, msg) == -1)
-		diex("encode");
-	if (client_call(cur->sock, &fo, &h, fbuf, sizeof(fbuf),
-		client_now_ms() + CALL_MS) == -1) {
+	if ((t = bench_call(cur->sock, type, msg, reply, CALL_MS, &what)) ==
+	    -1) {
 		if (waitpid(cur->pid, NULL, WNOHANG) != 0)
 			diex("ptyd died");
-		diex(msg_name(type));
+		diex(what);
 	}
-	frame_out_free(&fo);
-	if (reply != NULL &&
-	    msg_decode(h.type, fbuf + PROTO_HDR_LEN, h.len, reply) == -1)
-		diex("decode");
-	return (h.type);
+	return ((uint16_t)t);
 }
 
 /* Start sid: 0, or -1 with the error (code and words) printed. */
