@@ -14,9 +14,11 @@
  *		Keystroke echo latency: a terminal running `stty raw -echo;
  *		exec cat`; N times, POST one character and time until it
  *		appears in the stream.  Prints p50/p99 in microseconds.
- *	termbench rtt PORT PATH N
+ *	termbench rtt PORT PATH N [STATUS]
  *		Baseline for echo: N GETs of PATH (a plain FastCGI responder
- *		behind the same nginx), p50/p99 in microseconds.
+ *		behind the same nginx), p50/p99 in microseconds.  Each must
+ *		answer STATUS (default 200): a refused request times the path
+ *		up to the refusal.
  *
  * Owns: a minimal HTTP/1.1 client (one request per connection, chunked
  * decoding) and an SSE reader that counts the bytes of `output` events
@@ -558,7 +560,7 @@ cmd_echo(int n)
 }
 
 static int
-cmd_rtt(const char *path, int n)
+cmd_rtt(const char *path, int n, int want)
 {
 	struct http	 h;
 	double		*lat, t0;
@@ -570,7 +572,7 @@ cmd_rtt(const char *path, int n)
 		t0 = now_s();
 		http_request(&h, "GET", path, NULL);
 		http_slurp(&h);
-		if (h.status != 200)
+		if (h.status != want)
 			die("GET %s: %d", path, h.status);
 		lat[i] = now_s() - t0;
 	}
@@ -594,9 +596,11 @@ main(int argc, char **argv)
 	}
 	if (argc >= 5 && strcmp(argv[1], "rtt") == 0) {
 		port = atoi(argv[2]);
-		return (cmd_rtt(argv[3], atoi(argv[4])));
+		return (cmd_rtt(argv[3], atoi(argv[4]),
+		    argc >= 6 ? atoi(argv[5]) : 200));
 	}
-	fprintf(stderr, "usage: termbench raw CMD | stream PORT CMD [VIEWERS] |"
-	    " echo PORT N | rtt PORT PATH N\n");
+	fprintf(stderr,
+	    "usage: termbench raw CMD | stream PORT CMD [VIEWERS] |"
+	    " echo PORT N | rtt PORT PATH N [STATUS]\n");
 	return (2);
 }

@@ -43,6 +43,8 @@
 
 #define SCAN_NPARAM 16
 #define PEN_NONE    UINT32_MAX
+/* Changes of a primed mode remembered (struct mode_hist). */
+#define MODE_HIST 4
 
 enum scan_state {
 	SCAN_GROUND,
@@ -56,6 +58,19 @@ struct scan {
 	int		inter; /* an intermediate byte, or 0 */
 	int		np;    /* params seen (the current one included) */
 	int		param[SCAN_NPARAM];
+};
+
+/*
+ * A mode the emulator keeps that a rebuild would lose when the sequence
+ * that set it has left the bytes it is fed (screen_sync): its value now
+ * and its last changes, each with the ring position just after it, so its
+ * value at any position since the oldest of them is known.
+ */
+struct mode_hist {
+	uint64_t at[MODE_HIST];
+	uint8_t	 val[MODE_HIST];
+	uint8_t	 n;
+	uint8_t	 cur;
 };
 
 struct sbuf {
@@ -84,6 +99,11 @@ struct screen {
 	int	     mouse;	  /* 0, 9, 1000, 1002, 1003 */
 	int	     top, bottom; /* DECSTBM, 1-based; 0: none */
 	int	     cursor_visible;
+	/* The alternate screen (1047, 1049) and the cursor's visibility
+	 * (25) as the scanner saw them, for a rebuild to start from. */
+	struct mode_hist alt_hist, cursor_hist;
+	uint64_t	 scan_at;  /* position after the byte being scanned */
+	uint64_t	 scan_end; /* position after the last byte scanned */
 
 	uint64_t fed;	 /* the ring position the emulator stands for */
 	int	 synced; /* fed is a ring position (screen_sync) */
@@ -618,6 +638,7 @@ screen_new(unsigned int rows, unsigned int cols)
 	s->rows = rows;
 	s->cols = cols;
 	s->cursor_visible = 1;
+	s->cursor_hist.cur = 1;
 	return (s);
 }
 
@@ -704,7 +725,37 @@ screen_sb_lines(const struct screen *s)
 	return (scrollback_lines(&s->sb));
 }
 
-/* The scanner: the modes libvterm does not tell. */
+/* The scanner: the modes libvterm does not tell, and the changes of those
+ * it keeps that a rebuild must start from. */
+
+static void
+mode_hist_set(struct mode_hist *h, int val, uint64_t at)
+{
+	if ((uint8_t)val == h->cur)
+		return;
+	h->cur = (uint8_t)val;
+	if (h->n == MODE_HIST) {
+		memmove(h->at, h->at + 1, sizeof(h->at[0]) * (MODE_HIST - 1));
+		memmove(h->val, h->val + 1, MODE_HIST - 1);
+		h->n--;
+	}
+	h->at[h->n] = at;
+	h->val[h->n] = (uint8_t)val;
+	h->n++;
+}
+
+/* Its value where the byte at pos is about to be read.  Every change kept
+ * is a real one, so before the oldest kept the value was the other one. */
+static int
+mode_hist_at(const struct mode_hist *h, uint64_t pos)
+{
+	int i;
+
+	for (i = h->n - 1; i >= 0; i--)
+		if (h->at[i] <= pos)
+			return (h->val[i]);
+	return (h->n > 0 ? !h->val[0] : h->cur);
+}
 
 static void
 screen_modes_reset(struct screen *s)
@@ -712,6 +763,8 @@ screen_modes_reset(struct screen *s)
 	s->modes = 0;
 	s->mouse = 0;
 	s->top = s->bottom = 0;
+	mode_hist_set(&s->alt_hist, 0, s->scan_at);
+	mode_hist_set(&s->cursor_hist, 1, s->scan_at);
 }
 
 static unsigned int
@@ -744,6 +797,10 @@ screen_decset(struct screen *s, int set)
 		n = s->sc.param[i];
 		if (n == 9 || n == 1000 || n == 1002 || n == 1003)
 			s->mouse = set ? n : 0;
+		else if (n == 1047 || n == 1049) /* libvterm has no 47 */
+			mode_hist_set(&s->alt_hist, set, s->scan_at);
+		else if (n == 25)
+			mode_hist_set(&s->cursor_hist, set, s->scan_at);
 		else if (set)
 			s->modes |= screen_mode_bit(n);
 		else
@@ -769,6 +826,7 @@ screen_csi(struct screen *s, int final)
 		/* DECSTR */
 		s->modes &= ~(SCREEN_M_CKM | SCREEN_M_KEYPAD);
 		s->top = s->bottom = 0;
+		mode_hist_set(&s->cursor_hist, 1, s->scan_at);
 	}
 }
 
@@ -832,7 +890,7 @@ screen_scan(struct screen *s, uint8_t c)
 }
 
 void
-screen_scan_output(struct screen *s, const uint8_t *p, size_t n)
+screen_scan_output(struct screen *s, uint64_t pos, const uint8_t *p, size_t n)
 {
 	const uint8_t *q = p, *e = p + n;
 
@@ -842,14 +900,16 @@ screen_scan_output(struct screen *s, const uint8_t *p, size_t n)
 		if (s->sc.state == SCAN_GROUND &&
 		    (q = memchr(q, 0x1b, (size_t)(e - q))) == NULL)
 			break;
+		s->scan_at = pos + (uint64_t)(q - p) + 1;
 		screen_scan(s, *q++);
 	}
+	s->scan_end = pos + n;
 }
 
 void
 screen_feed(struct screen *s, const uint8_t *p, size_t n)
 {
-	screen_scan_output(s, p, n);
+	screen_scan_output(s, s->scan_end, p, n);
 	if (s->vt == NULL)
 		screen_emu_start(s);
 	vtfeed_write(&s->vf, s->vt, p, n);
@@ -880,6 +940,23 @@ screen_feed_from(const struct screen *s, const struct ring *r)
 	return (ring_end(r) - max);
 }
 
+/*
+ * A new emulator about to be fed from pos on: the alternate screen and a
+ * hidden cursor as they were there.  Without it, a full-screen program
+ * that came up before pos would be drawn on the normal screen (and left
+ * there when it ends, its last screen in place of the shell's), with the
+ * cursor showing.  What the normal screen held then is not known: the
+ * alternate one comes up over a blank one.
+ */
+static void
+screen_prime(struct screen *s, uint64_t pos)
+{
+	if (mode_hist_at(&s->alt_hist, pos))
+		vtfeed_write(&s->vf, s->vt, (const uint8_t *)"\033[?1049h", 8);
+	if (!mode_hist_at(&s->cursor_hist, pos))
+		vtfeed_write(&s->vf, s->vt, (const uint8_t *)"\033[?25l", 6);
+}
+
 void
 screen_sync(struct screen *s, const struct ring *r)
 {
@@ -900,6 +977,7 @@ screen_sync(struct screen *s, const struct ring *r)
 		screen_emu_start(s);
 		s->fed = ring_boundary(r, from);
 		s->synced = 1;
+		screen_prime(s, s->fed);
 	}
 	while (s->fed < ring_end(r)) {
 		screen_changed(s);

@@ -59,12 +59,12 @@ int screen_fits(unsigned int rows, unsigned int cols);
 struct screen *screen_new(unsigned int rows, unsigned int cols);
 void	       screen_free(struct screen *);
 /*
- * Output as it enters the ring: only the scanner sees it now (it is cheap:
- * a memchr for ESC).  The emulator is fed lazily, by screen_sync, from the
+ * Output as it enters the ring, pos the ring position of its first byte:
+ * only the scanner sees it now (it is cheap: a memchr for ESC).  The emulator is fed lazily, by screen_sync, from the
  * ring: it costs 20 to 50 MB/s, a fraction of what the output path carries,
  * and only terminals someone attaches to with attach=screen need it.
  */
-void screen_scan_output(struct screen *, const uint8_t *, size_t);
+void screen_scan_output(struct screen *, uint64_t pos, const uint8_t *, size_t);
 /* The emulator catches up with the ring's end (or starts again from its
  * oldest byte if bytes it never saw have left it). */
 void screen_sync(struct screen *, const struct ring *);

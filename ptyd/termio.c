@@ -65,7 +65,8 @@ term_read(struct term *t, int64_t now)
 			ring_commit(&t->ring, (size_t)r);
 			if (t->screen == NULL)
 				t->screen = screen_new(t->rows, t->cols);
-			screen_scan_output(t->screen, p, (size_t)r);
+			screen_scan_output(t->screen,
+			    ring_end(&t->ring) - (uint64_t)r, p, (size_t)r);
 			total += (size_t)r;
 			/* Less than there was room for: the pty is empty for
 			 * now (a keystroke's echo), and epoll, level-triggered,

@@ -294,3 +294,44 @@ def test_too_old_id_gives_gap_then_screen(small_ring, new_sid):
         s.close()
     finally:
         c.close_term(sid)
+
+
+def test_a_program_older_than_the_ring_is_still_on_the_alternate_screen(
+        small_ring, new_sid):
+    """A full-screen program that came up before the ring's oldest byte:
+    its switch to the alternate screen and its hidden cursor are no longer
+    among the bytes the emulator is rebuilt from, and still hold."""
+    c = small_ring.client()
+    sid = new_sid()
+    assert c.start(sid, rows=ROWS, cols=COLS).status == 200
+    try:
+        w = Watcher(c, sid)
+        w.type(r"printf '\033[?1049h\033[?25l\033[2J'; awk 'BEGIN { for "
+               r'(i = 0; i < 600; i++) printf "\033[H\033[2Kframe %d of a '
+               r'full-screen program", i }'
+               r"'; printf '\033[12;1HD%s' $((6*7)); read x" "\r", b"D42")
+        quiet(w.s, w.tr)
+        assert w.tr.start < small_ring_start(c, sid)
+        s, ev, text, _, _ = screen_of(c, sid)
+        s.close()
+        assert b"\x1b[?1049h" in text and b"\x1b[?25l" in text, text
+        normal, alt = text.split(b"\x1b[?1049h", 1)
+        assert b"frame" not in normal, normal
+        shown = render(text)
+        assert shown.cursor.hidden
+        assert shown.display[0].startswith("frame 599 "), shown.display
+        assert shown.display[11].startswith("D42"), shown.display
+    finally:
+        c.close_term(sid)
+
+
+def small_ring_start(c, sid):
+    """The position of the oldest byte the ring still holds: where a
+    raw replay starts."""
+    r = c.stream(sid, query={"replay": "raw"}, encoding="base64")
+    try:
+        ev = r.next_event(10)
+        assert ev.name == "output", ev
+        return ev.id - len(ev.payload)
+    finally:
+        r.close()

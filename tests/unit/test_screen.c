@@ -521,6 +521,15 @@ Test(screen, the_alternate_screen_is_freed_when_it_goes)
 	screen_free(a);
 }
 
+/* Output as ptyd takes it from the pty: into the ring, and scanned. */
+static void
+scan_append(struct screen *s, struct ring *r, const char *t)
+{
+	ring_append(r, t, strlen(t));
+	screen_scan_output(s, ring_end(r) - strlen(t), (const uint8_t *)t,
+	    strlen(t));
+}
+
 /* In ptyd the emulator is fed from the ring, late: the same screen as one
  * fed at once; once bytes it never saw have left the ring it starts again
  * from the oldest kept, and the modes (scanned as output came) survive. */
@@ -534,12 +543,10 @@ Test(screen, sync_from_the_ring_is_the_same_screen)
 	int	       i;
 
 	ring_init(&r, 1000, 4096);
-	ring_append(&r, t1, strlen(t1));
-	screen_scan_output(lazy, (const uint8_t *)t1, strlen(t1));
+	scan_append(lazy, &r, t1);
 	feed(eager, t1);
 	screen_sync(lazy, &r);
-	ring_append(&r, t2, strlen(t2));
-	screen_scan_output(lazy, (const uint8_t *)t2, strlen(t2));
+	scan_append(lazy, &r, t2);
 	feed(eager, t2);
 	screen_sync(lazy, &r);
 	a = redraw(lazy);
@@ -550,8 +557,7 @@ Test(screen, sync_from_the_ring_is_the_same_screen)
 	/* 8 kB more through a 4 kB ring, not synced: started again. */
 	for (i = 0; i < 800; i++) {
 		snprintf(line, sizeof(line), "line %d\r\n", i);
-		ring_append(&r, line, strlen(line));
-		screen_scan_output(lazy, (const uint8_t *)line, strlen(line));
+		scan_append(lazy, &r, line);
 	}
 	screen_sync(lazy, &r);
 	a = redraw(lazy);
@@ -563,6 +569,66 @@ Test(screen, sync_from_the_ring_is_the_same_screen)
 	ring_free(&r);
 	screen_free(lazy);
 	screen_free(eager);
+}
+
+/*
+ * Output through a 4 kB ring to a screen synced only at the end, and to
+ * one fed everything: the same redraw.  The lines (8 kB) push the
+ * sequences before them out of the ring, so the late emulator starts
+ * again after them.
+ */
+static void
+same_after_a_rebuild(const char *before, const char *after)
+{
+	struct screen *lazy = screen_new(24, 80), *eager = screen_new(24, 80);
+	struct ring    r;
+	char	      *a, *b, line[64];
+	int	       i;
+
+	ring_init(&r, 1000, 4096);
+	scan_append(lazy, &r, before);
+	feed(eager, before);
+	for (i = 0; i < 800; i++) {
+		snprintf(line, sizeof(line), "line %d\r\n", i);
+		scan_append(lazy, &r, line);
+		feed(eager, line);
+	}
+	scan_append(lazy, &r, after);
+	feed(eager, after);
+	cr_assert_gt(ring_start(&r), 1000 + strlen(before));
+	screen_sync(lazy, &r);
+	a = redraw(lazy);
+	b = redraw(eager);
+	cr_assert_str_eq(a, b);
+	free(a);
+	free(b);
+	ring_free(&r);
+	screen_free(lazy);
+	screen_free(eager);
+}
+
+/*
+ * A full-screen program that came up long ago (its 1049h no longer among
+ * the bytes a rebuild is fed) is still on the alternate screen, with its
+ * cursor hidden: not drawn on the normal screen, its lines not in the
+ * scrollback.  The switches before it (more than are remembered) do not
+ * change that.
+ */
+Test(screen, a_rebuild_keeps_the_alternate_screen_it_missed, .timeout = 10)
+{
+	same_after_a_rebuild("\033[?1049h\033[?1049l"
+			     "\033[?1049h\033[?1049l\033[?1047h\033[?1047l"
+			     "\033[?1049h\033[?25l\033[H\033[2J",
+	    "\033[Htop - 10:00");
+}
+
+/* One that ended since: its last screen gone with it, the shell's prompt
+ * on the normal screen, where the program came up from.  (What the
+ * normal screen held before is lost with the bytes: here it was blank.) */
+Test(screen, a_rebuild_leaves_the_alternate_screen_it_missed, .timeout = 10)
+{
+	same_after_a_rebuild("\033[?1049h\033[?25l\033[H\033[2J",
+	    "\033[?25h\033[?1049l$ ");
 }
 
 /*
