@@ -7,13 +7,20 @@
  * bytes; the pair 0xff 0xfe followed by two bytes resizes mid-stream.  At
  * the end the redraw is taken, checked for queries (a CSI ending in c or n,
  * an OSC holding '?'), framed, and fed to a fresh screen of the same size,
- * whose own redraw is taken too.
+ * whose own redraw is taken too.  The same output also goes the way ptyd
+ * takes it: into a small ring and the scanner, the emulator rebuilt from
+ * what the ring still holds (primed with the modes it missed) at each
+ * resize and at the end.
  */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "ring.h"
 #include "screen.h"
+
+/* Small, so that most inputs push their first bytes out of it. */
+#define FUZZ_RING 512
 
 int LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 
@@ -73,10 +80,21 @@ fuzz_redraw(struct screen *s, unsigned int rows, unsigned int cols)
 	screen_free(again);
 }
 
+/* Output both ways: fed at once (s), and through the ring (lazy). */
+static void
+fuzz_output(struct screen *s, struct screen *lazy, struct ring *r,
+    const uint8_t *p, size_t n)
+{
+	screen_feed(s, p, n);
+	ring_append(r, p, n);
+	screen_scan_output(lazy, ring_end(r) - n, p, n);
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct screen *s;
+	struct screen *s, *lazy;
+	struct ring    r;
 	unsigned int   rows, cols;
 	size_t	       i, start;
 
@@ -85,19 +103,27 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	rows = fuzz_rows(data[0]);
 	cols = fuzz_cols(data[1]);
 	s = screen_new(rows, cols);
+	lazy = screen_new(rows, cols);
+	ring_init(&r, 1000, FUZZ_RING);
 	for (start = i = 2; i + 3 < size; i++) {
 		if (data[i] != 0xff || data[i + 1] != 0xfe)
 			continue;
-		screen_feed(s, data + start, i - start);
+		fuzz_output(s, lazy, &r, data + start, i - start);
 		rows = fuzz_rows(data[i + 2]);
 		cols = fuzz_cols(data[i + 3]);
 		screen_resize(s, NULL, rows, cols);
+		screen_sync(lazy, &r);
+		screen_resize(lazy, &r, rows, cols);
 		start = i + 4;
 		i += 3;
 	}
 	if (start < size)
-		screen_feed(s, data + start, size - start);
+		fuzz_output(s, lazy, &r, data + start, size - start);
 	fuzz_redraw(s, rows, cols);
+	screen_sync(lazy, &r);
+	fuzz_redraw(lazy, rows, cols);
+	ring_free(&r);
+	screen_free(lazy);
 	screen_free(s);
 	return (0);
 }
