@@ -18,8 +18,11 @@
  * Where libfcgi departs from the specification we refuse what it would
  * read differently from us: padding after BEGIN_REQUEST or after the
  * empty PARAMS record, which it reads as a record header.  After
- * the empty STDIN record libfcgi reads nothing more (our keep_conn is off),
- * so it never parses a byte that was not checked here.
+ * the empty STDIN record libfcgi parses nothing more (bytes it read past
+ * it are dropped with the request), and a web server that keeps the
+ * connection (FCGI_KEEP_CONN) sends its next request only after our
+ * END_REQUEST, to be checked here in turn: libfcgi never parses a byte
+ * that was not checked here.
  *
  * Does not own: what the parameters mean (http.c, gate.c), or the socket
  * once checked (server.c hands it to libfcgi).
@@ -331,6 +334,12 @@ guard_body(struct guard_pairs *g, const uint8_t *h, enum guard_phase *phase,
 int
 guard_check(const uint8_t *p, size_t len, const char **cause)
 {
+	return (guard_check_end(p, len, cause, NULL));
+}
+
+int
+guard_check_end(const uint8_t *p, size_t len, const char **cause, size_t *endp)
+{
 	struct guard_pairs g;
 	enum guard_phase   phase = PHASE_BEGIN;
 	const uint8_t	  *h;
@@ -354,6 +363,8 @@ guard_check(const uint8_t *p, size_t len, const char **cause)
 	}
 	if (rv == GUARD_BAD && cause != NULL)
 		*cause = why;
+	if (rv == GUARD_OK && endp != NULL)
+		*endp = off;
 	return (rv);
 }
 
@@ -402,7 +413,8 @@ static int
 guard_peek_once(int fd, struct guard_peek *gp, ssize_t *got,
     const char **cause)
 {
-	int v;
+	size_t end;
+	int    v;
 
 	do
 		*got = recv(fd, gp->buf, gp->cap, MSG_PEEK | MSG_DONTWAIT);
@@ -413,7 +425,12 @@ guard_peek_once(int fd, struct guard_peek *gp, ssize_t *got,
 		*cause = "closed before a whole request";
 	else if (*got > 0 && (size_t)*got > gp->have) {
 		gp->have = (size_t)*got;
-		if ((v = guard_check(gp->buf, gp->have, cause)) != GUARD_MORE)
+		v = guard_check_end(gp->buf, gp->have, cause, &end);
+		if (v == GUARD_OK && end < gp->have) {
+			*cause = "a second request behind the first";
+			return (-1);
+		}
+		if (v != GUARD_MORE)
 			return (v == GUARD_OK ? 1 : -1);
 		if (gp->have == gp->cap) {
 			/* guard_check refuses anything past GUARD_MAX, so

@@ -26,15 +26,20 @@
 /*
  * Check the first len bytes of a connection: BEGIN_REQUEST (responder),
  * PARAMS records to the empty one, STDIN records to the empty one, all of
- * one request id.  Bytes after the empty STDIN record are not looked at.
- * On GUARD_BAD, *cause (if not NULL) says why, in a static string.
+ * one request id.  Bytes after the empty STDIN record are not looked at;
+ * on GUARD_OK, *end (if not NULL) is where they start.  On GUARD_BAD,
+ * *cause (if not NULL) says why, in a static string.
  */
 int guard_check(const uint8_t *, size_t, const char **);
+int guard_check_end(const uint8_t *, size_t, const char **, size_t *end);
 
 /*
  * Wait, up to timeout_ms or until stop_fd is readable, for a whole request
  * on fd and check it without consuming any of it.  0 when libfcgi may read
- * it; -1 when the caller must close fd (logged, rate-limited, here).
+ * it; -1 when the caller must close fd (logged, rate-limited, here).  A
+ * request with anything queued behind it is refused: one request at a
+ * time on a connection, even a kept one (libfcgi reads ahead, and would
+ * drop what it read of the next request unparsed).
  */
 int guard_conn(int, int, int);
 

@@ -346,18 +346,18 @@ req_conn_fd(struct req *r)
 	return (r->fcgx != NULL ? r->fcgx->ipcFd : r->out_fd);
 }
 
-void
+int
 req_finish_fcgi(struct req *r)
 {
 	FCGX_Request *q = r->fcgx;
 	char	      scratch[512];
 	ssize_t	      n;
-	int	      fd, drained;
+	int	      fd, drained, ended = 0;
 
 	if (r->handed) {
 		q->ipcFd = -1;
 		FCGX_Free(q, 0);
-		return;
+		return (-1);
 	}
 	drained = req_drain(r, HTTP_DRAIN_MAX) == 0;
 	/*
@@ -369,14 +369,20 @@ req_finish_fcgi(struct req *r)
 	 * server takes nothing: the write could wait for its send timeout.
 	 */
 	if (r->rec_left == 0 && !r->abandon) {
-		FCGX_FClose(q->err);
-		FCGX_FClose(q->out);
+		ended = FCGX_FClose(q->err) == 0;
+		ended = FCGX_FClose(q->out) == 0 && ended;
 	}
 	fd = q->ipcFd;
 	q->ipcFd = -1;
+	/* libfcgi set keepConnection from BEGIN_REQUEST's flags. */
+	if (q->keepConnection && ended && drained && !r->out_failed &&
+	    fd != -1) {
+		FCGX_Free(q, 0);
+		return (fd);
+	}
 	FCGX_Free(q, 0);
 	if (fd == -1)
-		return;
+		return (-1);
 	if (!drained) {
 		/*
 		 * Data may still be on its way; half-close so the web server
@@ -389,6 +395,7 @@ req_finish_fcgi(struct req *r)
 		while (n > 0);
 	}
 	close(fd);
+	return (-1);
 }
 
 const char *

@@ -106,10 +106,13 @@ int req_conn_fd(struct req *);
  * Finish a FastCGI request: drain the body, end the streams (libfcgi writes
  * FCGI_END_REQUEST; not when abandon is set), free libfcgi's state without
  * letting it close the connection, and close it ourselves at once (see
- * http.c for why).  A request handed to the stream loop (handed) only has
- * libfcgi's state freed: the loop owns the connection and its end.
+ * http.c for why).  Returns the connection instead of closing it when the
+ * web server asked to keep it (FCGI_KEEP_CONN) and the request ended
+ * cleanly: body read to its end, END_REQUEST written whole.  -1 otherwise.
+ * A request handed to the stream loop (handed) only has libfcgi's state
+ * freed: the loop owns the connection and its end.
  */
-void req_finish_fcgi(struct req *);
+int req_finish_fcgi(struct req *);
 
 const char *http_reason(int status);
 

@@ -85,6 +85,7 @@ struct metrics_shm {
 	struct metrics_hist latency[M_NEP];
 	struct metrics_hist stream;
 	int64_t		    streams; /* open now */
+	uint64_t	    conns[2]; /* accepted, kept (next request) */
 };
 
 static struct metrics_shm  metrics_private;
@@ -170,6 +171,12 @@ void
 metrics_stream(int delta)
 {
 	__atomic_add_fetch(&metrics->streams, delta, __ATOMIC_RELAXED);
+}
+
+void
+metrics_conn(int kept)
+{
+	metrics_add(&metrics->conns[kept != 0], 1);
 }
 
 static void metrics_printf(struct buf *, const char *, ...)
@@ -274,6 +281,14 @@ metrics_front(struct buf *b)
 	    "Output streams open now.");
 	metrics_printf(b, "ptyd_fcgi_streams %lld\n",
 	    (long long)__atomic_load_n(&metrics->streams, __ATOMIC_RELAXED));
+	metrics_head(b, "ptyd_fcgi_connections_total", "counter",
+	    "Requests by the FastCGI connection they came on: accepted for "
+	    "it, or kept from an earlier request (FCGI_KEEP_CONN).");
+	metrics_printf(b,
+	    "ptyd_fcgi_connections_total{how=\"accepted\"} %llu\n"
+	    "ptyd_fcgi_connections_total{how=\"kept\"} %llu\n",
+	    (unsigned long long)metrics_get(&metrics->conns[0]),
+	    (unsigned long long)metrics_get(&metrics->conns[1]));
 	metrics_head(b, "ptyd_fcgi_start_time_seconds", "gauge",
 	    "When ptyd.fcgi started: its counters count from there.");
 	metrics_printf(b, "ptyd_fcgi_start_time_seconds %llu\n",

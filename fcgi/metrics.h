@@ -33,6 +33,10 @@ void metrics_request(const char *endpoint, int status, int64_t usec);
 /* An output stream began or ended (the ptyd_fcgi_streams gauge). */
 void metrics_stream(int delta);
 
+/* A FastCGI connection accepted (kept 0), or a kept one taking its next
+ * request (kept 1): ptyd_fcgi_connections_total{how}. */
+void metrics_conn(int kept);
+
 /* The whole scrape into b; st NULL when ptyd did not answer (ptyd_up 0).
  * 0, or -1 when b failed. */
 int metrics_render(struct buf *b, const struct msg_stats_reply *st);

@@ -46,6 +46,16 @@
  * - One owner per descriptor: the listen socket, epoll set, stop eventfd,
  *   watchdog timerfd and signalfd are the pool's; a connection is its
  *   thread's until the request ends, or the loop's from sloop_add on.
+ * - Kept connections (FCGI_KEEP_CONN: nginx's fastcgi_keep_conn with an
+ *   upstream keepalive pool, for the short requests): after a request that
+ *   asked for it and ended cleanly, the connection is parked in the same
+ *   epoll set as the listen socket (EPOLLONESHOT), at most SERVER_KEPT_MAX
+ *   per process, still below 1024 (the thread cap leaves them room); the
+ *   leader takes its next request as it would a new connection.  Over the
+ *   bound it is closed; so is a parked one the web server closes.  A
+ *   keystroke then costs neither side a connect, an accept or a close, and
+ *   nginx ends the response at END_REQUEST instead of waiting for our
+ *   close.
  * - Shutdown: threads never block in accept(); the leader, the stream
  *   loop and every stream on a thread also poll an eventfd that the main
  *   thread makes readable when its signalfd reports SIGTERM, so SIGTERM
@@ -82,6 +92,7 @@
 #include "front.h"
 #include "handlers.h"
 #include "http.h"
+#include "metrics.h"
 #include "server.h"
 #include "streamloop.h"
 
@@ -125,29 +136,49 @@ struct pool {
 	int			  failed; /* accept failed */
 	pthread_attr_t		  attr;
 	int64_t			  emfile_logged;
+	/* Kept connections waiting for their next request, by descriptor
+	 * (all below SERVER_NOFILE); under mtx. */
+	uint8_t parked[SERVER_NOFILE];
+	int	nparked;
 };
 
 static void *pool_thread(void *);
 
-void
-server_serve_conn(const struct front_conf *conf, int fd, int stop_fd,
+int
+server_serve_conn(const struct front_conf *conf, int fd, int kept, int stop_fd,
     void (*last_cb)(void *), void *last_arg)
 {
 	FCGX_Request   q;
 	struct req     r;
 	struct timeval tv;
+	char	       c;
+	ssize_t	       n;
 
-	tv.tv_sec = SERVER_RCV_TIMEOUT_S;
-	tv.tv_usec = 0;
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	tv.tv_sec = SERVER_SND_TIMEOUT_S;
-	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	if (kept) {
+		/* Woken with nothing queued: still idle.  At its end: the web
+		 * server let go of it between requests, which is not news. */
+		n = recv(fd, &c, 1, MSG_PEEK | MSG_DONTWAIT);
+		if (n == -1 &&
+		    (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+			return (fd);
+		if (n <= 0) {
+			close(fd);
+			return (-1);
+		}
+	} else {
+		tv.tv_sec = SERVER_RCV_TIMEOUT_S;
+		tv.tv_usec = 0;
+		setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+		tv.tv_sec = SERVER_SND_TIMEOUT_S;
+		setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	}
 
+	metrics_conn(kept);
 	/* A malformed record must end this connection, not abort the
 	 * process in libfcgi (fcgi_guard.c). */
 	if (guard_conn(fd, stop_fd, SERVER_RCV_TIMEOUT_S * 1000) == -1) {
 		close(fd);
-		return;
+		return (-1);
 	}
 
 	/*
@@ -157,7 +188,7 @@ server_serve_conn(const struct front_conf *conf, int fd, int stop_fd,
 	 */
 	if (FCGX_InitRequest(&q, -1, 0) != 0) {
 		close(fd);
-		return;
+		return (-1);
 	}
 	q.ipcFd = fd;
 	q.keepConnection = 1;
@@ -168,37 +199,114 @@ server_serve_conn(const struct front_conf *conf, int fd, int stop_fd,
 			q.ipcFd = -1;
 		}
 		FCGX_Free(&q, 0);
-		return;
+		return (-1);
 	}
 	req_init_fcgi(&r, conf, &q, stop_fd);
 	r.last_cb = last_cb;
 	r.last_arg = last_arg;
 	handlers_serve(&r);
-	req_finish_fcgi(&r);
+	return (req_finish_fcgi(&r));
 }
 
-/* Wait for and accept one connection.  -1 when stopping. */
-static int
-pool_accept(struct pool *p)
+/*
+ * A connection the web server keeps for its next request: into the epoll
+ * set, reported once (the leader takes it as it would a new connection).
+ * Closed instead while stopping or over the bound.  Called with the mutex
+ * held.
+ */
+static void
+pool_park(struct pool *p, int fd)
 {
-	struct epoll_event ev[2];
-	struct pollfd	   pfd;
-	int		   n, i, fd, stop;
+	struct epoll_event ev;
 
+	if (p->stopping || p->nparked >= SERVER_KEPT_MAX ||
+	    fd >= SERVER_NOFILE) {
+		close(fd);
+		return;
+	}
+	memset(&ev, 0, sizeof(ev));
+	ev.events = EPOLLIN | EPOLLRDHUP | EPOLLONESHOT;
+	ev.data.fd = fd;
+	/* Marked first: the leader may be woken by it before we return. */
+	p->parked[fd] = 1;
+	p->nparked++;
+	if (epoll_ctl(p->epfd, EPOLL_CTL_ADD, fd, &ev) == -1) {
+		flog_warn("epoll_ctl (kept connection)");
+		p->parked[fd] = 0;
+		p->nparked--;
+		close(fd);
+	}
+}
+
+/* The leader, woken by a parked connection: take it out of the set.  1 if
+ * it was one (and is the caller's now), 0 if not. */
+static int
+pool_unpark(struct pool *p, int fd)
+{
+	int was;
+
+	if (fd < 0 || fd >= SERVER_NOFILE)
+		return (0);
+	pthread_mutex_lock(&p->mtx);
+	if ((was = p->parked[fd]) != 0) {
+		p->parked[fd] = 0;
+		p->nparked--;
+	}
+	pthread_mutex_unlock(&p->mtx);
+	if (was && epoll_ctl(p->epfd, EPOLL_CTL_DEL, fd, NULL) == -1)
+		flog_warn("epoll_ctl (kept connection)");
+	return (was);
+}
+
+/* Stopping: the parked connections go now, before their next request
+ * would find no leader to take it. */
+static void
+pool_close_parked(struct pool *p)
+{
+	int fd;
+
+	pthread_mutex_lock(&p->mtx);
+	for (fd = 0; fd < SERVER_NOFILE && p->nparked > 0; fd++)
+		if (p->parked[fd]) {
+			p->parked[fd] = 0;
+			p->nparked--;
+			close(fd);
+		}
+	pthread_mutex_unlock(&p->mtx);
+}
+
+/*
+ * Wait for a connection: a new one, accepted, or a parked one with a
+ * request (*kept set).  -1 when stopping.  One event per wait: a parked
+ * connection is reported once (EPOLLONESHOT), so none may be left
+ * unhandled; the listen socket and the stop descriptor are reported
+ * again while they are readable.
+ */
+static int
+pool_accept(struct pool *p, int *kept)
+{
+	struct epoll_event ev;
+	struct pollfd	   pfd;
+	int		   n, fd;
+
+	*kept = 0;
 	for (;;) {
-		n = epoll_wait(p->epfd, ev, 2, -1);
+		n = epoll_wait(p->epfd, &ev, 1, -1);
 		if (n == -1 && errno != EINTR) {
 			flog_warn("epoll_wait");
 			return (-1);
 		}
-		stop = 0;
-		for (i = 0; i < n; i++)
-			if (ev[i].data.fd == p->stop_fd)
-				stop = 1;
-		if (stop)
-			return (-1);
 		if (n <= 0)
 			continue;
+		if (ev.data.fd == p->stop_fd)
+			return (-1);
+		if (ev.data.fd != p->sc->listen_fd) {
+			if (pool_unpark(p, ev.data.fd)) {
+				*kept = 1;
+				return (ev.data.fd);
+			}
+			continue;
+		}
 		fd = accept4(p->sc->listen_fd, NULL, NULL, SOCK_CLOEXEC);
 		if (fd >= FD_SETSIZE) {
 			/* libfcgi's select() cannot take it: the thread cap
@@ -345,12 +453,12 @@ pool_watchdog(struct pool *p)
 static void
 pool_lead(struct pool *p, struct lead *me)
 {
-	int fd;
+	int fd, kept;
 
 	p->leader = 1;
 	while (!p->stopping) {
 		pthread_mutex_unlock(&p->mtx);
-		fd = pool_accept(p);
+		fd = pool_accept(p, &kept);
 		pthread_mutex_lock(&p->mtx);
 		if (fd == -1) {
 			p->leader = 0;
@@ -372,9 +480,12 @@ pool_lead(struct pool *p, struct lead *me)
 		pool_timer(p, SERVER_HANDOFF_MS);
 		pthread_mutex_unlock(&p->mtx);
 
-		server_serve_conn(p->conf, fd, p->stop_fd, pool_last_cb, me);
+		fd = server_serve_conn(p->conf, fd, kept, p->stop_fd,
+		    pool_last_cb, me);
 
 		pthread_mutex_lock(&p->mtx);
+		if (fd != -1)
+			pool_park(p, fd);
 		if (p->busy != me || me->demoted)
 			return; /* no longer the leader */
 		p->busy = NULL;
@@ -572,6 +683,7 @@ pool_stop(struct pool *p)
 	pthread_mutex_unlock(&p->mtx);
 	if (write(p->stop_fd, &one, sizeof(one)) != sizeof(one))
 		flog_warn("eventfd write");
+	pool_close_parked(p);
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	ts.tv_sec += SERVER_GRACE_MS / 1000;

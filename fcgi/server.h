@@ -26,8 +26,13 @@ struct front_conf;
 	24			 /* stdio, listen, epoll, eventfd, timerfd,
 					   signalfd, ... */
 #define SERVER_FDS_PER_REQUEST 2 /* FastCGI connection + ptyd */
+/* Idle connections the web server keeps open for its next request
+ * (FCGI_KEEP_CONN), per process: server.c parks them below 1024 too. */
+#define SERVER_KEPT_MAX 128
 #define SERVER_MAX_THREADS \
-	((SERVER_NOFILE - SERVER_FDS_RESERVED) / SERVER_FDS_PER_REQUEST - 4)
+	((SERVER_NOFILE - SERVER_FDS_RESERVED - SERVER_KEPT_MAX) / \
+		SERVER_FDS_PER_REQUEST - \
+	    4)
 
 struct server_conf {
 	int    listen_fd;
@@ -40,10 +45,15 @@ struct server_conf {
 /* Serve until SIGTERM or SIGINT.  Returns the exit status. */
 int server_run(const struct front_conf *, const struct server_conf *);
 
-/* Serve the one connection fd (already accepted) to the end, then close
- * it.  last_cb(last_arg), if not NULL, is called when the request says it
- * will last (req_will_last). */
-void server_serve_conn(const struct front_conf *, int fd, int stop_fd,
+/*
+ * Serve one request on the connection fd (just accepted, or kept from an
+ * earlier request: kept), then close it, unless the web server asked to
+ * keep it (FCGI_KEEP_CONN) and the request ended cleanly: then fd is
+ * returned, for its next request.  -1 when it is closed.  last_cb(last_arg),
+ * if not NULL, is called when the request says it will last
+ * (req_will_last).
+ */
+int server_serve_conn(const struct front_conf *, int fd, int kept, int stop_fd,
     void (*last_cb)(void *), void *last_arg);
 
 #endif /* FRONT_SERVER_H */

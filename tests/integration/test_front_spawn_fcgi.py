@@ -44,7 +44,9 @@ def supervised():
         ngx = fs.nginx_server(
             acct.mkdir("nginx", owner=False),
             "        include ptyd/ptyd-location.conf;",
-            "    upstream ptyd_fcgi { server unix:%s; }" % sock).start()
+            "    upstream ptyd_fcgi { server unix:%s; }\n"
+            "    upstream ptyd_fcgi_kept { server unix:%s; keepalive 16; }"
+            % (sock, sock)).start()
         yield acct, ngx, sv, sock
     finally:
         if ngx is not None:

@@ -316,6 +316,7 @@ http {{
         image/svg+xml svg;
     }}
     upstream ptyd_fcgi {{ server "unix:{sock}"; }}
+    upstream ptyd_fcgi_kept {{ server "unix:{sock}"; keepalive 16; }}
     server {{
         listen 127.0.0.1:{port};
         server_name localhost;

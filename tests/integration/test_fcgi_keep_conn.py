@@ -1,0 +1,220 @@
+"""test_fcgi_keep_conn.py -- FastCGI connections the web server keeps
+(FCGI_KEEP_CONN: nginx's fastcgi_keep_conn with an upstream keepalive
+pool) carry one request after another (fcgi/server.c parks them between
+requests); a connection without the flag still ends with its request.
+
+Regressions these catch: a kept connection closed after its first request
+(nginx would find it closed at the next keystroke: a 502 for a POST); one
+that no thread serves any more (the request waits until nginx times out);
+two requests sent at once on one connection answered from bytes the guard
+never checked; a kept connection the web server lets go of logged as a
+broken request; parked connections keeping a stopping process alive.
+"""
+
+import os
+import signal
+import socket
+import struct
+import time
+
+import pytest
+
+from ptyd_stack import children_of, proc_gone, wait_for
+
+BEGIN, END_REQUEST, PARAMS, STDIN, STDOUT = 1, 3, 4, 5, 6
+KEEP_CONN = 1
+
+
+def rec(t, content=b"", rid=1):
+    return struct.pack(">BBHHBB", 1, t, rid, len(content), 0, 0) + content
+
+
+def pair(name, value):
+    return bytes([len(name), len(value)]) + name + value
+
+
+# The gate turns this down (no client socket to check the owner of): any
+# answer will do, the connection is what is tested.
+HEALTH = b"".join(pair(k, v) for k, v in [
+    (b"REQUEST_METHOD", b"GET"), (b"SCRIPT_NAME", b"/api/terminal"),
+    (b"PATH_INFO", b"/health"), (b"REMOTE_ADDR", b"127.0.0.1")])
+ANSWER = 403
+
+
+def request(flags, params=HEALTH):
+    return (rec(BEGIN, struct.pack(">HB5x", 1, flags)) + rec(PARAMS, params)
+            + rec(PARAMS) + rec(STDIN))
+
+
+def read_response(s):
+    """Records up to END_REQUEST: (status, stdout bytes).  Raises
+    EOFError if the connection ends first."""
+    data, out = b"", b""
+    while True:
+        while len(data) >= 8:
+            _, t, _, clen, plen, _ = struct.unpack(">BBHHBB", data[:8])
+            if len(data) < 8 + clen + plen:
+                break
+            if t == STDOUT:
+                out += data[8:8 + clen]
+            data = data[8 + clen + plen:]
+            if t == END_REQUEST:
+                head = out.partition(b"\r\n\r\n")[0].decode()
+                for line in head.split("\r\n"):
+                    if line.lower().startswith("status:"):
+                        return int(line.split()[1]), out
+                return 200, out
+        b = s.recv(65536)
+        if not b:
+            raise EOFError("connection ended before END_REQUEST")
+        data += b
+
+
+def connect(st, timeout=5.0):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.settimeout(timeout)
+    s.connect(os.path.join(st.state, "run", "fcgi.sock"))
+    return s
+
+
+def at_eof(s, timeout=2.0):
+    """True if the peer closed the connection within timeout."""
+    s.settimeout(timeout)
+    try:
+        return s.recv(1) == b""
+    except socket.timeout:
+        return False
+    except ConnectionResetError:
+        return True
+
+
+@pytest.fixture(scope="module")
+def kstack(make_stack):
+    return make_stack("keepconn")
+
+
+def test_a_kept_connection_serves_one_request_after_another(kstack):
+    s = connect(kstack)
+    try:
+        for i in range(20):
+            s.sendall(request(KEEP_CONN))
+            status, out = read_response(s)
+            assert status == ANSWER, (i, out)
+        # Idle between requests, as nginx leaves it in its pool.
+        time.sleep(0.5)
+        s.sendall(request(KEEP_CONN))
+        assert read_response(s)[0] == ANSWER
+    finally:
+        s.close()
+
+
+def test_without_the_flag_the_connection_ends_with_its_request(kstack):
+    s = connect(kstack)
+    try:
+        s.sendall(request(0))
+        assert read_response(s)[0] == ANSWER
+        assert at_eof(s)
+    finally:
+        s.close()
+
+
+def test_a_request_sent_with_another_behind_it_is_refused_whole(kstack):
+    """Two requests at once on one connection: the guard checks the first
+    with nothing after its end (libfcgi would read the second's bytes into
+    the first's buffer), so the connection ends; nothing of the second is
+    answered, and the process serves on."""
+    before = fcgi_workers(kstack)
+    s = connect(kstack)
+    try:
+        s.sendall(request(KEEP_CONN) + request(KEEP_CONN))
+        answered = 0
+        try:
+            while True:
+                read_response(s)
+                answered += 1
+        except (EOFError, ConnectionResetError):
+            pass
+        assert answered == 0
+    finally:
+        s.close()
+    assert fcgi_workers(kstack) == before
+    s = connect(kstack)
+    try:
+        s.sendall(request(KEEP_CONN))
+        assert read_response(s)[0] == ANSWER
+    finally:
+        s.close()
+
+
+def test_a_kept_connection_let_go_of_is_not_news(kstack):
+    lines = len(kstack.log("fcgi").splitlines())
+    for _ in range(10):
+        s = connect(kstack)
+        s.sendall(request(KEEP_CONN))
+        assert read_response(s)[0] == ANSWER
+        s.close()
+    # A request that came whole is served; a close between requests is
+    # logged by nobody.
+    s = connect(kstack)
+    s.sendall(request(KEEP_CONN))
+    assert read_response(s)[0] == ANSWER
+    time.sleep(0.3)
+    new = kstack.log("fcgi").splitlines()[lines:]
+    assert not [ln for ln in new if "warn" in ln or "closed" in ln], new
+    s.close()
+
+
+def test_a_stopping_worker_closes_its_parked_connections(make_stack):
+    st = make_stack("keepconn-stop")
+    socks = []
+    try:
+        for _ in range(8):
+            s = connect(st)
+            s.sendall(request(KEEP_CONN))
+            assert read_response(s)[0] == ANSWER
+            socks.append(s)
+        workers = fcgi_workers(st)
+        t0 = time.monotonic()
+        for pid in workers:
+            os.kill(pid, signal.SIGTERM)
+        for s in socks:
+            assert at_eof(s, timeout=3.0), "a parked connection outlived " \
+                "its worker's stop"
+        # Well inside the worker's 2 s grace: closed at the stop, not at
+        # its exit after the grace.
+        assert time.monotonic() - t0 < 1.5
+        wait_for(lambda: all(proc_gone(p) for p in workers), timeout=10,
+                 what="the stopped workers to exit")
+    finally:
+        for s in socks:
+            s.close()
+
+
+def test_keystrokes_through_nginx_reuse_connections(kstack, new_sid):
+    """The shipped config keeps the short requests' connections: a burst of
+    them costs ptyd.fcgi a few connections, not one each."""
+    c = kstack.client()
+    sid = new_sid()
+    assert c.start(sid).status == 200
+    try:
+        base = accepted(kstack)
+        for _ in range(100):
+            assert c.input(sid, "x").status == 200
+        assert accepted(kstack) - base < 20
+    finally:
+        c.close_term(sid)
+
+
+def fcgi_workers(st):
+    with open(os.path.join(st.state, "run", "fcgi.pid")) as f:
+        return sorted(children_of(int(f.read().strip())))
+
+
+def accepted(st):
+    """Connections ptyd.fcgi's workers have accepted so far (metrics)."""
+    r = st.client().get("metrics")
+    assert r.status == 200, r
+    for line in r.body.decode().splitlines():
+        if line.startswith('ptyd_fcgi_connections_total{how="accepted"} '):
+            return float(line.split()[1])
+    raise AssertionError("no ptyd_fcgi_connections_total in the metrics")
