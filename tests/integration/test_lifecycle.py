@@ -269,14 +269,34 @@ def test_stuck_viewer_is_cut_off_and_does_not_stall_others(stalling,
 
 
 def fcgi_connections(st):
-    """FastCGI connections open at ptyd.fcgi (its requests in flight): the
-    connected sockets that /proc/net/unix names by its socket's path."""
+    """FastCGI connections of the output streams ptyd.fcgi holds: the
+    connected sockets that /proc/net/unix names by its socket's path, held
+    by a worker at descriptor 1024 or above, where its stream loops move
+    them (SLOOP_FD_BASE).  Not the connections nginx keeps between short
+    requests (parked below 1024, fcgi/server.c)."""
     path = os.path.join(st.state, "run", "fcgi.sock")
-    n = 0
+    inodes = set()
     with open("/proc/net/unix") as f:
         for line in f:
             cols = line.split()
             if len(cols) >= 8 and cols[7] == path and cols[5] == "03":
+                inodes.add(cols[6])
+    with open(os.path.join(st.state, "run", "fcgi.pid")) as f:
+        master = int(f.read().strip())
+    n = 0
+    for pid in children_of(master):
+        try:
+            fds = os.listdir("/proc/%d/fd" % pid)
+        except OSError:
+            continue
+        for fd in fds:
+            if int(fd) < 1024:
+                continue
+            try:
+                link = os.readlink("/proc/%d/fd/%s" % (pid, fd))
+            except OSError:
+                continue
+            if link.startswith("socket:[") and link[8:-1] in inodes:
                 n += 1
     return n
 
