@@ -347,6 +347,12 @@ req_conn_fd(struct req *r)
 }
 
 int
+req_kept(const struct req *r)
+{
+	return (r->fcgx != NULL && r->fcgx->keepConnection);
+}
+
+int
 req_finish_fcgi(struct req *r)
 {
 	FCGX_Request *q = r->fcgx;

@@ -101,6 +101,9 @@ int req_send_end(struct req *, size_t *off);
 /* The descriptor whose hangup means the client has gone (FastCGI
  * connection, or CGI stdout). */
 int req_conn_fd(struct req *);
+/* The web server keeps the connection for its next request
+ * (FCGI_KEEP_CONN). */
+int req_kept(const struct req *);
 
 /*
  * Finish a FastCGI request: drain the body, end the streams (libfcgi writes

@@ -52,7 +52,9 @@
  *   epoll set as the listen socket (EPOLLONESHOT), at most SERVER_KEPT_MAX
  *   per process, still below 1024 (the thread cap leaves them room); the
  *   leader takes its next request as it would a new connection.  Over the
- *   bound it is closed; so is a parked one the web server closes.  A
+ *   bound the one idle longest is closed (nginx hands out the newest
+ *   first); so is one idle past SERVER_KEPT_IDLE_MS, and one the web
+ *   server closes.  A
  *   keystroke then costs neither side a connect, an accept or a close, and
  *   nginx ends the response at END_REQUEST instead of waiting for our
  *   close.
@@ -104,6 +106,11 @@
 #define SERVER_KILL_MS 5000
 /* A request running this long hands leadership on (see above). */
 #define SERVER_HANDOFF_MS 10
+/* A kept connection idle this long is closed: nginx lets go of its own
+ * after keepalive_timeout (60 s by default), so only a peer that never
+ * does gets here. */
+#define SERVER_KEPT_IDLE_MS  120000
+#define SERVER_KEPT_SWEEP_MS 10000
 /* A connection that sends nothing, or takes nothing, for this long is
  * abandoned (libfcgi reads and writes block). */
 #define SERVER_RCV_TIMEOUT_S 30
@@ -137,9 +144,11 @@ struct pool {
 	pthread_attr_t		  attr;
 	int64_t			  emfile_logged;
 	/* Kept connections waiting for their next request, by descriptor
-	 * (all below SERVER_NOFILE); under mtx. */
+	 * (all below SERVER_NOFILE), and since when; under mtx. */
 	uint8_t parked[SERVER_NOFILE];
+	int64_t parked_at[SERVER_NOFILE];
 	int	nparked;
+	int64_t swept_at;
 };
 
 static void *pool_thread(void *);
@@ -208,27 +217,68 @@ server_serve_conn(const struct front_conf *conf, int fd, int kept, int stop_fd,
 	return (req_finish_fcgi(&r));
 }
 
+/* Close a parked connection (the mutex held): out of the epoll set with
+ * it, as nothing else refers to it. */
+static void
+pool_unpark_close(struct pool *p, int fd)
+{
+	p->parked[fd] = 0;
+	p->nparked--;
+	close(fd);
+}
+
+/*
+ * Make room for one more parked connection, and now and then close those
+ * idle past SERVER_KEPT_IDLE_MS (the mutex held).  The one to go for room
+ * is the one idle longest: nginx hands out the connection it kept last,
+ * so that one is the least likely to carry a request at this moment (one
+ * that does gets a 502, and the page retries).
+ */
+static void
+pool_park_room(struct pool *p, int64_t now)
+{
+	int fd, oldest = -1;
+
+	if (now - p->swept_at >= SERVER_KEPT_SWEEP_MS) {
+		p->swept_at = now;
+		for (fd = 0; fd < SERVER_NOFILE; fd++)
+			if (p->parked[fd] &&
+			    now - p->parked_at[fd] >= SERVER_KEPT_IDLE_MS)
+				pool_unpark_close(p, fd);
+	}
+	if (p->nparked < SERVER_KEPT_MAX)
+		return;
+	for (fd = 0; fd < SERVER_NOFILE; fd++)
+		if (p->parked[fd] &&
+		    (oldest == -1 || p->parked_at[fd] < p->parked_at[oldest]))
+			oldest = fd;
+	if (oldest != -1)
+		pool_unpark_close(p, oldest);
+}
+
 /*
  * A connection the web server keeps for its next request: into the epoll
  * set, reported once (the leader takes it as it would a new connection).
- * Closed instead while stopping or over the bound.  Called with the mutex
- * held.
+ * Never this one closed for room: nginx is about to hand it the next
+ * request.  Closed while stopping.  Called with the mutex held.
  */
 static void
 pool_park(struct pool *p, int fd)
 {
 	struct epoll_event ev;
+	int64_t		   now = client_now_ms();
 
-	if (p->stopping || p->nparked >= SERVER_KEPT_MAX ||
-	    fd >= SERVER_NOFILE) {
+	if (p->stopping || fd >= SERVER_NOFILE) {
 		close(fd);
 		return;
 	}
+	pool_park_room(p, now);
 	memset(&ev, 0, sizeof(ev));
 	ev.events = EPOLLIN | EPOLLRDHUP | EPOLLONESHOT;
 	ev.data.fd = fd;
 	/* Marked first: the leader may be woken by it before we return. */
 	p->parked[fd] = 1;
+	p->parked_at[fd] = now;
 	p->nparked++;
 	if (epoll_ctl(p->epfd, EPOLL_CTL_ADD, fd, &ev) == -1) {
 		flog_warn("epoll_ctl (kept connection)");
@@ -267,11 +317,8 @@ pool_close_parked(struct pool *p)
 
 	pthread_mutex_lock(&p->mtx);
 	for (fd = 0; fd < SERVER_NOFILE && p->nparked > 0; fd++)
-		if (p->parked[fd]) {
-			p->parked[fd] = 0;
-			p->nparked--;
-			close(fd);
-		}
+		if (p->parked[fd])
+			pool_unpark_close(p, fd);
 	pthread_mutex_unlock(&p->mtx);
 }
 

@@ -8,13 +8,19 @@ Regressions these catch: a kept connection closed after its first request
 that no thread serves any more (the request waits until nginx times out);
 two requests sent at once on one connection answered from bytes the guard
 never checked; a kept connection the web server lets go of logged as a
-broken request; parked connections keeping a stopping process alive.
+broken request; parked connections keeping a stopping process alive; the
+connection that just served a request closed for room when the parked
+ones reach their bound (nginx hands it the next keystroke: 502s under
+load); a stream served on a kept connection (closed with the stream while
+nginx keeps it) when its path misses the stream's own location.
 """
 
+import http.client
 import os
 import signal
 import socket
 import struct
+import threading
 import time
 
 import pytest
@@ -218,3 +224,69 @@ def accepted(st):
         if line.startswith('ptyd_fcgi_connections_total{how="accepted"} '):
             return float(line.split()[1])
     raise AssertionError("no ptyd_fcgi_connections_total in the metrics")
+
+
+@pytest.mark.deadline(120)
+def test_a_full_park_does_not_cost_keystrokes(make_stack, new_sid):
+    """Another peer holds the process's parked slots (one process, so they
+    all land in it): nginx's own kept connections go on carrying
+    concurrent keystrokes, none refused."""
+    st = make_stack("keepconn-full", fcgi_args=["--processes=1"])
+    sid = new_sid()
+    c = st.client()
+    assert c.start(sid).status == 200
+    socks = []
+    try:
+        for _ in range(140):        # past SERVER_KEPT_MAX, 128
+            s = connect(st)
+            s.sendall(request(KEEP_CONN))
+            assert read_response(s)[0] == ANSWER
+            socks.append(s)
+        bad = []
+
+        def typist():
+            cl = st.client(keepalive=True)
+            for _ in range(300):
+                try:
+                    r = cl.input(sid, "y")
+                    if r.status != 200:
+                        bad.append(r.status)
+                except Exception as e:  # noqa: BLE001 -- any failure counts
+                    bad.append(repr(e))
+            cl.close()
+
+        ts = [threading.Thread(target=typist) for _ in range(8)]
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join(90)
+        assert bad == [], "%d of 2400 keystrokes failed: %r\n%s" % (
+            len(bad), bad[:5], st.log_tail("nginx-error", 10))
+    finally:
+        for s in socks:
+            s.close()
+        c.close_term(sid)
+
+
+@pytest.mark.parametrize("path", ["output%3F", "output%23", "output/"])
+def test_a_stream_never_runs_on_a_kept_connection(kstack, new_sid, path):
+    """A path that misses nginx's stream location reaches the location that
+    keeps connections; ptyd.fcgi still routes it to the stream, so it
+    must refuse it there instead of streaming on a connection nginx keeps
+    (closed at the stream's end, then handed a keystroke)."""
+    c = kstack.client()
+    sid = new_sid()
+    assert c.start(sid).status == 200
+    try:
+        conn = http.client.HTTPConnection("127.0.0.1", kstack.port,
+                                          timeout=10)
+        conn.request("GET", "/api/terminal/%s?session_id=%s" % (path, sid),
+                     headers={"Host": "127.0.0.1:%d" % kstack.port})
+        r = conn.getresponse()
+        body = r.read()
+        conn.close()
+        assert r.status in (400, 404), (r.status, body[:200])
+        assert r.getheader("Content-Type", "").startswith(
+            "application/json"), r.getheaders()
+    finally:
+        c.close_term(sid)
