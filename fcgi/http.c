@@ -502,15 +502,12 @@ http_error(struct req *r, int status, const char *msg, int retry_after)
 	return (rv);
 }
 
-void
-http_last_segment(const char *path, char *out, size_t size)
+/* The last segment of path's first end bytes, trailing slashes ignored. */
+static void
+http_segment(const char *path, size_t end, char *out, size_t size)
 {
-	size_t end, start, len;
+	size_t start, len;
 
-	out[0] = '\0';
-	if (path == NULL)
-		return;
-	end = strcspn(path, "?#");
 	while (end > 0 && path[end - 1] == '/')
 		end--;
 	start = end;
@@ -524,14 +521,28 @@ http_last_segment(const char *path, char *out, size_t size)
 }
 
 void
+http_last_segment(const char *path, char *out, size_t size)
+{
+	out[0] = '\0';
+	if (path != NULL)
+		http_segment(path, strcspn(path, "?#"), out, size);
+}
+
+/*
+ * PATH_INFO and DOCUMENT_URI are decoded and hold no query: a '?' or '#'
+ * in them was sent escaped (output%3F), and is part of the segment, as it
+ * was for the web server's locations.  Cutting there would route to the
+ * stream a path that missed the stream's own location.
+ */
+void
 http_endpoint(struct req *r, char *out, size_t size)
 {
 	const char *p;
 
-	if ((p = req_param(r, "PATH_INFO")) != NULL && p[0] != '\0')
-		http_last_segment(p, out, size);
-	else if ((p = req_param(r, "DOCUMENT_URI")) != NULL && p[0] != '\0')
-		http_last_segment(p, out, size);
+	out[0] = '\0';
+	if (((p = req_param(r, "PATH_INFO")) != NULL && p[0] != '\0') ||
+	    ((p = req_param(r, "DOCUMENT_URI")) != NULL && p[0] != '\0'))
+		http_segment(p, strlen(p), out, size);
 	else
 		http_last_segment(req_param(r, "REQUEST_URI"), out, size);
 }

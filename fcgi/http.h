@@ -128,10 +128,11 @@ int http_json(struct req *, int status, json_t *obj, const char *extra);
 /* {"error": msg}; retry_after > 0 adds Retry-After. */
 int http_error(struct req *, int status, const char *msg, int retry_after);
 
-/* The last path segment of PATH_INFO, else DOCUMENT_URI, else REQUEST_URI
- * without its query; trailing slashes ignored.  "" if none. */
+/* The last path segment of PATH_INFO, else DOCUMENT_URI (both decoded:
+ * a '?' or '#' there is part of it), else REQUEST_URI without its query;
+ * trailing slashes ignored.  "" if none. */
 void http_endpoint(struct req *, char *out, size_t size);
-/* Same, from one path string (for tests). */
+/* The last segment of a path as sent (REQUEST_URI: cut at '?' or '#'). */
 void http_last_segment(const char *path, char *out, size_t size);
 
 /*

@@ -227,33 +227,61 @@ pool_unpark_close(struct pool *p, int fd)
 	close(fd);
 }
 
+/* A request is already queued on a parked connection: nginx has handed
+ * it one, which closing it now would turn into a 502. */
+static int
+pool_parked_busy(int fd)
+{
+	char c;
+
+	return (recv(fd, &c, 1, MSG_PEEK | MSG_DONTWAIT) > 0);
+}
+
+/* The parked connection idle longest among those parked at or after
+ * since; -1 if none. */
+static int
+pool_parked_oldest(const struct pool *p, int64_t since)
+{
+	int fd, oldest = -1;
+
+	for (fd = 0; fd < SERVER_NOFILE; fd++)
+		if (p->parked[fd] && p->parked_at[fd] >= since &&
+		    (oldest == -1 || p->parked_at[fd] < p->parked_at[oldest]))
+			oldest = fd;
+	return (oldest);
+}
+
 /*
  * Make room for one more parked connection, and now and then close those
  * idle past SERVER_KEPT_IDLE_MS (the mutex held).  The one to go for room
- * is the one idle longest: nginx hands out the connection it kept last,
- * so that one is the least likely to carry a request at this moment (one
- * that does gets a 502, and the page retries).
+ * is the one idle longest with no request queued: nginx hands out the
+ * connection it kept last, so that one is the least likely to be given a
+ * request at this moment (one that is gets a 502, and the page retries).
  */
 static void
 pool_park_room(struct pool *p, int64_t now)
 {
-	int fd, oldest = -1;
+	int64_t since = INT64_MIN;
+	int	fd, tries;
 
 	if (now - p->swept_at >= SERVER_KEPT_SWEEP_MS) {
 		p->swept_at = now;
 		for (fd = 0; fd < SERVER_NOFILE; fd++)
 			if (p->parked[fd] &&
-			    now - p->parked_at[fd] >= SERVER_KEPT_IDLE_MS)
+			    now - p->parked_at[fd] >= SERVER_KEPT_IDLE_MS &&
+			    !pool_parked_busy(fd))
 				pool_unpark_close(p, fd);
 	}
-	if (p->nparked < SERVER_KEPT_MAX)
-		return;
-	for (fd = 0; fd < SERVER_NOFILE; fd++)
-		if (p->parked[fd] &&
-		    (oldest == -1 || p->parked_at[fd] < p->parked_at[oldest]))
-			oldest = fd;
-	if (oldest != -1)
-		pool_unpark_close(p, oldest);
+	for (tries = 0; p->nparked >= SERVER_KEPT_MAX; tries++) {
+		if ((fd = pool_parked_oldest(p, since)) == -1 &&
+		    (fd = pool_parked_oldest(p, INT64_MIN)) == -1)
+			break;
+		if (tries < 4 && pool_parked_busy(fd)) {
+			since = p->parked_at[fd] + 1;
+			continue;
+		}
+		pool_unpark_close(p, fd);
+	}
 }
 
 /*

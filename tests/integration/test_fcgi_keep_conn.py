@@ -216,14 +216,20 @@ def fcgi_workers(st):
         return sorted(children_of(int(f.read().strip())))
 
 
-def accepted(st):
-    """Connections ptyd.fcgi's workers have accepted so far (metrics)."""
-    r = st.client().get("metrics")
+def counter(st, how, client=None):
+    """Requests ptyd.fcgi took on connections accepted for them, or kept
+    from an earlier request (metrics)."""
+    r = (client or st.client()).get("metrics")
     assert r.status == 200, r
+    want = 'ptyd_fcgi_connections_total{how="%s"} ' % how
     for line in r.body.decode().splitlines():
-        if line.startswith('ptyd_fcgi_connections_total{how="accepted"} '):
+        if line.startswith(want):
             return float(line.split()[1])
-    raise AssertionError("no ptyd_fcgi_connections_total in the metrics")
+    raise AssertionError("no %s in the metrics" % want.strip())
+
+
+def accepted(st):
+    return counter(st, "accepted")
 
 
 @pytest.mark.deadline(120)
@@ -265,6 +271,41 @@ def test_a_full_park_does_not_cost_keystrokes(make_stack, new_sid):
     finally:
         for s in socks:
             s.close()
+        c.close_term(sid)
+
+
+def test_a_stream_asked_on_a_kept_connection_is_refused_and_it_serves_on(
+        make_stack, new_sid):
+    """The refusal itself, as a web server whose stream location keeps
+    connections would meet it: 400 before any 200, then the connection
+    carries the next request.  A stack where the web server vouches for
+    the user (PTYD_AUTH=front), so a raw peer gets past the gate."""
+    st = make_stack("keepconn-front", auth="basic", users=["alice:pw"])
+    sid = new_sid()
+    c = st.client("alice")
+    assert c.start(sid).status == 200
+    params = b"".join(pair(k, v) for k, v in [
+        (b"REQUEST_METHOD", b"GET"), (b"SCRIPT_NAME", b"/api/terminal"),
+        (b"PATH_INFO", b"/output"), (b"REMOTE_USER", b"alice"),
+        (b"QUERY_STRING", b"session_id=" + sid.encode()),
+        (b"REMOTE_ADDR", b"127.0.0.1"), (b"HTTP_HOST", b"127.0.0.1")])
+    s = connect(st)
+    try:
+        s.sendall(request(KEEP_CONN, params))
+        status, out = read_response(s)
+        assert status == 400 and b"kept" in out, out
+        kept = counter(st, "kept", c)
+        s.sendall(request(KEEP_CONN))
+        read_response(s)
+        assert counter(st, "kept", c) > kept
+        # Without the flag the same request is a stream.
+        s2 = connect(st)
+        s2.sendall(request(0, params))
+        s2.settimeout(10)
+        assert b"text/event-stream" in s2.recv(4096)
+        s2.close()
+    finally:
+        s.close()
         c.close_term(sid)
 
 
