@@ -521,6 +521,17 @@ Test(screen, the_alternate_screen_is_freed_when_it_goes)
 	screen_free(a);
 }
 
+/* Two screens redraw the same. */
+static void
+same_redraw(struct screen *x, struct screen *y)
+{
+	char *a = redraw(x), *b = redraw(y);
+
+	cr_assert_str_eq(a, b);
+	free(a);
+	free(b);
+}
+
 /* Output as ptyd takes it from the pty: into the ring, and scanned. */
 static void
 scan_append(struct screen *s, struct ring *r, const char *t)
@@ -539,7 +550,7 @@ Test(screen, sync_from_the_ring_is_the_same_screen)
 	struct ring    r;
 	const char    *t1 = "one\r\n\033[1mtwo\033[m\r\n\033[?2004h";
 	const char    *t2 = "\033[5;5Hthree";
-	char	      *a, *b, line[64];
+	char	      *a, line[64];
 	int	       i;
 
 	ring_init(&r, 1000, 4096);
@@ -549,11 +560,7 @@ Test(screen, sync_from_the_ring_is_the_same_screen)
 	scan_append(lazy, &r, t2);
 	feed(eager, t2);
 	screen_sync(lazy, &r);
-	a = redraw(lazy);
-	b = redraw(eager);
-	cr_assert_str_eq(a, b);
-	free(a);
-	free(b);
+	same_redraw(lazy, eager);
 	/* 8 kB more through a 4 kB ring, not synced: started again. */
 	for (i = 0; i < 800; i++) {
 		snprintf(line, sizeof(line), "line %d\r\n", i);
@@ -582,7 +589,7 @@ same_after_a_rebuild(const char *before, const char *after)
 {
 	struct screen *lazy = screen_new(24, 80), *eager = screen_new(24, 80);
 	struct ring    r;
-	char	      *a, *b, line[64];
+	char	       line[64];
 	int	       i;
 
 	ring_init(&r, 1000, 4096);
@@ -597,11 +604,7 @@ same_after_a_rebuild(const char *before, const char *after)
 	feed(eager, after);
 	cr_assert_gt(ring_start(&r), 1000 + strlen(before));
 	screen_sync(lazy, &r);
-	a = redraw(lazy);
-	b = redraw(eager);
-	cr_assert_str_eq(a, b);
-	free(a);
-	free(b);
+	same_redraw(lazy, eager);
 	ring_free(&r);
 	screen_free(lazy);
 	screen_free(eager);
