@@ -291,13 +291,19 @@ def test_what_a_burst_of_attaches_borrowed_goes_back(loop, new_sid):
                  what="%d screens sent" % n)
         assert not idle.errors, idle.errors[:5]
         # Idle for a heartbeat period frees a stream's buffers; the trim
-        # follows within a second.
-        idle.pump(3)
-        grown = fcgi_pss_kb(loop) - before
-        assert not idle.errors, idle.errors[:5]
-        # What an idle stream keeps is about 2 kB (its state, libfcgi's,
+        # follows within a second (a loaded machine: allow ten).  What an
+        # idle stream keeps is about 2 kB (its state, libfcgi's,
         # fragments); the loop keeps one spare buffer set.
-        assert grown < 512 + 2.5 * n, (
+        bound = 512 + 2.5 * n
+        grown = None
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            idle.pump(1)
+            grown = fcgi_pss_kb(loop) - before
+            if grown < bound:
+                break
+        assert not idle.errors, idle.errors[:5]
+        assert grown < bound, (
             "ptyd.fcgi kept %d kB for %d idle viewers" % (grown, n))
     finally:
         idle.close()
