@@ -331,3 +331,27 @@ def test_a_stream_never_runs_on_a_kept_connection(kstack, new_sid, path):
             "application/json"), r.getheaders()
     finally:
         c.close_term(sid)
+
+
+def test_a_request_refused_before_its_body_leaves_the_connection_clean(
+        kstack, new_sid):
+    """Answers given before the body is read (405 for a POST to health,
+    413 from Content-Length) alternate with keystrokes on nginx's kept
+    connections: the unread body is drained before the connection is
+    parked, so the next request on it starts on a record boundary (else
+    the guard refuses it, and nginx answers 502)."""
+    c = kstack.client(keepalive=True)
+    sid = new_sid()
+    assert c.start(sid).status == 200
+    try:
+        base = counter(kstack, "kept", c)
+        for i in range(20):
+            r = c.post("health", {"pad": "x" * 50000})
+            assert r.status == 405, (i, r.status, r.body[:200])
+            r = c.post("input", {"session_id": sid, "data": "x" * 70000})
+            assert r.status == 413, (i, r.status, r.body[:200])
+            assert c.input(sid, "y").status == 200, i
+        assert counter(kstack, "kept", c) - base >= 50
+    finally:
+        c.close_term(sid)
+        c.close()
