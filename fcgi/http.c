@@ -358,7 +358,7 @@ req_finish_fcgi(struct req *r)
 	FCGX_Request *q = r->fcgx;
 	char	      scratch[512];
 	ssize_t	      n;
-	int	      fd, drained, ended = 0;
+	int	      fd, drained, keep, ended = 0;
 
 	if (r->handed) {
 		q->ipcFd = -1;
@@ -378,17 +378,13 @@ req_finish_fcgi(struct req *r)
 		ended = FCGX_FClose(q->err) == 0;
 		ended = FCGX_FClose(q->out) == 0 && ended;
 	}
+	/* libfcgi set keepConnection from BEGIN_REQUEST's flags. */
+	keep = req_kept(r) && ended && drained && !r->out_failed;
 	fd = q->ipcFd;
 	q->ipcFd = -1;
-	/* libfcgi set keepConnection from BEGIN_REQUEST's flags. */
-	if (q->keepConnection && ended && drained && !r->out_failed &&
-	    fd != -1) {
-		FCGX_Free(q, 0);
-		return (fd);
-	}
 	FCGX_Free(q, 0);
-	if (fd == -1)
-		return (-1);
+	if (fd == -1 || keep)
+		return (fd);
 	if (!drained) {
 		/*
 		 * Data may still be on its way; half-close so the web server

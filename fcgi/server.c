@@ -310,9 +310,7 @@ pool_park(struct pool *p, int fd)
 	p->nparked++;
 	if (epoll_ctl(p->epfd, EPOLL_CTL_ADD, fd, &ev) == -1) {
 		flog_warn("epoll_ctl (kept connection)");
-		p->parked[fd] = 0;
-		p->nparked--;
-		close(fd);
+		pool_unpark_close(p, fd);
 	}
 }
 

@@ -48,6 +48,12 @@ def fcgi_exchange(path, params, stdin=b"", timeout=10):
         if t == 6:
             out += data[i + 8:i + 8 + clen]
         i += 8 + clen + plen
+    return fcgi_status(out)
+
+
+def fcgi_status(out):
+    """(status, body) of a responder's STDOUT: its Status: header, else
+    200."""
     head, _, text = out.partition(b"\r\n\r\n")
     for line in head.decode().split("\r\n"):
         if line.lower().startswith("status:"):

@@ -25,31 +25,23 @@ import time
 
 import pytest
 
+from fcgi_raw import fcgi_pairs, fcgi_record, fcgi_status
 from ptyd_stack import children_of, proc_gone, wait_for
 
 BEGIN, END_REQUEST, PARAMS, STDIN, STDOUT = 1, 3, 4, 5, 6
 KEEP_CONN = 1
 
-
-def rec(t, content=b"", rid=1):
-    return struct.pack(">BBHHBB", 1, t, rid, len(content), 0, 0) + content
-
-
-def pair(name, value):
-    return bytes([len(name), len(value)]) + name + value
-
-
 # The gate turns this down (no client socket to check the owner of): any
 # answer will do, the connection is what is tested.
-HEALTH = b"".join(pair(k, v) for k, v in [
-    (b"REQUEST_METHOD", b"GET"), (b"SCRIPT_NAME", b"/api/terminal"),
-    (b"PATH_INFO", b"/health"), (b"REMOTE_ADDR", b"127.0.0.1")])
+HEALTH = fcgi_pairs({"REQUEST_METHOD": "GET", "SCRIPT_NAME": "/api/terminal",
+                     "PATH_INFO": "/health", "REMOTE_ADDR": "127.0.0.1"})
 ANSWER = 403
 
 
 def request(flags, params=HEALTH):
-    return (rec(BEGIN, struct.pack(">HB5x", 1, flags)) + rec(PARAMS, params)
-            + rec(PARAMS) + rec(STDIN))
+    return (fcgi_record(BEGIN, struct.pack(">HB5x", 1, flags)) +
+            fcgi_record(PARAMS, params) + fcgi_record(PARAMS, b"") +
+            fcgi_record(STDIN, b""))
 
 
 def read_response(s):
@@ -65,11 +57,7 @@ def read_response(s):
                 out += data[8:8 + clen]
             data = data[8 + clen + plen:]
             if t == END_REQUEST:
-                head = out.partition(b"\r\n\r\n")[0].decode()
-                for line in head.split("\r\n"):
-                    if line.lower().startswith("status:"):
-                        return int(line.split()[1]), out
-                return 200, out
+                return fcgi_status(out)[0], out
         b = s.recv(65536)
         if not b:
             raise EOFError("connection ended before END_REQUEST")
@@ -284,11 +272,11 @@ def test_a_stream_asked_on_a_kept_connection_is_refused_and_it_serves_on(
     sid = new_sid()
     c = st.client("alice")
     assert c.start(sid).status == 200
-    params = b"".join(pair(k, v) for k, v in [
-        (b"REQUEST_METHOD", b"GET"), (b"SCRIPT_NAME", b"/api/terminal"),
-        (b"PATH_INFO", b"/output"), (b"REMOTE_USER", b"alice"),
-        (b"QUERY_STRING", b"session_id=" + sid.encode()),
-        (b"REMOTE_ADDR", b"127.0.0.1"), (b"HTTP_HOST", b"127.0.0.1")])
+    params = fcgi_pairs({
+        "REQUEST_METHOD": "GET", "SCRIPT_NAME": "/api/terminal",
+        "PATH_INFO": "/output", "REMOTE_USER": "alice",
+        "QUERY_STRING": "session_id=" + sid, "REMOTE_ADDR": "127.0.0.1",
+        "HTTP_HOST": "127.0.0.1"})
     s = connect(st)
     try:
         s.sendall(request(KEEP_CONN, params))

@@ -5,6 +5,7 @@
  * alternate one and the modes, bounds the scrollback, and frames into
  * MSG_SCREEN pieces that decode back to it.
  */
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,6 +36,25 @@ redraw(struct screen *s)
 	t[len] = '\0';
 	free(p);
 	return (t);
+}
+
+/* The redraw of a fresh rows x cols screen fed each piece in turn, up to
+ * a NULL. */
+static char *
+redraw_of(unsigned int rows, unsigned int cols, ...)
+{
+	struct screen *s = screen_new(rows, cols);
+	const char    *piece;
+	char	      *r;
+	va_list	       ap;
+
+	va_start(ap, cols);
+	while ((piece = va_arg(ap, const char *)) != NULL)
+		feed(s, piece);
+	va_end(ap);
+	r = redraw(s);
+	screen_free(s);
+	return (r);
 }
 
 /* Its redraw, fed to a fresh screen of the same size, redraws the same. */
@@ -648,18 +668,13 @@ Test(screen, rep_with_nothing_to_repeat_neither_hangs_nor_draws,
 		"\033[\007b",	      /* a control inside the sequence */
 		"\033[3;4b",	      /* more than one parameter */
 	};
-	struct screen *a;
-	char	      *r;
-	size_t	       i;
+	char  *r;
+	size_t i;
 
 	for (i = 0; i < sizeof(in) / sizeof(in[0]); i++) {
-		a = screen_new(5, 10);
-		feed(a, in[i]);
-		feed(a, "ok");
-		r = redraw(a);
+		r = redraw_of(5, 10, in[i], "ok", NULL);
 		cr_assert(strstr(r, "ok") != NULL, "input %zu: %s", i, r);
 		free(r);
-		screen_free(a);
 	}
 }
 
@@ -686,36 +701,31 @@ Test(screen, rep_repeats_the_last_character_up_to_the_row_end, .timeout = 10)
  * (found by fuzz_screen).  The extra ones are dropped before it. */
 Test(screen, csi_with_many_parameters_is_cut_to_sixteen, .timeout = 10)
 {
-	struct screen *a = screen_new(5, 40);
-	char	      *r;
+	/* libvterm takes '[' after an intermediate as a CSI too; bold from
+	 * the first 16, the 17th (underline) dropped. */
+	char *r = redraw_of(5, 40,
+	    "\033[::::::::::::::::::::::::::::::::::::::::>c",
+	    "\033[;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;m",
+	    "\033 [;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;m",
+	    "\033[1;0;0;0;0;0;0;0;0;0;0;0;0;0;0;1;4mB", NULL);
 
-	feed(a, "\033[::::::::::::::::::::::::::::::::::::::::>c");
-	feed(a, "\033[;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;m");
-	/* libvterm takes '[' after an intermediate as a CSI too. */
-	feed(a, "\033 [;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;m");
-	/* Bold from the first 16, the 17th (underline) dropped. */
-	feed(a, "\033[1;0;0;0;0;0;0;0;0;0;0;0;0;0;0;1;4mB");
-	r = redraw(a);
 	cr_assert(strstr(r, "\033[0;1mB") != NULL, "%s", r);
 	free(r);
-	screen_free(a);
 }
 
 /* Strings never reach libvterm (its string collection reads past what it
  * is given: fuzz_screen); an ESC inside one ends it, as in xterm. */
 Test(screen, strings_are_dropped_and_end_at_bel_st_or_esc, .timeout = 10)
 {
-	struct screen *a = screen_new(5, 40);
-	char	      *r;
+	/* The second piece is malformed: dropped whole. */
+	char *r = redraw_of(5, 40,
+	    "\033]0;title\007a\033P+q544e\033\\b\033]11;?\033[1mB",
+	    "\033[1\3312;31mC", NULL);
 
-	feed(a, "\033]0;title\007a\033P+q544e\033\\b\033]11;?\033[1mB");
-	feed(a, "\033[1\3312;31mC"); /* malformed: dropped whole */
-	r = redraw(a);
 	cr_assert(strstr(r, "title") == NULL && strstr(r, "544e") == NULL,
 	    "%s", r);
 	cr_assert(strstr(r, "ab\033[0;1mBC") != NULL, "%s", r);
 	free(r);
-	screen_free(a);
 }
 
 /* What one sync feeds is bounded by the screen's cells (a scroll inside
@@ -804,15 +814,11 @@ Test(screen, a_resize_below_the_scroll_region_resets_it, .timeout = 10)
  * ASan: make check-sanitizers).  Every rect is now cut to the grid. */
 Test(screen, a_rect_past_the_edge_is_cut_to_the_grid, .timeout = 10)
 {
-	struct screen *a = screen_new(6, 105);
-	char	      *r;
+	char *r = redraw_of(6, 105, "\033[4h\302\217a",
+	    "\033[1;100Hb\033[3;50H\033[2Kok", NULL);
 
-	feed(a, "\033[4h\302\217a");
-	feed(a, "\033[1;100Hb\033[3;50H\033[2Kok");
-	r = redraw(a);
 	cr_assert(strstr(r, "ok") != NULL, "%s", r);
 	free(r);
-	screen_free(a);
 }
 
 /* libvterm decodes 6-byte UTF-8 forms: U+1FFFFF must not pass for the
@@ -820,16 +826,13 @@ Test(screen, a_rect_past_the_edge_is_cut_to_the_grid, .timeout = 10)
  * back the wide character it overwrote and drop the next glyph. */
 Test(screen, a_character_past_unicode_is_u_fffd, .timeout = 10)
 {
-	struct screen *a = screen_new(4, 20);
-	char	      *r;
+	char *r = redraw_of(4, 20, "\344\270\200\033[1;2H\367\277\277\277A",
+	    NULL);
 
-	feed(a, "\344\270\200\033[1;2H\367\277\277\277A");
-	r = redraw(a);
 	cr_assert(strstr(r, "\344\270\200") == NULL, "the wide one is back: %s",
 	    r);
 	cr_assert(strstr(r, "A") != NULL, "the glyph after it is gone: %s", r);
 	free(r);
-	screen_free(a);
 }
 
 /* A burst of pens on screen grows the table; once they are gone, the
