@@ -9,7 +9,11 @@
  *		Start a terminal through nginx, attach VIEWERS streams (default
  *		1), type CMD followed by "; exit", and read every stream to
  *		terminal_closed.  Prints per-viewer bytes and MB/s, and checks
- *		that every viewer got the same byte count.
+ *		that every viewer got the same byte count.  With
+ *		TERMBENCH_PARTS="nginx=PID,PID ptyd.fcgi=PID ptyd=PID" set,
+ *		also the CPU each part, this client and the whole machine
+ *		used over the timed part (a `cpu` line), which is what says
+ *		whether the CPUs, not the code, bound the viewers' rate.
  *	termbench echo PORT N
  *		Keystroke echo latency: a terminal running `stty raw -echo;
  *		exec cat`; N times, POST one character and time until it
@@ -25,6 +29,7 @@
  * without keeping them.  Not a general HTTP client: it talks to our nginx on
  * 127.0.0.1 only.
  */
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 
@@ -437,6 +442,150 @@ cmd_raw(const char *cmd)
 	return (0);
 }
 
+/*
+ * CPU over the timed part of `stream`: each part named in TERMBENCH_PARTS
+ * (utime + stime of its processes, dead threads included, from
+ * /proc/PID/stat), this client (getrusage) and the machine (/proc/stat).
+ */
+#define PARTS_MAX 8
+#define PART_PIDS 128
+
+struct part {
+	char		   name[32];
+	int		   pid[PART_PIDS];
+	int		   npid;
+	unsigned long long t0; /* ticks at the start */
+};
+
+static struct part	  parts[PARTS_MAX];
+static int		  nparts;
+static unsigned long long machine_busy0, machine_all0;
+static double		  self_cpu0;
+
+static void
+parts_parse(void)
+{
+	const char *env = getenv("TERMBENCH_PARTS");
+	char	   *copy, *tok, *save, *eq, *pid, *save2;
+
+	if (env == NULL || (copy = strdup(env)) == NULL)
+		return;
+	for (tok = strtok_r(copy, " ", &save);
+	     tok != NULL && nparts < PARTS_MAX;
+	     tok = strtok_r(NULL, " ", &save)) {
+		if ((eq = strchr(tok, '=')) == NULL)
+			die("TERMBENCH_PARTS: %s: want NAME=PID,...", tok);
+		*eq = '\0';
+		snprintf(parts[nparts].name, sizeof(parts[nparts].name), "%s",
+		    tok);
+		for (pid = strtok_r(eq + 1, ",", &save2);
+		     pid != NULL && parts[nparts].npid < PART_PIDS;
+		     pid = strtok_r(NULL, ",", &save2))
+			parts[nparts].pid[parts[nparts].npid++] = atoi(pid);
+		nparts++;
+	}
+	free(copy);
+}
+
+/* utime + stime of one process, in clock ticks; 0 once it is gone. */
+static unsigned long long
+pid_ticks(int pid)
+{
+	char	      path[64], buf[1024], *p;
+	unsigned long ut = 0, st = 0;
+	FILE	     *f;
+	size_t	      n;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	if ((f = fopen(path, "r")) == NULL)
+		return (0);
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	/* The command name may hold spaces and parentheses: skip past its
+	 * last ')'; then state, 5 ints, flags, 4 fault counts, utime, stime. */
+	if ((p = strrchr(buf, ')')) == NULL ||
+	    sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu",
+		&ut, &st) != 2)
+		return (0);
+	return ((unsigned long long)ut + st);
+}
+
+static unsigned long long
+part_ticks(const struct part *pt)
+{
+	unsigned long long t = 0;
+	int		   i;
+
+	for (i = 0; i < pt->npid; i++)
+		t += pid_ticks(pt->pid[i]);
+	return (t);
+}
+
+/* The machine's busy and total ticks over every CPU (/proc/stat). */
+static void
+machine_ticks(unsigned long long *busy, unsigned long long *all)
+{
+	unsigned long long v[8] = { 0 };
+	FILE		  *f;
+	int		   i;
+
+	*busy = *all = 0;
+	if ((f = fopen("/proc/stat", "r")) == NULL)
+		return;
+	if (fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0],
+		&v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]) == 8) {
+		for (i = 0; i < 8; i++)
+			*all += v[i];
+		*busy = *all - v[3] - v[4]; /* less idle and iowait */
+	}
+	fclose(f);
+}
+
+static double
+self_cpu_s(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return (ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
+	    ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6);
+}
+
+static void
+cpu_start(void)
+{
+	int i;
+
+	for (i = 0; i < nparts; i++)
+		parts[i].t0 = part_ticks(&parts[i]);
+	machine_ticks(&machine_busy0, &machine_all0);
+	self_cpu0 = self_cpu_s();
+}
+
+/* One line: milliseconds of CPU per part and the client, machine busy. */
+static void
+cpu_report(void)
+{
+	unsigned long long busy, all;
+	double		   ms_tick = 1000.0 / (double)sysconf(_SC_CLK_TCK);
+	int		   i;
+
+	if (nparts == 0)
+		return;
+	machine_ticks(&busy, &all);
+	printf("cpu");
+	for (i = 0; i < nparts; i++)
+		printf(" %s_ms=%.0f", parts[i].name,
+		    ms_tick * (double)(part_ticks(&parts[i]) - parts[i].t0));
+	printf(" client_ms=%.0f busy_pct=%.0f ncpu=%ld\n",
+	    1000.0 * (self_cpu_s() - self_cpu0),
+	    all > machine_all0 ? 100.0 * (double)(busy - machine_busy0) /
+		    (double)(all - machine_all0) :
+				 0.0,
+	    sysconf(_SC_NPROCESSORS_ONLN));
+}
+
 static int
 cmd_stream(const char *cmd, int nviewers)
 {
@@ -465,6 +614,8 @@ cmd_stream(const char *cmd, int nviewers)
 	json_quote(body, sizeof(body), q);
 	snprintf(q, sizeof(q), "{\"session_id\": \"%s\", \"data\": \"%s\"}",
 	    sid, body);
+	parts_parse();
+	cpu_start();
 	t0 = now_s();
 	post("input", q);
 	for (open = nviewers; open > 0;) {
@@ -484,6 +635,7 @@ cmd_stream(const char *cmd, int nviewers)
 		}
 	}
 	dt = now_s() - t0;
+	cpu_report();
 	for (i = 0; i < nviewers; i++) {
 		printf("viewer=%d bytes=%llu x=%llu seconds=%.3f MB/s=%.1f\n",
 		    i, (unsigned long long)v[i].bytes,
