@@ -1,0 +1,215 @@
+"""test_nginx_params.py -- what the shipped nginx config hands ptyd.fcgi
+of a browser's request headers (nginx/ptyd-fastcgi.conf).
+
+The real nginx, with the tree's nginx/*.conf installed as an operator
+installs them (front_servers.nginx_server) and ptyd-location.conf
+included, passes each request to a FastCGI responder of this test that
+records the parameters it gets and answers 200.  Sent: the headers a
+browser sends with every request, credentials, a client's forged
+Remote-User, the headers the gate reads and one nobody knows.
+
+Asserted, for a keystroke POST and for the output stream:
+  - the headers ptyd.fcgi reads arrive (Host, Origin, Sec-Fetch-Site,
+    Last-Event-ID), and so do the signs of a proxy (X-Forwarded-For,
+    X-Real-IP) and a header no list names: hiding is by name, so nothing
+    the gate may need is dropped unseen;
+  - the ones it never reads do not (User-Agent, Accept-*, Referer,
+    client hints, Sec-Fetch-Mode/Dest), nor credentials (Authorization,
+    Cookie) nor HTTP_REMOTE_USER; REMOTE_USER is the location's, empty.
+
+Before the change every header reached ptyd.fcgi, and nginx held all of
+them in the FastCGI request it keeps for a stream's life (bench/streams
+--browser: about 0.5 kB more an open viewer).
+"""
+
+import os
+import socket
+import struct
+import threading
+
+import front_servers as fs
+
+FCGI_BEGIN_REQUEST, FCGI_END_REQUEST = 1, 3
+FCGI_PARAMS, FCGI_STDIN, FCGI_STDOUT = 4, 5, 6
+FCGI_KEEP_CONN = 1
+
+# A browser's headers on a same-origin request, and what a hostile or
+# proxied client adds.
+BROWSER = [
+    ("User-Agent", "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 "
+     "(KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36"),
+    ("Accept", "*/*"),
+    ("Accept-Language", "en-US,en;q=0.9"),
+    ("Accept-Encoding", "gzip, deflate, br, zstd"),
+    ("Referer", "http://127.0.0.1/"),
+    ("Cache-Control", "no-cache"),
+    ("Pragma", "no-cache"),
+    ("sec-ch-ua", '"Chromium";v="120", "Not?A_Brand";v="8"'),
+    ("sec-ch-ua-mobile", "?0"),
+    ("sec-ch-ua-platform", '"Linux"'),
+    ("Sec-Fetch-Mode", "cors"),
+    ("Sec-Fetch-Dest", "empty"),
+    ("Cookie", "session=s3cret; other=app"),
+    ("Authorization", "Basic YWxpY2U6cGFzc3dvcmQ="),
+    ("Remote-User", "mallory"),
+]
+HIDDEN = ["HTTP_USER_AGENT", "HTTP_ACCEPT", "HTTP_ACCEPT_LANGUAGE",
+          "HTTP_ACCEPT_ENCODING", "HTTP_REFERER", "HTTP_CACHE_CONTROL",
+          "HTTP_PRAGMA", "HTTP_SEC_CH_UA", "HTTP_SEC_CH_UA_MOBILE",
+          "HTTP_SEC_CH_UA_PLATFORM", "HTTP_SEC_FETCH_MODE",
+          "HTTP_SEC_FETCH_DEST", "HTTP_COOKIE", "HTTP_AUTHORIZATION",
+          "HTTP_REMOTE_USER", "HTTP_CONNECTION"]
+
+
+def read_exact(s, n):
+    buf = b""
+    while len(buf) < n:
+        d = s.recv(n - len(buf))
+        if not d:
+            return None
+        buf += d
+    return buf
+
+
+def decode_pairs(data):
+    out, i = {}, 0
+    while i < len(data):
+        lens = []
+        for _ in range(2):
+            if data[i] < 128:
+                lens.append(data[i])
+                i += 1
+            else:
+                lens.append(struct.unpack(">I", data[i:i + 4])[0] & 0x7fffffff)
+                i += 4
+        k = data[i:i + lens[0]].decode()
+        out[k] = data[i + lens[0]:i + lens[0] + lens[1]].decode()
+        i += lens[0] + lens[1]
+    return out
+
+
+class Recorder:
+    """A FastCGI responder on a Unix socket: records each request's
+    parameters and answers 200 with a short body; keeps the connection
+    when nginx asks it to."""
+
+    def __init__(self, path):
+        self.path = path
+        self.requests = []
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.bind(path)
+        self.sock.listen(16)
+        self.thread = threading.Thread(target=self.accept, daemon=True)
+        self.thread.start()
+
+    def accept(self):
+        while True:
+            try:
+                c, _ = self.sock.accept()
+            except OSError:
+                return
+            threading.Thread(target=self.serve, args=(c,),
+                             daemon=True).start()
+
+    def serve(self, c):
+        with c:
+            keep, params = False, b""
+            while True:
+                hdr = read_exact(c, 8)
+                if hdr is None:
+                    return
+                _, rtype, rid, clen, plen, _ = struct.unpack(">BBHHBB", hdr)
+                body = read_exact(c, clen + plen)
+                if body is None:
+                    return
+                body = body[:clen]
+                if rtype == FCGI_BEGIN_REQUEST:
+                    keep = bool(body[2] & FCGI_KEEP_CONN)
+                    params = b""
+                elif rtype == FCGI_PARAMS:
+                    params += body
+                elif rtype == FCGI_STDIN and clen == 0:
+                    self.requests.append(decode_pairs(params))
+                    out = (b"Status: 200 OK\r\nContent-Type: text/plain\r\n"
+                           b"\r\nok")
+                    c.sendall(
+                        struct.pack(">BBHHBB", 1, FCGI_STDOUT, rid,
+                                    len(out), 0, 0) + out +
+                        struct.pack(">BBHHBB", 1, FCGI_STDOUT, rid, 0, 0, 0) +
+                        struct.pack(">BBHHBB", 1, FCGI_END_REQUEST, rid, 8,
+                                    0, 0) + bytes(8))
+                    if not keep:
+                        return
+
+    def close(self):
+        self.sock.close()
+
+
+def request(port, method, path, headers, body=b""):
+    """One raw HTTP/1.1 request (exact headers, nothing added); the
+    response's status."""
+    lines = ["%s %s HTTP/1.1" % (method, path), "Host: 127.0.0.1:%d" % port,
+             "Connection: close"]
+    lines += ["%s: %s" % h for h in headers]
+    if body:
+        lines.append("Content-Length: %d" % len(body))
+    s = socket.create_connection(("127.0.0.1", port), 10)
+    with s:
+        s.sendall(("\r\n".join(lines) + "\r\n\r\n").encode() + body)
+        s.settimeout(10)
+        data = b""
+        while True:
+            d = s.recv(65536)
+            if not d:
+                break
+            data += d
+    return int(data.split(None, 2)[1])
+
+
+def check(p, port, extra):
+    for k in HIDDEN:
+        assert k not in p, "%s reached ptyd.fcgi: %r" % (k, p[k])
+    assert p["REMOTE_USER"] == ""
+    assert p["HTTP_HOST"] == "127.0.0.1:%d" % port
+    assert p["HTTP_SEC_FETCH_SITE"] == "same-origin"
+    assert p["HTTP_X_FORWARDED_FOR"] == "203.0.113.9"
+    assert p["HTTP_X_REAL_IP"] == "203.0.113.9"
+    assert p["HTTP_X_NOBODY_KNOWS"] == "kept"
+    for k, v in extra.items():
+        assert p[k] == v, (k, p)
+
+
+def test_browser_headers_that_ptyd_fcgi_never_reads_stay_in_nginx(tmp_path):
+    fs.need("nginx", "nginx-light")
+    d = str(tmp_path)
+    rec = Recorder(os.path.join(d, "fcgi.sock"))
+    ngx = fs.nginx_server(
+        os.path.join(d, "nginx"),
+        "        include ptyd/ptyd-location.conf;",
+        "    upstream ptyd_fcgi { server unix:%s; }\n"
+        "    upstream ptyd_fcgi_kept { server unix:%s; keepalive 4; }"
+        % (rec.path, rec.path))
+    ngx.start()
+    try:
+        port = ngx.port
+        common = BROWSER + [("Sec-Fetch-Site", "same-origin"),
+                            ("X-Forwarded-For", "203.0.113.9"),
+                            ("X-Real-IP", "203.0.113.9"),
+                            ("X-Nobody-Knows", "kept")]
+        origin = ("Origin", "http://127.0.0.1:%d" % port)
+        assert request(port, "POST", "/api/terminal/input",
+                       common + [origin,
+                                 ("Content-Type", "application/json")],
+                       b'{"session_id": "a", "data": "x"}') == 200
+        assert request(port, "GET", "/api/terminal/output?session_id=a",
+                       common + [("Last-Event-ID", "42")]) == 200
+        assert len(rec.requests) == 2, rec.requests
+        post, get = rec.requests
+        assert post["PATH_INFO"] == "/input"
+        check(post, port, {"HTTP_ORIGIN": origin[1],
+                           "CONTENT_TYPE": "application/json"})
+        assert get["PATH_INFO"] == "/output"
+        check(get, port, {"HTTP_LAST_EVENT_ID": "42"})
+    finally:
+        ngx.stop()
+        rec.close()
