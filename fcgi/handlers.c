@@ -616,11 +616,25 @@ serve_gate(struct req *r, const char **user, char *client, size_t size)
 {
 	struct gate_req	  g;
 	enum gate_verdict v;
+	char		  xff[GATE_FORWARDED_MAX], rip[GATE_FORWARDED_MAX];
 
 	g.remote_user = req_param(r, "REMOTE_USER");
 	g.remote_addr = req_param(r, "REMOTE_ADDR");
-	g.forwarded_for = req_param(r, "HTTP_X_FORWARDED_FOR");
-	g.real_ip = req_param(r, "HTTP_X_REAL_IP");
+	/*
+	 * Every line of each, in order: a trusted proxy that adds its own
+	 * X-Forwarded-For line puts it after the client's, and the first line
+	 * alone would let the client name its address.  Two X-Real-IP lines
+	 * join into a list, which names no one address: a malformed hop.  A
+	 * list too long to hold is a blank hop (both deny where the headers
+	 * count, DESIGN 6).
+	 */
+	g.forwarded_for = req_param_join(r, "HTTP_X_FORWARDED_FOR", xff,
+			      sizeof(xff)) != 0 ?
+	    xff :
+	    NULL;
+	g.real_ip = req_param_join(r, "HTTP_X_REAL_IP", rip, sizeof(rip)) != 0 ?
+	    rip :
+	    NULL;
 	v = gate_check(&r->conf->gate, &g, client, size);
 	if (v == GATE_LOCAL_UNVERIFIED)
 		v = check_account(r);

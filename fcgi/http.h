@@ -64,6 +64,15 @@ void req_init_cgi(struct req *, const struct front_conf *);
 
 /* A param (FastCGI) or environment variable (CGI); NULL if unset. */
 const char *req_param(struct req *, const char *);
+/*
+ * Every value of a param, in the order received, joined with ", " into
+ * buf: a repeated request header is one comma-separated list (RFC 9110,
+ * 5.3), and nginx passes each of its lines as a param of its own, of which
+ * req_param sees only the first, the one the client wrote (a proxy adds
+ * its line after).  The number of values (0: none), or -1 when they do
+ * not fit in size (buf is then "").
+ */
+int req_param_join(struct req *, const char *, char *buf, size_t size);
 
 /* Read body bytes: >0, 0 at EOF, -1 on error (ETIMEDOUT, ECONNRESET). */
 ssize_t req_read(struct req *, void *, size_t);

@@ -4,18 +4,19 @@ of a browser's request headers (nginx/ptyd-fastcgi.conf).
 The real nginx, with the tree's nginx/*.conf installed as an operator
 installs them (front_servers.nginx_server) and ptyd-location.conf
 included, passes each request to a FastCGI responder of this test that
-records the parameters it gets and answers 200.  Sent: the headers a
-browser sends with every request, credentials, a client's forged
-Remote-User, the headers the gate reads and one nobody knows.
+records the parameters it gets, in order, and answers 200.  Sent: every
+header the config hides (the list is read from the config, each name in
+one case or another), the headers the gate reads, a repeated
+X-Forwarded-For and one header nobody knows.
 
 Asserted, for a keystroke POST and for the output stream:
   - the headers ptyd.fcgi reads arrive (Host, Origin, Sec-Fetch-Site,
-    Last-Event-ID), and so do the signs of a proxy (X-Forwarded-For,
-    X-Real-IP) and a header no list names: hiding is by name, so nothing
-    the gate may need is dropped unseen;
-  - the ones it never reads do not (User-Agent, Accept-*, Referer,
-    client hints, Sec-Fetch-Mode/Dest), nor credentials (Authorization,
-    Cookie) nor HTTP_REMOTE_USER; REMOTE_USER is the location's, empty.
+    Last-Event-ID), and so do the signs of a proxy (X-Forwarded-For, both
+    lines in order, and X-Real-IP) and a header no list names: hiding is
+    by name, so nothing the gate may need is dropped unseen;
+  - none of the hidden ones does (User-Agent, Accept-*, Referer, client
+    hints, Sec-Fetch-Mode/Dest/User, credentials, forgeable identity
+    headers, Proxy); REMOTE_USER is the location's, empty.
 
 Before the change every header reached ptyd.fcgi, and nginx held all of
 them in the FastCGI request it keeps for a stream's life (bench/streams
@@ -23,42 +24,45 @@ them in the FastCGI request it keeps for a stream's life (bench/streams
 """
 
 import os
+import re
 import socket
 import struct
 import threading
 
 import front_servers as fs
+from ptyd_stack import REPO
 
 FCGI_BEGIN_REQUEST, FCGI_END_REQUEST = 1, 3
 FCGI_PARAMS, FCGI_STDIN, FCGI_STDOUT = 4, 5, 6
 FCGI_KEEP_CONN = 1
 
-# A browser's headers on a same-origin request, and what a hostile or
-# proxied client adds.
-BROWSER = [
-    ("User-Agent", "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 "
-     "(KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36"),
-    ("Accept", "*/*"),
-    ("Accept-Language", "en-US,en;q=0.9"),
-    ("Accept-Encoding", "gzip, deflate, br, zstd"),
-    ("Referer", "http://127.0.0.1/"),
-    ("Cache-Control", "no-cache"),
-    ("Pragma", "no-cache"),
-    ("sec-ch-ua", '"Chromium";v="120", "Not?A_Brand";v="8"'),
-    ("sec-ch-ua-mobile", "?0"),
-    ("sec-ch-ua-platform", '"Linux"'),
-    ("Sec-Fetch-Mode", "cors"),
-    ("Sec-Fetch-Dest", "empty"),
-    ("Cookie", "session=s3cret; other=app"),
-    ("Authorization", "Basic YWxpY2U6cGFzc3dvcmQ="),
-    ("Remote-User", "mallory"),
-]
-HIDDEN = ["HTTP_USER_AGENT", "HTTP_ACCEPT", "HTTP_ACCEPT_LANGUAGE",
-          "HTTP_ACCEPT_ENCODING", "HTTP_REFERER", "HTTP_CACHE_CONTROL",
-          "HTTP_PRAGMA", "HTTP_SEC_CH_UA", "HTTP_SEC_CH_UA_MOBILE",
-          "HTTP_SEC_CH_UA_PLATFORM", "HTTP_SEC_FETCH_MODE",
-          "HTTP_SEC_FETCH_DEST", "HTTP_COOKIE", "HTTP_AUTHORIZATION",
-          "HTTP_REMOTE_USER", "HTTP_CONNECTION"]
+# Every header the shipped config hides, read from the config itself (an
+# empty HTTP_ parameter): each is sent below, under its header name.
+with open(os.path.join(REPO, "nginx", "ptyd-fastcgi.conf")) as f:
+    HIDDEN = re.findall(r'(?m)^fastcgi_param\s+(HTTP_[A-Z_]+)\s+"";', f.read())
+
+
+def header_of(param):
+    """HTTP_SEC_CH_UA -> Sec-Ch-Ua."""
+    return "-".join(w.capitalize() for w in param[5:].split("_"))
+
+
+# A browser's values where it matters what they look like; any value
+# does for the rest.
+VALUES = {
+    "HTTP_USER_AGENT": "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 "
+                       "(KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36",
+    "HTTP_COOKIE": "session=s3cret; other=app",
+    "HTTP_AUTHORIZATION": "Basic YWxpY2U6cGFzc3dvcmQ=",
+    "HTTP_REMOTE_USER": "mallory",
+    "HTTP_X_REMOTE_USER": "mallory",
+    "HTTP_SEC_CH_UA": '"Chromium";v="120", "Not?A_Brand";v="8"',
+}
+# Connection is the request's own (close); the rest are sent here, every
+# other one with its name in another case, as nginx matches names.
+BROWSER = [(header_of(p) if i % 2 else header_of(p).upper(),
+            VALUES.get(p, "x%d" % i))
+           for i, p in enumerate(HIDDEN) if p != "HTTP_CONNECTION"]
 
 
 def read_exact(s, n):
@@ -72,7 +76,8 @@ def read_exact(s, n):
 
 
 def decode_pairs(data):
-    out, i = {}, 0
+    """The name-value pairs in order, repeats kept."""
+    out, i = [], 0
     while i < len(data):
         lens = []
         for _ in range(2):
@@ -82,8 +87,8 @@ def decode_pairs(data):
             else:
                 lens.append(struct.unpack(">I", data[i:i + 4])[0] & 0x7fffffff)
                 i += 4
-        k = data[i:i + lens[0]].decode()
-        out[k] = data[i + lens[0]:i + lens[0] + lens[1]].decode()
+        out.append((data[i:i + lens[0]].decode(),
+                    data[i + lens[0]:i + lens[0] + lens[1]].decode()))
         i += lens[0] + lens[1]
     return out
 
@@ -167,16 +172,21 @@ def request(port, method, path, headers, body=b""):
 
 
 def check(p, port, extra):
+    names = [k for k, _ in p]
+    d = dict(p)
     for k in HIDDEN:
-        assert k not in p, "%s reached ptyd.fcgi: %r" % (k, p[k])
-    assert p["REMOTE_USER"] == ""
-    assert p["HTTP_HOST"] == "127.0.0.1:%d" % port
-    assert p["HTTP_SEC_FETCH_SITE"] == "same-origin"
-    assert p["HTTP_X_FORWARDED_FOR"] == "203.0.113.9"
-    assert p["HTTP_X_REAL_IP"] == "203.0.113.9"
-    assert p["HTTP_X_NOBODY_KNOWS"] == "kept"
+        assert k not in names, "%s reached ptyd.fcgi: %r" % (k, d[k])
+    assert d["REMOTE_USER"] == ""
+    assert d["HTTP_HOST"] == "127.0.0.1:%d" % port
+    assert d["HTTP_SEC_FETCH_SITE"] == "same-origin"
+    # Both lines of a repeated header arrive, in order (ptyd.fcgi's gate
+    # reads them all: test_limits).
+    assert [v for k, v in p if k == "HTTP_X_FORWARDED_FOR"] == [
+        "192.168.1.5", "203.0.113.9"]
+    assert d["HTTP_X_REAL_IP"] == "203.0.113.9"
+    assert d["HTTP_X_NOBODY_KNOWS"] == "kept"
     for k, v in extra.items():
-        assert p[k] == v, (k, p)
+        assert d[k] == v, (k, p)
 
 
 def test_browser_headers_that_ptyd_fcgi_never_reads_stay_in_nginx(tmp_path):
@@ -192,7 +202,9 @@ def test_browser_headers_that_ptyd_fcgi_never_reads_stay_in_nginx(tmp_path):
     ngx.start()
     try:
         port = ngx.port
+        assert len(HIDDEN) >= 20, HIDDEN
         common = BROWSER + [("Sec-Fetch-Site", "same-origin"),
+                            ("X-Forwarded-For", "192.168.1.5"),
                             ("X-Forwarded-For", "203.0.113.9"),
                             ("X-Real-IP", "203.0.113.9"),
                             ("X-Nobody-Knows", "kept")]
@@ -205,10 +217,10 @@ def test_browser_headers_that_ptyd_fcgi_never_reads_stay_in_nginx(tmp_path):
                        common + [("Last-Event-ID", "42")]) == 200
         assert len(rec.requests) == 2, rec.requests
         post, get = rec.requests
-        assert post["PATH_INFO"] == "/input"
+        assert dict(post)["PATH_INFO"] == "/input"
         check(post, port, {"HTTP_ORIGIN": origin[1],
                            "CONTENT_TYPE": "application/json"})
-        assert get["PATH_INFO"] == "/output"
+        assert dict(get)["PATH_INFO"] == "/output"
         check(get, port, {"HTTP_LAST_EVENT_ID": "42"})
     finally:
         ngx.stop()

@@ -196,3 +196,45 @@ Test(http, stream_records_stay_whole_across_partial_writes)
 	cr_expect_gt(hdr_cut, 0, "no write ended inside a record header");
 	close(sv[1]);
 }
+
+/*
+ * A repeated header is every one of its lines, in order: nginx passes
+ * each as a param of its own, and a proxy's line comes after the one the
+ * client wrote.  A list too long for the buffer is none ("", -1).
+ */
+Test(http, params_of_a_repeated_header_join_in_order)
+{
+	static char p1[] = "HTTP_X_FORWARDED_FOR=192.168.1.5",
+		    p2[] = "HTTP_X_FORWARDED_FOR_NOT=1",
+		    p3[] = "REMOTE_ADDR=127.0.0.1",
+		    p4[] = "HTTP_X_FORWARDED_FOR=203.0.113.9, 10.0.0.1",
+		    p5[] = "HTTP_X_REAL_IP=10.0.0.7";
+	char	    *envp[] = { p1, p2, p3, p4, p5, NULL };
+	FCGX_Request q;
+	struct req   r;
+	char	     buf[64], tiny[16];
+
+	memset(&q, 0, sizeof(q));
+	q.envp = envp;
+	memset(&r, 0, sizeof(r));
+	r.fcgx = &q;
+	cr_expect_eq(req_param_join(&r, "HTTP_X_FORWARDED_FOR", buf,
+			 sizeof(buf)),
+	    2);
+	cr_expect_str_eq(buf, "192.168.1.5, 203.0.113.9, 10.0.0.1");
+	cr_expect_str_eq(req_param(&r, "HTTP_X_FORWARDED_FOR"), "192.168.1.5",
+	    "libfcgi's lookup sees only the first line");
+	cr_expect_eq(req_param_join(&r, "HTTP_X_REAL_IP", buf, sizeof(buf)), 1);
+	cr_expect_str_eq(buf, "10.0.0.7");
+	cr_expect_eq(req_param_join(&r, "HTTP_X_REAL", buf, sizeof(buf)), 0,
+	    "a prefix of a name is not the name");
+	cr_expect_str_eq(buf, "");
+	cr_expect_eq(req_param_join(&r, "HTTP_X_FORWARDED_FOR", tiny,
+			 sizeof(tiny)),
+	    -1);
+	cr_expect_str_eq(tiny, "");
+	/* Exactly full: 9 bytes and the NUL fit in 10, not in 9. */
+	cr_expect_eq(req_param_join(&r, "REMOTE_ADDR", tiny, 9), -1);
+	cr_expect_eq(req_param_join(&r, "REMOTE_ADDR", tiny, 10), 1);
+	cr_expect_str_eq(tiny, "127.0.0.1");
+}
