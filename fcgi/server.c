@@ -120,6 +120,17 @@
  * it yields the CPU to threads serving short requests at the default. */
 #define SERVER_LASTING_NICE 19
 
+/*
+ * A process holding this many output streams takes new connections in
+ * turn with the others (pool_requeue_listen); below it, it goes on taking
+ * them while its leader is free.  Viewers of one busy terminal then share
+ * a process and its loops' wakeups: 64 of them cost 3.6-4.2 ms of CPU per
+ * delivered MB together, 5.6-6.6 spread over six processes (bench/run).
+ * Past it, what one process holds matters more: its descriptors, and the
+ * viewers its restart drops.
+ */
+#define SERVER_SPREAD_STREAMS 128
+
 /* A thread of the pool while it leads (its identity as pool.busy). */
 struct lead {
 	struct pool *p;
@@ -354,10 +365,10 @@ pool_close_parked(struct pool *p)
  * Put this process at the back of the listen socket's wait queue.  With
  * EPOLLEXCLUSIVE the kernel wakes the first process in that queue whose
  * leader waits, so the process registered first took every new connection
- * its leader was free for: 24 streams opened one after another all went
- * to one of six processes, and 10,000 spread 4,213 / 2,457 / 1,105 / 832 /
- * 732 / 661.  Requeued after each new connection (streams, mostly: the
- * short requests come on kept ones), it lets the next go to the next
+ * its leader was free for: 10,000 streams spread 4,213 / 2,457 / 1,105 /
+ * 832 / 732 / 661 over six processes.  Requeued after each new connection
+ * once it holds SERVER_SPREAD_STREAMS streams (streams, mostly: the short
+ * requests come on kept connections), it lets the next go to the next
  * process waiting.  -1 when the listen socket could not be registered
  * again: this process would accept nothing more.
  */
@@ -416,7 +427,8 @@ pool_accept(struct pool *p, int *kept, int *deaf)
 			errno = EMFILE;
 		}
 		if (fd != -1) {
-			if (pool_requeue_listen(p) == -1) {
+			if (sloop_streams() >= SERVER_SPREAD_STREAMS &&
+			    pool_requeue_listen(p) == -1) {
 				flog_warn("epoll_ctl (listen socket)");
 				*deaf = 1;
 			}

@@ -673,6 +673,16 @@ sloop_move_fd(int fd)
 	return (nfd);
 }
 
+int
+sloop_streams(void)
+{
+	int i, n = 0;
+
+	for (i = 0; i < nsloops; i++)
+		n += __atomic_load_n(&sloops[i]->nstreams, __ATOMIC_RELAXED);
+	return (n);
+}
+
 /* The loop with the fewest streams. */
 static struct sloop *
 sloop_pick(void)

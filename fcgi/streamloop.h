@@ -29,6 +29,8 @@ int sloop_start(int64_t heartbeat_ms, int stop_fd);
 void sloop_join(int ms);
 /* 1 when a loop runs in this process (FastCGI server, not CGI). */
 int sloop_running(void);
+/* The streams this process's loops hold (a moment's count). */
+int sloop_streams(void);
 /*
  * Hand an attached stream over: its descriptors are moved above the
  * libfcgi range and the loop owns the stream from here, including its
