@@ -43,9 +43,10 @@
  *   streams copying a backlog would not share the CPU evenly with the
  *   leader that must accept a keystroke.  The nice value cannot be taken
  *   back without privilege, hence the new thread.
- * - One owner per descriptor: the listen socket, epoll set, stop eventfd,
- *   watchdog timerfd and signalfd are the pool's; a connection is its
- *   thread's until the request ends, or the loop's from sloop_add on.
+ * - One owner per descriptor: the listen socket and its duplicate, the
+ *   epoll set, stop eventfd, watchdog timerfd and signalfd are the pool's;
+ *   a connection is its thread's until the request ends, or the loop's
+ *   from sloop_add on.
  * - Kept connections (FCGI_KEEP_CONN: nginx's fastcgi_keep_conn with an
  *   upstream keepalive pool, for the short requests): after a request that
  *   asked for it and ended cleanly, the connection is parked in the same
@@ -152,8 +153,11 @@ struct pool {
 	const struct lead	 *busy;	  /* the leader, serving */
 	int			  stopping;
 	int			  failed; /* accept failed */
-	int			  deaf;	  /* the listen socket fell out of
-					     epfd: stop */
+	/* The listen socket and a duplicate of it: one of the two is in
+	 * epfd (listen[cur]), the other is added in its place to requeue. */
+	int			  listen[2];
+	int			  listen_cur;
+	int64_t			  requeue_logged;
 	pthread_attr_t		  attr;
 	int64_t			  emfile_logged;
 	/* Kept connections waiting for their next request, by descriptor
@@ -369,20 +373,48 @@ pool_close_parked(struct pool *p)
  * 832 / 732 / 661 over six processes.  Requeued after each new connection
  * once it holds SERVER_SPREAD_STREAMS streams (streams, mostly: the short
  * requests come on kept connections), it lets the next go to the next
- * process waiting.  -1 when the listen socket could not be registered
- * again: this process would accept nothing more.
+ * process waiting.
+ *
+ * epoll keeps one entry per descriptor, so the socket's other descriptor
+ * is added (at the back of the queue) before the current one is removed:
+ * where the add fails (ENOMEM, or ENOSPC at fs.epoll.max_user_watches)
+ * this process stays registered where it was and goes on taking
+ * connections, only not in turn.  Only the leader calls it, between its
+ * epoll_wait calls.
  */
-static int
+static void
 pool_requeue_listen(struct pool *p)
 {
 	struct epoll_event ev;
+	int		   cur = p->listen[p->listen_cur];
+	int		   next = p->listen[!p->listen_cur];
 
-	if (epoll_ctl(p->epfd, EPOLL_CTL_DEL, p->sc->listen_fd, NULL) == -1)
-		return (0); /* still registered, where it was */
 	memset(&ev, 0, sizeof(ev));
 	ev.events = EPOLLIN | EPOLLEXCLUSIVE;
-	ev.data.fd = p->sc->listen_fd;
-	return (epoll_ctl(p->epfd, EPOLL_CTL_ADD, p->sc->listen_fd, &ev));
+	ev.data.fd = next;
+	if (epoll_ctl(p->epfd, EPOLL_CTL_ADD, next, &ev) == -1) {
+		pthread_mutex_lock(&p->mtx);
+		if (client_now_ms() - p->requeue_logged > 10000) {
+			flog_warn("epoll_ctl (listen socket kept in place)");
+			p->requeue_logged = client_now_ms();
+		}
+		pthread_mutex_unlock(&p->mtx);
+		return;
+	}
+	if (epoll_ctl(p->epfd, EPOLL_CTL_DEL, cur, NULL) == -1) {
+		/* Not reached (cur is in epfd): keep one entry, the old. */
+		flog_warn("epoll_ctl (listen socket)");
+		(void)epoll_ctl(p->epfd, EPOLL_CTL_DEL, next, NULL);
+		return;
+	}
+	p->listen_cur = !p->listen_cur;
+}
+
+/* An event of the listen socket, through either of its descriptors. */
+static int
+pool_is_listen(const struct pool *p, int fd)
+{
+	return (fd == p->listen[0] || fd == p->listen[1]);
 }
 
 /*
@@ -393,13 +425,13 @@ pool_requeue_listen(struct pool *p)
  * again while they are readable.
  */
 static int
-pool_accept(struct pool *p, int *kept, int *deaf)
+pool_accept(struct pool *p, int *kept)
 {
 	struct epoll_event ev;
 	struct pollfd	   pfd;
 	int		   n, fd;
 
-	*kept = *deaf = 0;
+	*kept = 0;
 	for (;;) {
 		n = epoll_wait(p->epfd, &ev, 1, -1);
 		if (n == -1 && errno != EINTR) {
@@ -410,7 +442,7 @@ pool_accept(struct pool *p, int *kept, int *deaf)
 			continue;
 		if (ev.data.fd == p->stop_fd)
 			return (-1);
-		if (ev.data.fd != p->sc->listen_fd) {
+		if (!pool_is_listen(p, ev.data.fd)) {
 			if (pool_unpark(p, ev.data.fd)) {
 				*kept = 1;
 				return (ev.data.fd);
@@ -427,11 +459,8 @@ pool_accept(struct pool *p, int *kept, int *deaf)
 			errno = EMFILE;
 		}
 		if (fd != -1) {
-			if (sloop_streams() >= SERVER_SPREAD_STREAMS &&
-			    pool_requeue_listen(p) == -1) {
-				flog_warn("epoll_ctl (listen socket)");
-				*deaf = 1;
-			}
+			if (sloop_streams() >= SERVER_SPREAD_STREAMS)
+				pool_requeue_listen(p);
 			return (fd);
 		}
 		switch (errno) {
@@ -583,14 +612,13 @@ pool_fail(struct pool *p)
 static void
 pool_lead(struct pool *p, struct lead *me)
 {
-	int fd, kept, deaf;
+	int fd, kept;
 
 	p->leader = 1;
 	while (!p->stopping) {
 		pthread_mutex_unlock(&p->mtx);
-		fd = pool_accept(p, &kept, &deaf);
+		fd = pool_accept(p, &kept);
 		pthread_mutex_lock(&p->mtx);
-		p->deaf |= deaf;
 		if (fd == -1) {
 			p->leader = 0;
 			if (!p->stopping)
@@ -607,17 +635,6 @@ pool_lead(struct pool *p, struct lead *me)
 		pthread_mutex_lock(&p->mtx);
 		if (fd != -1)
 			pool_park(p, fd);
-		if (p->deaf && !p->stopping) {
-			/* It served the connection it had taken; it takes
-			 * no more. */
-			if (p->busy == me) {
-				p->busy = NULL;
-				p->leader = 0;
-				pool_timer(p, 0);
-			}
-			pool_fail(p);
-			return;
-		}
 		if (p->busy != me || me->demoted)
 			return; /* no longer the leader */
 		p->busy = NULL;
@@ -713,8 +730,9 @@ server_worker_init(void)
 	signal(SIGPIPE, SIG_IGN);
 }
 
-/* The pool's descriptors: the stop eventfd, the epoll set the leader
- * waits in (listen socket, exclusive, and stop), the watchdog's timer.
+/* The pool's descriptors: the stop eventfd, a duplicate of the listen
+ * socket (pool_requeue_listen), the epoll set the leader waits in (the
+ * listen socket, exclusive, and stop), the watchdog's timer.
  * Returns the signalfd for set; exits on failure. */
 static int
 pool_open(struct pool *p, const sigset_t *set)
@@ -732,10 +750,17 @@ pool_open(struct pool *p, const sigset_t *set)
 		flog_warn("eventfd/epoll/timerfd/signalfd");
 		_exit(1);
 	}
+	p->listen[0] = p->sc->listen_fd;
+	p->listen[1] = fcntl(p->sc->listen_fd, F_DUPFD_CLOEXEC, 0);
+	p->listen_cur = 0;
+	if (p->listen[1] == -1) {
+		flog_warn("dup (listen socket)");
+		_exit(1);
+	}
 	memset(&ev, 0, sizeof(ev));
 	ev.events = EPOLLIN | EPOLLEXCLUSIVE;
-	ev.data.fd = p->sc->listen_fd;
-	if (epoll_ctl(p->epfd, EPOLL_CTL_ADD, p->sc->listen_fd, &ev) == -1) {
+	ev.data.fd = p->listen[0];
+	if (epoll_ctl(p->epfd, EPOLL_CTL_ADD, p->listen[0], &ev) == -1) {
 		flog_warn("epoll_ctl");
 		_exit(1);
 	}

@@ -4,8 +4,10 @@ stuck viewer cut off without stalling others, and no fd, child or zombie
 left after hundreds of terminals.
 """
 
+import contextlib
 import os
 import re
+import subprocess
 import time
 
 import pytest
@@ -316,6 +318,35 @@ def spread_streams():
                              f.read()).group(1))
 
 
+# Viewers a terminal in many_streams, under the default max_viewers (32).
+PER_TERM = 30
+
+
+@contextlib.contextmanager
+def many_streams(st, new_sid, tag, n):
+    """n output streams opened one after another, PER_TERM a terminal, and
+    all in ptyd.fcgi's stream loops; yields (sids, streams), and closes the
+    streams and their terminals on the way out."""
+    c = st.client()
+    sids = [new_sid(tag) for _ in range(-(-n // PER_TERM))]
+    for sid in sids:
+        assert c.start(sid).status == 200
+    streams = []
+    try:
+        for i in range(n):
+            v = c.stream(sids[i // PER_TERM])
+            assert v.status == 200
+            streams.append(v)
+        wait_for(lambda: fcgi_connections(st) == n, 20,
+                 what="%d streams in the stream loops" % n)
+        yield sids, streams
+    finally:
+        for v in streams:
+            v.close()
+        for sid in sids:
+            c.close_term(sid)
+
+
 @pytest.mark.deadline(90)
 def test_streams_opened_one_after_another_spread_over_the_workers(
         stack, new_sid):
@@ -329,25 +360,13 @@ def test_streams_opened_one_after_another_spread_over_the_workers(
     # connection now queues behind the others for the next: workers fill
     # to the threshold one after another, then take turns.
     st = stack
-    c = st.client()
     wait_for(lambda: fcgi_connections(st) == 0, 10,
              what="the streams of earlier tests to end")
     workers = len(fcgi_streams_by_worker(st))
     assert workers >= 4, "the default stack runs 6 workers"
     spread = spread_streams()
     n = spread + 4 * workers
-    per_term = 30   # under the default max_viewers, 32
-    sids = [new_sid("spread") for _ in range(-(-n // per_term))]
-    for sid in sids:
-        assert c.start(sid).status == 200
-    streams = []
-    try:
-        for i in range(n):
-            v = c.stream(sids[i // per_term])
-            assert v.status == 200
-            streams.append(v)
-        wait_for(lambda: fcgi_connections(st) == n, 20,
-                 what="%d streams in the stream loops" % n)
+    with many_streams(st, new_sid, "spread", n):
         got = sorted(fcgi_streams_by_worker(st).values())
         # A worker takes new connections while it is free and holds fewer
         # than the threshold, then queues behind the others: the first
@@ -355,11 +374,54 @@ def test_streams_opened_one_after_another_spread_over_the_workers(
         # worker took nearly all n).
         assert got[-1] <= spread + workers, got
         assert n - got[-1] >= 4 * workers - workers, got
-    finally:
-        for v in streams:
-            v.close()
-        for sid in sids:
-            c.close_term(sid)
+
+
+@pytest.fixture(scope="module")
+def requeue_fails(make_stack, tmp_root):
+    """A stack whose ptyd.fcgi workers can register their listen socket
+    once and never again (tests/integration/epoll_add_fails.c, preloaded):
+    fs.epoll.max_user_watches reached, which ENOSPC says to every worker
+    of the account at once."""
+    so = os.path.join(tmp_root, "epoll_add_fails.so")
+    subprocess.run([os.environ.get("CC") or "cc", "-shared", "-fPIC",
+                    "-o", so, os.path.join(REPO, "tests", "integration",
+                                           "epoll_add_fails.c"), "-ldl"],
+                   check=True, timeout=60)
+    asan = os.environ.get("ASAN_OPTIONS")
+    # A sanitizer build wants its runtime first among the libraries.
+    asan = (asan + ":" if asan else "") + "verify_asan_link_order=0"
+    return make_stack("requeue", env=["LD_PRELOAD=" + so,
+                                      "ASAN_OPTIONS=" + asan])
+
+
+@pytest.mark.deadline(90)
+def test_a_worker_that_cannot_requeue_its_listen_socket_keeps_its_streams(
+        requeue_fails, new_sid):
+    # Prevents: a worker that removed its listen socket from its epoll set
+    # to requeue it, and could not add it again, taking no connection more
+    # and stopping after the one it had: the streams it held (128 or more)
+    # dropped, and at max_user_watches every worker's the same way.  It now
+    # adds the socket's other descriptor before it removes the current
+    # one, and a failed add leaves it where it was, serving.
+    st = requeue_fails
+    c = st.client()
+    with open(os.path.join(st.state, "run", "fcgi.pid")) as f:
+        master = int(f.read().strip())
+    workers = sorted(children_of(master))
+    n = spread_streams() + 8
+    with many_streams(st, new_sid, "requeue", n) as (sids, streams):
+        # The worker that took them tried to requeue after each past the
+        # threshold, and could not.
+        wait_for(lambda: "listen socket kept in place" in st.log("fcgi"), 10,
+                 what="the failed requeue in the log")
+        # Every stream is live, on workers that did not stop.
+        for i, sid in enumerate(sids):
+            cmd, want = marker()
+            assert c.input(sid, cmd).status == 200
+            for v in streams[i * PER_TERM:(i + 1) * PER_TERM]:
+                read_output_until(v, want, timeout=10)
+        assert sorted(children_of(master)) == workers
+        assert fcgi_connections(st) == n
 
 
 @pytest.mark.deadline(60)
