@@ -401,12 +401,11 @@ pool_requeue_listen(struct pool *p)
 		pthread_mutex_unlock(&p->mtx);
 		return;
 	}
-	if (epoll_ctl(p->epfd, EPOLL_CTL_DEL, cur, NULL) == -1) {
-		/* Not reached (cur is in epfd): keep one entry, the old. */
+	/* Not expected to fail (cur is in epfd); if it does, next is the
+	 * entry known to be there, and a next requeue that finds cur still
+	 * registered fails to add it, as above. */
+	if (epoll_ctl(p->epfd, EPOLL_CTL_DEL, cur, NULL) == -1)
 		flog_warn("epoll_ctl (listen socket)");
-		(void)epoll_ctl(p->epfd, EPOLL_CTL_DEL, next, NULL);
-		return;
-	}
 	p->listen_cur = !p->listen_cur;
 }
 
@@ -459,7 +458,8 @@ pool_accept(struct pool *p, int *kept)
 			errno = EMFILE;
 		}
 		if (fd != -1) {
-			if (sloop_streams() >= SERVER_SPREAD_STREAMS)
+			if (p->sc->processes > 1 &&
+			    sloop_streams() >= SERVER_SPREAD_STREAMS)
 				pool_requeue_listen(p);
 			return (fd);
 		}

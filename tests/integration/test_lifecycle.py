@@ -7,6 +7,7 @@ left after hundreds of terminals.
 import contextlib
 import os
 import re
+import shlex
 import subprocess
 import time
 
@@ -383,9 +384,10 @@ def requeue_fails(make_stack, tmp_root):
     fs.epoll.max_user_watches reached, which ENOSPC says to every worker
     of the account at once."""
     so = os.path.join(tmp_root, "epoll_add_fails.so")
-    subprocess.run([os.environ.get("CC") or "cc", "-shared", "-fPIC",
-                    "-o", so, os.path.join(REPO, "tests", "integration",
-                                           "epoll_add_fails.c"), "-ldl"],
+    cc = shlex.split(os.environ.get("CC") or "cc")
+    subprocess.run(cc + ["-shared", "-fPIC", "-o", so,
+                         os.path.join(REPO, "tests", "integration",
+                                      "epoll_add_fails.c"), "-ldl"],
                    check=True, timeout=60)
     asan = os.environ.get("ASAN_OPTIONS")
     # A sanitizer build wants its runtime first among the libraries.
@@ -412,6 +414,8 @@ def test_a_worker_that_cannot_requeue_its_listen_socket_keeps_its_streams(
     with many_streams(st, new_sid, "requeue", n) as (sids, streams):
         # The worker that took them tried to requeue after each past the
         # threshold, and could not.
+        held = max(fcgi_streams_by_worker(st).values())
+        assert held >= spread_streams(), "no worker reached the threshold"
         wait_for(lambda: "listen socket kept in place" in st.log("fcgi"), 10,
                  what="the failed requeue in the log")
         # Every stream is live, on workers that did not stop.
