@@ -44,9 +44,6 @@ struct gate_conf {
 
 #define GATE_DEFAULT_HOSTS "localhost,127.0.0.1,[::1]"
 
-/* Longest X-Forwarded-For (all its lines) or X-Real-IP the gate reads. */
-#define GATE_FORWARDED_MAX 2048
-
 /* The one message a denied request gets. */
 #define GATE_DENY_MESSAGE \
 	"forbidden: this request is neither authenticated nor from this " \

@@ -616,25 +616,19 @@ serve_gate(struct req *r, const char **user, char *client, size_t size)
 {
 	struct gate_req	  g;
 	enum gate_verdict v;
-	char		  xff[GATE_FORWARDED_MAX], rip[GATE_FORWARDED_MAX];
 
 	g.remote_user = req_param(r, "REMOTE_USER");
 	g.remote_addr = req_param(r, "REMOTE_ADDR");
 	/*
-	 * Every line of each, in order: a trusted proxy that adds its own
-	 * X-Forwarded-For line puts it after the client's, and the first line
-	 * alone would let the client name its address.  Two X-Real-IP lines
-	 * join into a list, which names no one address: a malformed hop.  A
-	 * list too long to hold is a blank hop (both deny where the headers
-	 * count, DESIGN 6).
+	 * Once each, or "": a header whose lines arrive as several params is
+	 * a blank hop, which denies where the headers count (DESIGN 6).  Its
+	 * first line alone could be the one the client wrote before a
+	 * trusted proxy added its own, and the params' order need not be the
+	 * lines' (req_param_once).  nginx passes X-Forwarded-For as one
+	 * param, its lines joined in order (ptyd-fastcgi.conf).
 	 */
-	g.forwarded_for = req_param_join(r, "HTTP_X_FORWARDED_FOR", xff,
-			      sizeof(xff)) != 0 ?
-	    xff :
-	    NULL;
-	g.real_ip = req_param_join(r, "HTTP_X_REAL_IP", rip, sizeof(rip)) != 0 ?
-	    rip :
-	    NULL;
+	g.forwarded_for = req_param_once(r, "HTTP_X_FORWARDED_FOR");
+	g.real_ip = req_param_once(r, "HTTP_X_REAL_IP");
 	v = gate_check(&r->conf->gate, &g, client, size);
 	if (v == GATE_LOCAL_UNVERIFIED)
 		v = check_account(r);

@@ -95,50 +95,21 @@ req_param(struct req *r, const char *name)
 	return (getenv(name));
 }
 
-/* Append one value to the list in buf (len bytes so far); -1: no room. */
-static int
-req_param_add(char *buf, size_t size, size_t *len, int n, const char *v)
+const char *
+req_param_once(struct req *r, const char *name)
 {
-	size_t vlen = strlen(v), sep = n > 0 ? 2 : 0;
+	char *const *env = r->fcgx != NULL ? r->fcgx->envp : environ;
+	size_t	     nlen = strlen(name);
+	const char  *v = NULL;
 
-	if (*len + sep + vlen >= size)
-		return (-1);
-	memcpy(buf + *len, ", ", sep);
-	memcpy(buf + *len + sep, v, vlen + 1);
-	*len += sep + vlen;
-	return (0);
-}
-
-int
-req_param_join(struct req *r, const char *name, char *buf, size_t size)
-{
-	size_t	    nlen = strlen(name), len = 0;
-	char	  **e;
-	const char *v;
-	int	    n = 0;
-
-	if (size == 0)
-		return (-1);
-	buf[0] = '\0';
-	if (r->fcgx == NULL) {
-		if ((v = getenv(name)) == NULL)
-			return (0);
-		if (req_param_add(buf, size, &len, 0, v) == -1) {
-			buf[0] = '\0';
-			return (-1);
-		}
-		return (1);
-	}
-	for (e = r->fcgx->envp; e != NULL && *e != NULL; e++) {
-		if (strncmp(*e, name, nlen) != 0 || (*e)[nlen] != '=')
+	for (; env != NULL && *env != NULL; env++) {
+		if (strncmp(*env, name, nlen) != 0 || (*env)[nlen] != '=')
 			continue;
-		if (req_param_add(buf, size, &len, n, *e + nlen + 1) == -1) {
-			buf[0] = '\0';
-			return (-1);
-		}
-		n++;
+		if (v != NULL)
+			return ("");
+		v = *env + nlen + 1;
 	}
-	return (n);
+	return (v);
 }
 
 ssize_t

@@ -65,14 +65,16 @@ void req_init_cgi(struct req *, const struct front_conf *);
 /* A param (FastCGI) or environment variable (CGI); NULL if unset. */
 const char *req_param(struct req *, const char *);
 /*
- * Every value of a param, in the order received, joined with ", " into
- * buf: a repeated request header is one comma-separated list (RFC 9110,
- * 5.3), and nginx passes each of its lines as a param of its own, of which
- * req_param sees only the first, the one the client wrote (a proxy adds
- * its line after).  The number of values (0: none), or -1 when they do
- * not fit in size (buf is then "").
+ * A param that must come once: its value, NULL when absent, or "" when it
+ * came more than once.  A request header repeated, or spelled two ways
+ * (X-Forwarded-For and X_Forwarded_For both make HTTP_X_FORWARDED_FOR),
+ * can reach us as several params, or several environment entries in CGI,
+ * in an order that need not be the order on the wire (lighttpd puts the
+ * lines of one name together where the first was); req_param, like
+ * getenv, sees only the first, which may be the one the client wrote.
+ * More than one value of what must be trusted is no value.
  */
-int req_param_join(struct req *, const char *, char *buf, size_t size);
+const char *req_param_once(struct req *, const char *);
 
 /* Read body bytes: >0, 0 at EOF, -1 on error (ETIMEDOUT, ECONNRESET). */
 ssize_t req_read(struct req *, void *, size_t);

@@ -301,6 +301,33 @@ def apache_server(acct, d, conf_body, modules, user=None, docroot=None):
                   logs=[os.path.join(d, "error.log")])
 
 
+def fcgid_wrappers(acct, d, owner):
+    """The two copies of the shipped wrapper mod_fcgid runs (two files,
+    two process classes), owned by owner's uid/gid."""
+    out = []
+    for name in ("ptyd.fcgi", "ptyd-stream.fcgi"):
+        p = subst(os.path.join(REPO, "apache", "ptyd-fcgid-wrapper.in"),
+                  os.path.join(d, name), bindir=acct.bin)
+        os.chown(p, *owner)
+        out.append(p)
+    return out
+
+
+def fcgid_body(req, stream, extra=""):
+    """Apache's ptyd part for mod_fcgid: the two wrappers, the shipped
+    file."""
+    return ("%s\nDefine PTYD_FCGI %s\nDefine PTYD_FCGI_STREAM %s\n"
+            "Include %s/apache/ptyd-fcgid.conf\n"
+            % (extra, req, stream, REPO))
+
+
+def lighttpd_fastcgi_body(acct, d, extra=""):
+    """lighttpd's ptyd part for mod_fastcgi, the socket in d."""
+    return ('var.ptyd_fcgi = "%s"\nvar.ptyd_socket = "%s/fcgi.sock"\n'
+            'include "%s/lighttpd/ptyd-fastcgi.conf"\n%s'
+            % (acct.fcgi, d, REPO, extra))
+
+
 def lighttpd_server(acct, d, conf_body):
     """lighttpd -D with a complete config of its own in d (owned by the
     account it runs as: it opens its log after dropping root)."""
@@ -373,6 +400,32 @@ http {
                             os.path.join(d, "error.log")],
                   os.path.join(d, "stdout.log"), port=port,
                   logs=[os.path.join(d, "error.log")])
+
+
+def nginx_fcgiwrap(acct, name, children):
+    """fcgiwrap as the account with `children` processes, and nginx in
+    front of it with the shipped location.  Returns (nginx, fcgiwrap),
+    both started."""
+    d = acct.mkdir(name)
+    sock = os.path.join(d, "fcgiwrap.sock")
+    wrap = Server("fcgiwrap", [
+        "setpriv", "--reuid", str(acct.uid), "--regid", str(acct.gid),
+        "--init-groups", need("fcgiwrap", "fcgiwrap"),
+        "-c", str(children), "-s", "unix:" + sock],
+        os.path.join(d, "fcgiwrap.log")).start()
+    wait_for(lambda: os.path.exists(sock), timeout=10,
+             what="fcgiwrap's socket")
+    ngx = nginx_server(
+        acct.mkdir(name, "nginx", owner=False),
+        "        set $ptyd_cgi %s;\n"
+        "        include ptyd/ptyd-location-fcgiwrap.conf;" % acct.fcgi,
+        "    upstream ptyd_fcgiwrap { server unix:%s; }" % sock)
+    try:
+        ngx.start()
+    except Exception:
+        wrap.stop()
+        raise
+    return ngx, wrap
 
 
 # -- the walk every server must pass -------------------------------------------------

@@ -583,6 +583,28 @@ def read_output_until(stream, needle, transcript=None,
     return tr
 
 
+def raw_status(port, method, path, headers, body=b"",
+               timeout=DEFAULT_TIMEOUT):
+    """One HTTP/1.1 request with exactly these header lines, repeats and
+    odd names kept, in order (http.client would merge or refuse some);
+    the response's status."""
+    lines = ["%s %s HTTP/1.1" % (method, path), "Host: 127.0.0.1:%d" % port,
+             "Connection: close"]
+    lines += ["%s: %s" % h for h in headers]
+    if body:
+        lines.append("Content-Length: %d" % len(body))
+    with socket.create_connection(("127.0.0.1", port), timeout) as s:
+        s.settimeout(timeout)
+        s.sendall(("\r\n".join(lines) + "\r\n\r\n").encode() + body)
+        data = b""
+        while True:
+            d = s.recv(65536)
+            if not d:
+                break
+            data += d
+    return int(data.split(None, 2)[1])
+
+
 def marker(tag=None):
     """(command, expected): a shell line whose output differs from its
     echo, so seeing `expected` proves the shell ran it.  The command ends

@@ -34,24 +34,6 @@ def acct():
     a.cleanup()
 
 
-def wrappers(acct, d, owner):
-    """The two copies of the shipped wrapper mod_fcgid runs (two files,
-    two process classes), owned by owner's uid/gid."""
-    out = []
-    for name in ("ptyd.fcgi", "ptyd-stream.fcgi"):
-        p = fs.subst(os.path.join(REPO, "apache", "ptyd-fcgid-wrapper.in"),
-                     os.path.join(d, name), bindir=acct.bin)
-        os.chown(p, *owner)
-        out.append(p)
-    return out
-
-
-def fcgid_body(req, stream, extra=""):
-    return ("%s\nDefine PTYD_FCGI %s\nDefine PTYD_FCGI_STREAM %s\n"
-            "Include %s/apache/ptyd-fcgid.conf\n"
-            % (extra, req, stream, REPO))
-
-
 def running(server):
     server.start()
     return server
@@ -82,9 +64,9 @@ def test_fcgid(acct):
     """mod_fcgid, Apache's User the account: the walk, and the first POST
     while a stream is open answered at once (it took 1 s)."""
     d = acct.mkdir("fcgid", owner=False)
-    req, stream = wrappers(acct, acct.mkdir("fcgid", "bin", owner=False),
-                           (0, 0))
-    srv = running(fs.apache_server(acct, d, fcgid_body(req, stream),
+    req, stream = fs.fcgid_wrappers(
+        acct, acct.mkdir("fcgid", "bin", owner=False), (0, 0))
+    srv = running(fs.apache_server(acct, d, fs.fcgid_body(req, stream),
                                    ["alias", "fcgid"]))
     try:
         fig = fs.exercise(srv.port, "apache-fcgid")
@@ -104,9 +86,9 @@ def test_fcgid_one_class_waits(acct):
     wrapper for both) makes the first POST wait mod_fcgid's second (once:
     from then on the class has a second process)."""
     d = acct.mkdir("fcgid1", owner=False)
-    req, _ = wrappers(acct, acct.mkdir("fcgid1", "bin", owner=False),
-                      (0, 0))
-    srv = running(fs.apache_server(acct, d, fcgid_body(req, req),
+    req, _ = fs.fcgid_wrappers(
+        acct, acct.mkdir("fcgid1", "bin", owner=False), (0, 0))
+    srv = running(fs.apache_server(acct, d, fs.fcgid_body(req, req),
                                    ["alias", "fcgid"]))
     try:
         times = first_post_during_stream(srv.port, n=1)
@@ -119,9 +101,9 @@ def test_fcgid_buffered_stream_is_held(acct):
     """Without FcgidOutputBufferSize 0 mod_fcgid holds the stream back
     (the README's Buffering section); the shipped file sets it."""
     d = acct.mkdir("fcgidbuf", owner=False)
-    req, stream = wrappers(acct, acct.mkdir("fcgidbuf", "bin", owner=False),
-                           (0, 0))
-    body = fcgid_body(req, stream) + "FcgidOutputBufferSize 65536\n"
+    req, stream = fs.fcgid_wrappers(
+        acct, acct.mkdir("fcgidbuf", "bin", owner=False), (0, 0))
+    body = fs.fcgid_body(req, stream) + "FcgidOutputBufferSize 65536\n"
     srv = running(fs.apache_server(acct, d, body, ["alias", "fcgid"]))
     try:
         assert fs.stream_is_buffered(srv.port, "apache-fcgid-buffered")
@@ -157,9 +139,9 @@ def test_fcgid_suexec(acct, suexec_tree):
     cgi = os.path.join(suexec_tree, "cgi")
     os.makedirs(cgi)
     os.chown(cgi, acct.uid, acct.gid)
-    req, stream = wrappers(acct, cgi, (acct.uid, acct.gid))
+    req, stream = fs.fcgid_wrappers(acct, cgi, (acct.uid, acct.gid))
     d = acct.mkdir("suexec", owner=False)
-    body = fcgid_body(req, stream,
+    body = fs.fcgid_body(req, stream,
                       "LoadModule suexec_module %s/mod_suexec.so\n"
                       "SuexecUserGroup %s %s"
                       % (fs.APACHE_MODULES, acct.name, acct.name))

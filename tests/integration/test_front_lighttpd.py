@@ -26,15 +26,10 @@ def acct():
     a.cleanup()
 
 
-def fastcgi_body(acct, d, extra=""):
-    return ('var.ptyd_fcgi = "%s"\nvar.ptyd_socket = "%s/fcgi.sock"\n'
-            'include "%s/lighttpd/ptyd-fastcgi.conf"\n%s'
-            % (acct.fcgi, d, REPO, extra))
-
-
 def test_fastcgi(acct):
     d = acct.mkdir("lfcgi")
-    srv = fs.lighttpd_server(acct, d, fastcgi_body(acct, d)).start()
+    srv = fs.lighttpd_server(acct, d,
+                             fs.lighttpd_fastcgi_body(acct, d)).start()
     try:
         fig = fs.exercise(srv.port, "lighttpd-fastcgi")
         assert fig["echo_p50_ms"] < 250, fig
@@ -46,7 +41,7 @@ def test_fastcgi_buffered_stream_is_held(acct):
     """lighttpd's default (stream-response-body 0) holds the stream back
     (README, Buffering); the shipped file sets 2."""
     d = acct.mkdir("lfcgibuf")
-    body = fastcgi_body(acct, d).replace(
+    body = fs.lighttpd_fastcgi_body(acct, d).replace(
         "ptyd-fastcgi.conf", "ptyd-fastcgi-buffered.conf")
     with open(os.path.join(REPO, "lighttpd", "ptyd-fastcgi.conf")) as f:
         text = f.read()

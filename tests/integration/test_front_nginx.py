@@ -8,8 +8,6 @@ full or at the end); the shipped location makes ptyd.fcgi pad each write
 past it (PTYD_STREAM_PADDING), and the walk passes.
 """
 
-import os
-
 import pytest
 
 import front_servers as fs
@@ -32,37 +30,12 @@ def acct():
     a.cleanup()
 
 
-def fcgiwrap_stack(acct, name, children):
-    """fcgiwrap as the account with `children` processes, and nginx in
-    front of it with the shipped location.  Returns (nginx, fcgiwrap)."""
-    d = acct.mkdir(name)
-    sock = os.path.join(d, "fcgiwrap.sock")
-    wrap = fs.Server("fcgiwrap", [
-        "setpriv", "--reuid", str(acct.uid), "--regid", str(acct.gid),
-        "--init-groups", fs.need("fcgiwrap", "fcgiwrap"),
-        "-c", str(children), "-s", "unix:" + sock],
-        os.path.join(d, "fcgiwrap.log")).start()
-    fs.wait_for(lambda: os.path.exists(sock), timeout=10,
-                what="fcgiwrap's socket")
-    ngx = fs.nginx_server(
-        acct.mkdir(name, "nginx", owner=False),
-        "        set $ptyd_cgi %s;\n"
-        "        include ptyd/ptyd-location-fcgiwrap.conf;" % acct.fcgi,
-        "    upstream ptyd_fcgiwrap { server unix:%s; }" % sock)
-    try:
-        ngx.start()
-    except Exception:
-        wrap.stop()
-        raise
-    return ngx, wrap
-
-
 def test_fcgiwrap(acct):
     """The whole walk through fcgiwrap: its 8 KiB stream buffer would hold
     the events back (libfcgi's, flushed only when full or at the end);
     the shipped location sets PTYD_STREAM_PADDING, so ptyd.fcgi pads each
     write of the stream past it."""
-    ngx, wrap = fcgiwrap_stack(acct, "fcgiwrap", 4)
+    ngx, wrap = fs.nginx_fcgiwrap(acct, "fcgiwrap", 4)
     try:
         fig = fs.exercise(ngx.port, "nginx-fcgiwrap", rounds=5)
         print("\nfront nginx-fcgiwrap: %r" % (fig,))

@@ -7,13 +7,16 @@ included, passes each request to a FastCGI responder of this test that
 records the parameters it gets, in order, and answers 200.  Sent: every
 header the config hides (the list is read from the config, each name in
 one case or another), the headers the gate reads, a repeated
-X-Forwarded-For and one header nobody knows.
+X-Forwarded-For with a line named X_Forwarded_For among its lines (the
+server takes underscores, as underscores_in_headers on does) and one
+header nobody knows.
 
 Asserted, for a keystroke POST and for the output stream:
   - the headers ptyd.fcgi reads arrive (Host, Origin, Sec-Fetch-Site,
-    Last-Event-ID), and so do the signs of a proxy (X-Forwarded-For, both
-    lines in order, and X-Real-IP) and a header no list names: hiding is
-    by name, so nothing the gate may need is dropped unseen;
+    Last-Event-ID), and so do the signs of a proxy (X-Forwarded-For as one
+    param, its lines joined in order, without the X_Forwarded_For line;
+    and X-Real-IP) and a header no list names: hiding is by name, so
+    nothing the gate may need is dropped unseen;
   - none of the hidden ones does (User-Agent, Accept-*, Referer, client
     hints, Sec-Fetch-Mode/Dest/User, credentials, forgeable identity
     headers, Proxy); REMOTE_USER is the location's, empty.
@@ -30,6 +33,7 @@ import struct
 import threading
 
 import front_servers as fs
+from ptyd_http import raw_status
 from ptyd_stack import REPO
 
 FCGI_BEGIN_REQUEST, FCGI_END_REQUEST = 1, 3
@@ -150,27 +154,6 @@ class Recorder:
         self.sock.close()
 
 
-def request(port, method, path, headers, body=b""):
-    """One raw HTTP/1.1 request (exact headers, nothing added); the
-    response's status."""
-    lines = ["%s %s HTTP/1.1" % (method, path), "Host: 127.0.0.1:%d" % port,
-             "Connection: close"]
-    lines += ["%s: %s" % h for h in headers]
-    if body:
-        lines.append("Content-Length: %d" % len(body))
-    s = socket.create_connection(("127.0.0.1", port), 10)
-    with s:
-        s.sendall(("\r\n".join(lines) + "\r\n\r\n").encode() + body)
-        s.settimeout(10)
-        data = b""
-        while True:
-            d = s.recv(65536)
-            if not d:
-                break
-            data += d
-    return int(data.split(None, 2)[1])
-
-
 def check(p, port, extra):
     names = [k for k, _ in p]
     d = dict(p)
@@ -179,10 +162,12 @@ def check(p, port, extra):
     assert d["REMOTE_USER"] == ""
     assert d["HTTP_HOST"] == "127.0.0.1:%d" % port
     assert d["HTTP_SEC_FETCH_SITE"] == "same-origin"
-    # Both lines of a repeated header arrive, in order (ptyd.fcgi's gate
-    # reads them all: test_limits).
+    # One param, the lines of the header joined in order: ptyd.fcgi denies
+    # a forwarded header that comes as two params (their order need not
+    # be the lines'), and X_Forwarded_For, which would be one of them, is
+    # not passed (test_limits, test_front_forwarded).
     assert [v for k, v in p if k == "HTTP_X_FORWARDED_FOR"] == [
-        "192.168.1.5", "203.0.113.9"]
+        "192.168.1.5, 203.0.113.9"]
     assert d["HTTP_X_REAL_IP"] == "203.0.113.9"
     assert d["HTTP_X_NOBODY_KNOWS"] == "kept"
     for k, v in extra.items():
@@ -195,6 +180,7 @@ def test_browser_headers_that_ptyd_fcgi_never_reads_stay_in_nginx(tmp_path):
     rec = Recorder(os.path.join(d, "fcgi.sock"))
     ngx = fs.nginx_server(
         os.path.join(d, "nginx"),
+        "        underscores_in_headers on;\n"
         "        include ptyd/ptyd-location.conf;",
         "    upstream ptyd_fcgi { server unix:%s; }\n"
         "    upstream ptyd_fcgi_kept { server unix:%s; keepalive 4; }"
@@ -205,15 +191,16 @@ def test_browser_headers_that_ptyd_fcgi_never_reads_stay_in_nginx(tmp_path):
         assert len(HIDDEN) >= 20, HIDDEN
         common = BROWSER + [("Sec-Fetch-Site", "same-origin"),
                             ("X-Forwarded-For", "192.168.1.5"),
+                            ("X_Forwarded_For", "10.9.9.9"),
                             ("X-Forwarded-For", "203.0.113.9"),
                             ("X-Real-IP", "203.0.113.9"),
                             ("X-Nobody-Knows", "kept")]
         origin = ("Origin", "http://127.0.0.1:%d" % port)
-        assert request(port, "POST", "/api/terminal/input",
+        assert raw_status(port, "POST", "/api/terminal/input",
                        common + [origin,
                                  ("Content-Type", "application/json")],
                        b'{"session_id": "a", "data": "x"}') == 200
-        assert request(port, "GET", "/api/terminal/output?session_id=a",
+        assert raw_status(port, "GET", "/api/terminal/output?session_id=a",
                        common + [("Last-Event-ID", "42")]) == 200
         assert len(rec.requests) == 2, rec.requests
         post, get = rec.requests
