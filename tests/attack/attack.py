@@ -6,6 +6,9 @@ what an attacker would against a real stack, and print what held.
 
 Tries: forged identity headers from a public client (through a trusted
 proxy's X-Forwarded-For), with no authentication and behind auth_basic;
+a client naming its own, private, address where a private address counts
+as local (a line before the proxy's, another spelling, X-Real-IP twice, a
+Forwarded header alone);
 another local Unix account (created with useradd, when run as root); a
 shell reading the daemons' environment through /proc; a keystroke retried
 after ptyd stood still and after a connection cut mid-request; malformed
@@ -37,7 +40,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "integration"))
 
 from fcgi_raw import fcgi_record  # noqa: E402
-from ptyd_http import Shell, marker  # noqa: E402
+from ptyd_http import Shell, marker, raw_status  # noqa: E402
 from ptyd_stack import Stack, children_of  # noqa: E402
 
 SECRET = "atk-" + secrets.token_hex(8)
@@ -76,6 +79,24 @@ def forged_identity(st, st_basic):
         seen.append(st_basic.client().get("list", headers=h).status)
     ok = all(s in (401, 403) for s in seen)
     return ok, "statuses %s" % sorted(set(seen))
+
+
+def forged_address(st):
+    """st trusts forwarded headers and counts a private client as local;
+    the loopback peer plays the trusted proxy, whose line comes last."""
+    own, proxy = "192.168.1.5", ("X-Forwarded-For", "203.0.113.9")
+
+    def get(*lines):
+        return raw_status(st.port, "GET", "/api/terminal/list", list(lines))
+
+    control = get(("X-Forwarded-For", own))
+    seen = [get(("X-Forwarded-For", own), proxy),
+            get(("X_Forwarded_For", own), proxy),
+            get(("X-Real-IP", own), ("X-Real-IP", "203.0.113.9")),
+            get(("Forwarded", "for=203.0.113.9"))]
+    ok = control == 200 and all(s == 403 for s in seen)
+    return ok, "a private client alone %d (200 wanted); forged %s" % (
+        control, seen)
 
 
 def other_account(st):
@@ -329,7 +350,11 @@ def main():
         stb = Stack(root, "attack-basic", users=["alice:pw-alice"],
                     env=["PTYD_TRUST_FORWARDED_FOR=1"]).start()
         stacks.append(stb)
+        sta = Stack(root, "attack-address", env=[
+            "PTYD_TRUST_FORWARDED_FOR=1", "PTYD_LOCAL=address"]).start()
+        stacks.append(sta)
         attempt("forged identity", forged_identity, st, stb)
+        attempt("forged address", forged_address, sta)
         attempt("another account", other_account, st)
         attempt("/proc of the daemons", proc_read, st)
         attempt("retry after a stop", retry_after_stop, st)

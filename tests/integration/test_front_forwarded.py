@@ -18,7 +18,9 @@ lines of one name together where the first was and passes the other
 spellings after them, so even joining the params in order gave the
 client's address the last word.  ptyd.fcgi now takes a forwarded header
 that arrives as more than one param for a blank hop, and nginx passes
-X-Forwarded-For as one (nginx/ptyd-fastcgi.conf).
+X-Forwarded-For as one (nginx/ptyd-fastcgi.conf).  A Forwarded header
+(RFC 7239) alone was taken for the proxy's own request (local); it now
+names a client the gate cannot read, and is denied.
 """
 
 import pytest
@@ -42,6 +44,9 @@ CASES = [
     ([(RIP, PRIVATE)], 200),
     ([(RIP, PRIVATE), (RIP, PUBLIC)], 403),
     ([("X_Real_IP", PRIVATE), (RIP, PUBLIC)], 403),
+    # A proxy that names its client only in Forwarded (RFC 7239), which
+    # the gate does not read for an address: not the proxy's own request.
+    ([("Forwarded", "for=" + PUBLIC)], 403),
 ]
 
 

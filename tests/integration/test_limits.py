@@ -144,6 +144,24 @@ def test_a_forged_first_line_of_a_repeated_forwarded_header_is_no_address(
         200 if name == "X-Forwarded-For" else 403)
 
 
+def test_a_client_named_only_in_forwarded_is_not_the_proxy(
+        limited_address):
+    # Forwarded (RFC 7239) is not read for an address.  A trusted proxy
+    # that names its client only there was taken to be making its own
+    # request: loopback, local (200 before).  Beside X-Forwarded-For it
+    # changes nothing.
+    port = limited_address.port
+
+    def get(*lines):
+        return raw_status(port, "GET", "/api/terminal/list", list(lines))
+
+    assert get(("Forwarded", "for=203.0.113.9")) == 403
+    assert get(("Forwarded", "for=192.168.1.5")) == 403
+    assert get() == 200
+    assert get(("X-Forwarded-For", "192.168.1.5"),
+               ("Forwarded", "for=203.0.113.9")) == 200
+
+
 def test_gate_is_checked_before_method(limited):
     c = limited.client()
     r = c.request("GET", "start", headers={"X-Forwarded-For": "8.8.8.8"})

@@ -202,11 +202,76 @@ Test(gate, truth_table)
 		r.remote_addr = w->addr;
 		r.forwarded_for = w->xff;
 		r.real_ip = w->real_ip;
+		r.forwarded = NULL;
 		v = gate_check(&conf, &r, client, sizeof(client));
 		cr_expect_eq(v, w->want, "%s: got %d, want %d", w->name, v,
 		    w->want);
 		cr_expect_eq(gate_allowed(v), gate_allowed(w->want), "%s",
 		    w->name);
+		if (w->client != NULL)
+			cr_expect_str_eq(client, w->client, "%s: client %s",
+			    w->name, client);
+		gate_conf_free(&conf);
+	}
+}
+
+/*
+ * Forwarded (RFC 7239) is a sign of a proxy, never read for an address: a
+ * proxy we do not trust that sends it may be hiding a remote client, and
+ * one we trust that names its client only there names someone we cannot
+ * read (before, the client was taken to be the proxy: local).
+ */
+struct fwd_row {
+	const char	 *name;
+	const char	 *trust, *cidrs;
+	const char	 *addr, *xff, *real_ip, *forwarded;
+	enum gate_verdict want;
+	const char	 *client; /* NULL: not checked */
+};
+
+static const struct fwd_row fwd_rows[] = {
+	{ "private peer with forwarded denied", NULL, NULL, "10.0.0.2", NULL,
+	    NULL, "for=10.0.0.3", GATE_DENY_FORWARDED, NULL },
+	{ "loopback peer with forwarded still local", NULL, NULL, "127.0.0.1",
+	    NULL, NULL, "for=8.8.8.8", A, "127.0.0.1" },
+	{ "trusted proxy naming its client only in forwarded", "1", NULL,
+	    "127.0.0.1", NULL, NULL, "for=192.168.1.5", GATE_DENY_BAD_HOP,
+	    NULL },
+	{ "trusted cidr proxy, forwarded only", "1", "10.0.0.0/8", "10.0.0.5",
+	    NULL, NULL, "for=203.0.113.9", GATE_DENY_BAD_HOP, NULL },
+	{ "xff read, forwarded beside it ignored", "1", NULL, "127.0.0.1",
+	    "192.168.1.5", NULL, "for=8.8.8.8", A, "192.168.1.5" },
+	{ "x-real-ip read, forwarded beside it ignored", "1", NULL, "127.0.0.1",
+	    NULL, "192.168.1.5", "for=8.8.8.8", A, "192.168.1.5" },
+	{ "trusted proxy, no header: the proxy", "1", "10.0.0.0/8", "10.0.0.5",
+	    NULL, NULL, NULL, A, "10.0.0.5" },
+};
+
+Test(gate, forwarded_is_a_sign_of_a_proxy)
+{
+	struct gate_conf  conf;
+	struct gate_req	  r;
+	const char	 *cause;
+	char		  client[64];
+	enum gate_verdict v;
+	size_t		  i;
+
+	for (i = 0; i < sizeof(fwd_rows) / sizeof(fwd_rows[0]); i++) {
+		const struct fwd_row *w = &fwd_rows[i];
+
+		cr_assert_eq(gate_conf_load(&conf, NULL, w->trust, w->cidrs,
+				 NULL, &cause),
+		    0, "%s: conf", w->name);
+		cr_assert_eq(gate_conf_mode(&conf, "front", "address", &cause),
+		    0);
+		r.remote_user = NULL;
+		r.remote_addr = w->addr;
+		r.forwarded_for = w->xff;
+		r.real_ip = w->real_ip;
+		r.forwarded = w->forwarded;
+		v = gate_check(&conf, &r, client, sizeof(client));
+		cr_expect_eq(v, w->want, "%s: got %d, want %d", w->name, v,
+		    w->want);
 		if (w->client != NULL)
 			cr_expect_str_eq(client, w->client, "%s: client %s",
 			    w->name, client);
@@ -296,6 +361,7 @@ Test(gate, modes_truth_table)
 		r.remote_addr = w->addr;
 		r.forwarded_for = w->xff;
 		r.real_ip = w->real_ip;
+		r.forwarded = NULL;
 		v = gate_check(&conf, &r, client, sizeof(client));
 		cr_expect_eq(v, w->want, "%s: got %d, want %d", w->name, v,
 		    w->want);
