@@ -234,9 +234,9 @@ gate_via_proxy(const struct gate_conf *conf, const struct gate_req *r,
 			sizeof(tmp)) == -1 ||
 		    gate_ip_parse(tmp, &ip) == -1)
 			return (GATE_DENY_BAD_HOP);
-	} else if (r->forwarded != NULL) {
-		/* A proxy that names its client only in Forwarded: the
-		 * client is someone we cannot read, not the proxy. */
+	} else if (r->proxied != NULL) {
+		/* A proxy that names its client only in Forwarded or Via:
+		 * the client is someone we cannot read, not the proxy. */
 		return (GATE_DENY_BAD_HOP);
 	} else
 		ip = *peer;
@@ -288,7 +288,7 @@ gate_check(const struct gate_conf *conf, const struct gate_req *r, char *client,
 	if (!gate_ip_loopback(&peer)) {
 		/* A proxy we do not trust may be hiding a remote client. */
 		if (r->forwarded_for != NULL || r->real_ip != NULL ||
-		    r->forwarded != NULL)
+		    r->proxied != NULL)
 			return (GATE_DENY_FORWARDED);
 		if (!gate_ip_private(&peer))
 			return (GATE_DENY_PUBLIC);

@@ -88,8 +88,9 @@ struct gate_req {
 	const char *remote_addr;
 	const char *forwarded_for; /* X-Forwarded-For */
 	const char *real_ip;	   /* X-Real-IP */
-	const char *forwarded;	   /* Forwarded (RFC 7239): a sign of a
-				      proxy, never read for an address */
+	const char *proxied;	   /* Forwarded (RFC 7239) or Via, if either
+				came: a sign of a proxy, never read for
+				an address */
 };
 
 enum gate_verdict {
@@ -103,7 +104,8 @@ enum gate_verdict {
 	GATE_DENY_NO_PEER,	/* REMOTE_ADDR missing or not an address */
 	GATE_DENY_FORWARDED,	/* forwarded headers from an untrusted peer */
 	GATE_DENY_BAD_HOP,	/* blank, malformed or non-IP forwarded hop,
-				 * or a client named only by Forwarded */
+				 * or a proxy that names its client only in
+				 * Forwarded or Via */
 	GATE_DENY_PUBLIC,	/* the client is neither loopback nor private */
 	GATE_DENY_UNVERIFIABLE, /* local by address, but only a forwarded
 				 * header says so: no socket to check */

@@ -7,8 +7,8 @@ what an attacker would against a real stack, and print what held.
 Tries: forged identity headers from a public client (through a trusted
 proxy's X-Forwarded-For), with no authentication and behind auth_basic;
 a client naming its own, private, address where a private address counts
-as local (a line before the proxy's, X-Real-IP twice, a Forwarded header
-alone);
+as local (a line before the proxy's, X-Real-IP twice, a Forwarded or Via
+header alone);
 another local Unix account (created with useradd, when run as root); a
 shell reading the daemons' environment through /proc; a keystroke retried
 after ptyd stood still and after a connection cut mid-request; malformed
@@ -94,7 +94,8 @@ def forged_address(st):
     # test_front_forwarded sends them through lighttpd, Apache, fcgiwrap.)
     seen = [get(("X-Forwarded-For", own), proxy),
             get(("X-Real-IP", own), ("X-Real-IP", "203.0.113.9")),
-            get(("Forwarded", "for=203.0.113.9"))]
+            get(("Forwarded", "for=203.0.113.9")),
+            get(("Via", "1.1 squid"))]
     ok = control == 200 and all(s == 403 for s in seen)
     return ok, "a private client alone %d (200 wanted); forged %s" % (
         control, seen)

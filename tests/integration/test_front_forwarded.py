@@ -19,8 +19,8 @@ spellings after them, so even joining the params in order gave the
 client's address the last word.  ptyd.fcgi now takes a forwarded header
 that arrives as more than one param for a blank hop, and nginx passes
 X-Forwarded-For as one (nginx/ptyd-fastcgi.conf).  A Forwarded header
-(RFC 7239) alone was taken for the proxy's own request (local); it now
-names a client the gate cannot read, and is denied.
+(RFC 7239) or a Via alone was taken for the proxy's own request (local);
+it now says a client the gate cannot read is behind it: denied.
 """
 
 import pytest
@@ -47,6 +47,7 @@ CASES = [
     # A proxy that names its client only in Forwarded (RFC 7239), which
     # the gate does not read for an address: not the proxy's own request.
     ([("Forwarded", "for=" + PUBLIC)], 403),
+    ([("Via", "1.1 squid")], 403),
 ]
 
 

@@ -144,12 +144,12 @@ def test_a_forged_first_line_of_a_repeated_forwarded_header_is_no_address(
         200 if name == "X-Forwarded-For" else 403)
 
 
-def test_a_client_named_only_in_forwarded_is_not_the_proxy(
+def test_a_client_named_only_in_forwarded_or_via_is_not_the_proxy(
         limited_address):
-    # Forwarded (RFC 7239) is not read for an address.  A trusted proxy
-    # that names its client only there was taken to be making its own
-    # request: loopback, local (200 before).  Beside X-Forwarded-For it
-    # changes nothing.
+    # Forwarded (RFC 7239) and Via are not read for an address.  A trusted
+    # proxy that names its client only there, or not at all, was taken to
+    # be making its own request: loopback, local (200 before).  Beside
+    # X-Forwarded-For they change nothing.
     port = limited_address.port
 
     def get(*lines):
@@ -157,6 +157,7 @@ def test_a_client_named_only_in_forwarded_is_not_the_proxy(
 
     assert get(("Forwarded", "for=203.0.113.9")) == 403
     assert get(("Forwarded", "for=192.168.1.5")) == 403
+    assert get(("Via", "1.1 varnish")) == 403
     assert get() == 200
     assert get(("X-Forwarded-For", "192.168.1.5"),
                ("Forwarded", "for=203.0.113.9")) == 200

@@ -202,7 +202,7 @@ Test(gate, truth_table)
 		r.remote_addr = w->addr;
 		r.forwarded_for = w->xff;
 		r.real_ip = w->real_ip;
-		r.forwarded = NULL;
+		r.proxied = NULL;
 		v = gate_check(&conf, &r, client, sizeof(client));
 		cr_expect_eq(v, w->want, "%s: got %d, want %d", w->name, v,
 		    w->want);
@@ -216,15 +216,16 @@ Test(gate, truth_table)
 }
 
 /*
- * Forwarded (RFC 7239) is a sign of a proxy, never read for an address: a
- * proxy we do not trust that sends it may be hiding a remote client, and
- * one we trust that names its client only there names someone we cannot
- * read (before, the client was taken to be the proxy: local).
+ * Forwarded (RFC 7239) and Via are signs of a proxy, never read for an
+ * address: a proxy we do not trust that sends one may be hiding a remote
+ * client, and one we trust that names its client only there (or not at
+ * all) names someone we cannot read (before, the client was taken to be
+ * the proxy: local).
  */
 struct fwd_row {
 	const char	 *name;
 	const char	 *trust, *cidrs;
-	const char	 *addr, *xff, *real_ip, *forwarded;
+	const char	 *addr, *xff, *real_ip, *proxied;
 	enum gate_verdict want;
 	const char	 *client; /* NULL: not checked */
 };
@@ -245,9 +246,15 @@ static const struct fwd_row fwd_rows[] = {
 	    NULL, "192.168.1.5", "for=8.8.8.8", A, "192.168.1.5" },
 	{ "trusted proxy, no header: the proxy", "1", "10.0.0.0/8", "10.0.0.5",
 	    NULL, NULL, NULL, A, "10.0.0.5" },
+	{ "private peer with via denied", NULL, NULL, "10.0.0.2", NULL, NULL,
+	    "1.1 squid", GATE_DENY_FORWARDED, NULL },
+	{ "trusted proxy naming no client, via only", "1", NULL, "127.0.0.1",
+	    NULL, NULL, "1.1 varnish", GATE_DENY_BAD_HOP, NULL },
+	{ "xff read, via beside it ignored", "1", NULL, "127.0.0.1",
+	    "192.168.1.5", NULL, "1.1 varnish", A, "192.168.1.5" },
 };
 
-Test(gate, forwarded_is_a_sign_of_a_proxy)
+Test(gate, forwarded_and_via_are_signs_of_a_proxy)
 {
 	struct gate_conf  conf;
 	struct gate_req	  r;
@@ -268,7 +275,7 @@ Test(gate, forwarded_is_a_sign_of_a_proxy)
 		r.remote_addr = w->addr;
 		r.forwarded_for = w->xff;
 		r.real_ip = w->real_ip;
-		r.forwarded = w->forwarded;
+		r.proxied = w->proxied;
 		v = gate_check(&conf, &r, client, sizeof(client));
 		cr_expect_eq(v, w->want, "%s: got %d, want %d", w->name, v,
 		    w->want);
@@ -361,7 +368,7 @@ Test(gate, modes_truth_table)
 		r.remote_addr = w->addr;
 		r.forwarded_for = w->xff;
 		r.real_ip = w->real_ip;
-		r.forwarded = NULL;
+		r.proxied = NULL;
 		v = gate_check(&conf, &r, client, sizeof(client));
 		cr_expect_eq(v, w->want, "%s: got %d, want %d", w->name, v,
 		    w->want);
