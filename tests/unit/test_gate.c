@@ -181,37 +181,46 @@ static const struct row rows[] = {
 	    "127.0.0.1", "100.100.100.100", NULL, D, NULL },
 };
 
+/* One decision under front authentication and the address rule (the
+ * seed's table), against want, and client unless that is NULL. */
+static void
+expect_verdict(const char *name, const char *allow_remote, const char *trust,
+    const char *cidrs, const struct gate_req *r, enum gate_verdict want,
+    const char *want_client)
+{
+	struct gate_conf  conf;
+	const char	 *cause;
+	char		  client[64];
+	enum gate_verdict v;
+
+	cr_assert_eq(gate_conf_load(&conf, allow_remote, trust, cidrs, NULL,
+			 &cause),
+	    0, "%s: conf", name);
+	cr_assert_eq(gate_conf_mode(&conf, "front", "address", &cause), 0);
+	v = gate_check(&conf, r, client, sizeof(client));
+	cr_expect_eq(v, want, "%s: got %d, want %d", name, v, want);
+	cr_expect_eq(gate_allowed(v), gate_allowed(want), "%s", name);
+	if (want_client != NULL)
+		cr_expect_str_eq(client, want_client, "%s: client %s", name,
+		    client);
+	gate_conf_free(&conf);
+}
+
 Test(gate, truth_table)
 {
-	struct gate_conf	 conf;
-	struct gate_req		 r;
-	const char		*cause;
-	char			 client[64];
-	enum gate_verdict	 v;
-	size_t			 i;
+	struct gate_req r;
+	size_t		i;
 
 	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
 		const struct row *w = &rows[i];
 
-		cr_assert_eq(gate_conf_load(&conf, w->allow_remote, w->trust,
-		    w->cidrs, NULL, &cause), 0, "%s: conf", w->name);
-		/* The seed's table: front authentication, address rule. */
-		cr_assert_eq(gate_conf_mode(&conf, "front", "address",
-		    &cause), 0);
 		r.remote_user = w->user;
 		r.remote_addr = w->addr;
 		r.forwarded_for = w->xff;
 		r.real_ip = w->real_ip;
 		r.proxied = NULL;
-		v = gate_check(&conf, &r, client, sizeof(client));
-		cr_expect_eq(v, w->want, "%s: got %d, want %d", w->name, v,
-		    w->want);
-		cr_expect_eq(gate_allowed(v), gate_allowed(w->want), "%s",
-		    w->name);
-		if (w->client != NULL)
-			cr_expect_str_eq(client, w->client, "%s: client %s",
-			    w->name, client);
-		gate_conf_free(&conf);
+		expect_verdict(w->name, w->allow_remote, w->trust, w->cidrs, &r,
+		    w->want, w->client);
 	}
 }
 
@@ -256,33 +265,19 @@ static const struct fwd_row fwd_rows[] = {
 
 Test(gate, forwarded_and_via_are_signs_of_a_proxy)
 {
-	struct gate_conf  conf;
-	struct gate_req	  r;
-	const char	 *cause;
-	char		  client[64];
-	enum gate_verdict v;
-	size_t		  i;
+	struct gate_req r;
+	size_t		i;
 
 	for (i = 0; i < sizeof(fwd_rows) / sizeof(fwd_rows[0]); i++) {
 		const struct fwd_row *w = &fwd_rows[i];
 
-		cr_assert_eq(gate_conf_load(&conf, NULL, w->trust, w->cidrs,
-				 NULL, &cause),
-		    0, "%s: conf", w->name);
-		cr_assert_eq(gate_conf_mode(&conf, "front", "address", &cause),
-		    0);
 		r.remote_user = NULL;
 		r.remote_addr = w->addr;
 		r.forwarded_for = w->xff;
 		r.real_ip = w->real_ip;
 		r.proxied = w->proxied;
-		v = gate_check(&conf, &r, client, sizeof(client));
-		cr_expect_eq(v, w->want, "%s: got %d, want %d", w->name, v,
-		    w->want);
-		if (w->client != NULL)
-			cr_expect_str_eq(client, w->client, "%s: client %s",
-			    w->name, client);
-		gate_conf_free(&conf);
+		expect_verdict(w->name, NULL, w->trust, w->cidrs, &r, w->want,
+		    w->client);
 	}
 }
 
