@@ -365,6 +365,30 @@ pool_close_parked(struct pool *p)
 	pthread_mutex_unlock(&p->mtx);
 }
 
+/* Whether a warning given at most every 10 s, last at *last, is due now
+ * (and if so, it is given now); *last is the pool's, under its mutex. */
+static int
+warn_due(int64_t *last)
+{
+	if (client_now_ms() - *last <= 10000)
+		return (0);
+	*last = client_now_ms();
+	return (1);
+}
+
+/* Add one of the listen socket's descriptors to epfd, exclusive: one new
+ * connection wakes one process.  0 or -1. */
+static int
+pool_watch_listen(struct pool *p, int fd)
+{
+	struct epoll_event ev;
+
+	memset(&ev, 0, sizeof(ev));
+	ev.events = EPOLLIN | EPOLLEXCLUSIVE;
+	ev.data.fd = fd;
+	return (epoll_ctl(p->epfd, EPOLL_CTL_ADD, fd, &ev));
+}
+
 /*
  * Put this process at the back of the listen socket's wait queue.  With
  * EPOLLEXCLUSIVE the kernel wakes the first process in that queue whose
@@ -385,19 +409,13 @@ pool_close_parked(struct pool *p)
 static void
 pool_requeue_listen(struct pool *p)
 {
-	struct epoll_event ev;
-	int		   cur = p->listen[p->listen_cur];
-	int		   next = p->listen[!p->listen_cur];
+	int cur = p->listen[p->listen_cur];
+	int next = p->listen[!p->listen_cur];
 
-	memset(&ev, 0, sizeof(ev));
-	ev.events = EPOLLIN | EPOLLEXCLUSIVE;
-	ev.data.fd = next;
-	if (epoll_ctl(p->epfd, EPOLL_CTL_ADD, next, &ev) == -1) {
+	if (pool_watch_listen(p, next) == -1) {
 		pthread_mutex_lock(&p->mtx);
-		if (client_now_ms() - p->requeue_logged > 10000) {
+		if (warn_due(&p->requeue_logged))
 			flog_warn("epoll_ctl (listen socket kept in place)");
-			p->requeue_logged = client_now_ms();
-		}
 		pthread_mutex_unlock(&p->mtx);
 		return;
 	}
@@ -479,10 +497,8 @@ pool_accept(struct pool *p, int *kept)
 			 * of spinning on a listen socket that stays readable.
 			 */
 			pthread_mutex_lock(&p->mtx);
-			if (client_now_ms() - p->emfile_logged > 10000) {
+			if (warn_due(&p->emfile_logged))
 				flog_warn("accept (backing off)");
-				p->emfile_logged = client_now_ms();
-			}
 			pthread_mutex_unlock(&p->mtx);
 			pfd.fd = p->stop_fd;
 			pfd.events = POLLIN;
@@ -505,10 +521,8 @@ pool_spawn(struct pool *p)
 	int	  err;
 
 	if ((err = pthread_create(&t, &p->attr, pool_thread, p)) != 0) {
-		if (client_now_ms() - p->emfile_logged > 10000) {
+		if (warn_due(&p->emfile_logged))
 			flog_warnx("pthread_create: %s", strerror(err));
-			p->emfile_logged = client_now_ms();
-		}
 		return (-1);
 	}
 	p->nthreads++;
@@ -757,13 +771,11 @@ pool_open(struct pool *p, const sigset_t *set)
 		flog_warn("dup (listen socket)");
 		_exit(1);
 	}
-	memset(&ev, 0, sizeof(ev));
-	ev.events = EPOLLIN | EPOLLEXCLUSIVE;
-	ev.data.fd = p->listen[0];
-	if (epoll_ctl(p->epfd, EPOLL_CTL_ADD, p->listen[0], &ev) == -1) {
+	if (pool_watch_listen(p, p->listen[0]) == -1) {
 		flog_warn("epoll_ctl");
 		_exit(1);
 	}
+	memset(&ev, 0, sizeof(ev));
 	ev.events = EPOLLIN;
 	ev.data.fd = p->stop_fd;
 	if (epoll_ctl(p->epfd, EPOLL_CTL_ADD, p->stop_fd, &ev) == -1) {

@@ -9,6 +9,8 @@ reading the status back.  Does not own: any assertion.
 import socket
 import struct
 
+from ptyd_http import read_to_eof
+
 def fcgi_record(rtype, content, rid=1):
     return struct.pack(">BBHHBB", 1, rtype, rid, len(content), 0, 0) + content
 
@@ -35,12 +37,7 @@ def fcgi_exchange(path, params, stdin=b"", timeout=10):
               fcgi_record(4, body) + fcgi_record(4, b"") +
               (fcgi_record(5, stdin) if stdin else b"") +
               fcgi_record(5, b""))
-    data = b""
-    while True:
-        b = s.recv(65536)
-        if not b:
-            break
-        data += b
+    data = read_to_eof(s)
     s.close()
     out, i = b"", 0
     while i + 8 <= len(data):

@@ -321,6 +321,18 @@ def fcgid_body(req, stream, extra=""):
             % (extra, req, stream, REPO))
 
 
+def cgid_body(acct):
+    """Apache's ptyd part for mod_cgid: the account's ptyd.fcgi as CGI."""
+    return "Define PTYD_CGI %s\nInclude %s/apache/ptyd-cgid.conf\n" % (
+        acct.fcgi, REPO)
+
+
+def lighttpd_cgi_body(acct):
+    """lighttpd's ptyd part for mod_cgi."""
+    return 'var.ptyd_cgi = "%s"\ninclude "%s/lighttpd/ptyd-cgi.conf"\n' % (
+        acct.fcgi, REPO)
+
+
 def lighttpd_fastcgi_body(acct, d, extra=""):
     """lighttpd's ptyd part for mod_fastcgi, the socket in d."""
     return ('var.ptyd_fcgi = "%s"\nvar.ptyd_socket = "%s/fcgi.sock"\n'

@@ -583,6 +583,17 @@ def read_output_until(stream, needle, transcript=None,
     return tr
 
 
+def read_to_eof(sock):
+    """Every byte the peer sends until it closes (the socket's timeout
+    bounds each wait)."""
+    data = b""
+    while True:
+        d = sock.recv(65536)
+        if not d:
+            return data
+        data += d
+
+
 def raw_status(port, method, path, headers, body=b"",
                timeout=DEFAULT_TIMEOUT):
     """One HTTP/1.1 request with exactly these header lines, repeats and
@@ -596,12 +607,7 @@ def raw_status(port, method, path, headers, body=b"",
     with socket.create_connection(("127.0.0.1", port), timeout) as s:
         s.settimeout(timeout)
         s.sendall(("\r\n".join(lines) + "\r\n\r\n").encode() + body)
-        data = b""
-        while True:
-            d = s.recv(65536)
-            if not d:
-                break
-            data += d
+        data = read_to_eof(s)
     return int(data.split(None, 2)[1])
 
 

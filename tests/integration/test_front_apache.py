@@ -21,7 +21,6 @@ import pytest
 
 import front_servers as fs
 from ptyd_http import Client, Transcript
-from ptyd_stack import REPO
 
 SUEXEC = "/usr/lib/apache2/suexec"
 
@@ -163,9 +162,8 @@ def test_fcgid_suexec(acct, suexec_tree):
 def test_cgid(acct):
     """mod_cgid, ptyd.fcgi as plain CGI: the walk, the stream unbuffered."""
     d = acct.mkdir("cgid", owner=False)
-    body = "Define PTYD_CGI %s\nInclude %s/apache/ptyd-cgid.conf\n" % (
-        acct.fcgi, REPO)
-    srv = running(fs.apache_server(acct, d, body, ["alias", "cgid"]))
+    srv = running(fs.apache_server(acct, d, fs.cgid_body(acct),
+                                   ["alias", "cgid"]))
     try:
         fig = fs.exercise(srv.port, "apache-cgid")
         assert fig["echo_p50_ms"] < 250, fig

@@ -67,9 +67,8 @@ def lighttpd_fastcgi(acct):
 
 
 def lighttpd_cgi(acct):
-    body = 'var.ptyd_cgi = "%s"\ninclude "%s/lighttpd/ptyd-cgi.conf"\n' % (
-        acct.fcgi, fs.REPO)
-    return [fs.lighttpd_server(acct, acct.mkdir("fwd-lcgi"), body).start()]
+    return [fs.lighttpd_server(acct, acct.mkdir("fwd-lcgi"),
+                               fs.lighttpd_cgi_body(acct)).start()]
 
 
 def nginx_fcgiwrap(acct):
@@ -77,10 +76,8 @@ def nginx_fcgiwrap(acct):
 
 
 def apache_cgid(acct):
-    body = "Define PTYD_CGI %s\nInclude %s/apache/ptyd-cgid.conf\n" % (
-        acct.fcgi, fs.REPO)
-    return [fs.apache_server(acct, acct.mkdir("fwd-cgid", owner=False), body,
-                             ["alias", "cgid"]).start()]
+    return [fs.apache_server(acct, acct.mkdir("fwd-cgid", owner=False),
+                             fs.cgid_body(acct), ["alias", "cgid"]).start()]
 
 
 def apache_fcgid(acct):

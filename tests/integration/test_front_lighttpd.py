@@ -61,9 +61,7 @@ def test_fastcgi_buffered_stream_is_held(acct):
 
 def test_cgi(acct):
     d = acct.mkdir("lcgi")
-    body = 'var.ptyd_cgi = "%s"\ninclude "%s/lighttpd/ptyd-cgi.conf"\n' % (
-        acct.fcgi, REPO)
-    srv = fs.lighttpd_server(acct, d, body).start()
+    srv = fs.lighttpd_server(acct, d, fs.lighttpd_cgi_body(acct)).start()
     try:
         # Every endpoint is the program's answer, never the program.
         c = Client(srv.port)
