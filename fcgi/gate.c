@@ -217,6 +217,202 @@ gate_walk_xff(const struct gate_conf *conf, const char *xff,
 	return (0);
 }
 
+/* RFC 9110 tchar: what a token (a Forwarded parameter's name or bare
+ * value) is made of. */
+static int
+gate_tchar(int c)
+{
+	return (isalnum(c) || (c != '\0' && strchr("!#$%&'*+-.^_`|~", c)));
+}
+
+/*
+ * One Forwarded value at *pp, a token or a quoted-string (escapes undone),
+ * into buf when buf is not NULL.  *pp is moved past it.  0, or -1 when it
+ * is malformed or does not fit.
+ */
+static int
+gate_fwd_value(const char **pp, char *buf, size_t size)
+{
+	const unsigned char *p = (const unsigned char *)*pp;
+	size_t		     n = 0;
+	int		     c;
+
+	if (*p != '"') {
+		while (gate_tchar(*p)) {
+			if (buf != NULL && n + 1 >= size)
+				return (-1);
+			if (buf != NULL)
+				buf[n] = (char)*p;
+			n++;
+			p++;
+		}
+		if (n == 0)
+			return (-1);
+	} else {
+		for (p++; *p != '"'; p++) {
+			c = *p;
+			if (c == '\\')
+				c = *++p;
+			/* Only HTAB, SP, visible ASCII and obs-text. */
+			if (c == '\0' || (c < 0x20 && c != '\t') || c == 0x7f)
+				return (-1);
+			if (buf != NULL && n + 1 >= size)
+				return (-1);
+			if (buf != NULL)
+				buf[n] = (char)c;
+			n++;
+		}
+		p++;
+	}
+	if (buf != NULL)
+		buf[n] = '\0';
+	*pp = (const char *)p;
+	return (0);
+}
+
+/* An obfuscated node or port (RFC 7239 6.3): "_" and ALPHA, DIGIT, ".",
+ * "_" or "-". */
+static int
+gate_fwd_obf(const char *s)
+{
+	if (s[0] != '_' || s[1] == '\0')
+		return (0);
+	for (s++; *s != '\0'; s++)
+		if (!isalnum((unsigned char)*s) && strchr("._-", *s) == NULL)
+			return (0);
+	return (1);
+}
+
+/*
+ * A for= node: an address (IPv6 in brackets), with an optional port.
+ * 0 with *ip; 1 for "unknown" or an obfuscated name (the node is named,
+ * not by an address); -1 when malformed.
+ */
+static int
+gate_fwd_node(char *s, struct gate_ip *ip)
+{
+	char  *port, *end, *d;
+	size_t i;
+
+	if (s[0] == '[') {
+		if ((end = strchr(s, ']')) == NULL)
+			return (-1);
+		port = end[1] == ':' ? end + 2 : NULL;
+		if (port == NULL && end[1] != '\0')
+			return (-1);
+		end[1] = '\0';
+	} else if ((port = strchr(s, ':')) != NULL)
+		*port++ = '\0';
+	if (port != NULL && !gate_fwd_obf(port)) {
+		for (i = 0, d = port; *d != '\0'; d++, i++)
+			if (!isdigit((unsigned char)*d))
+				return (-1);
+		if (i == 0 || i > 5)
+			return (-1);
+	}
+	if (strcasecmp(s, "unknown") == 0 || gate_fwd_obf(s))
+		return (1);
+	/* No bare IPv6: a colon was taken for the port. */
+	if (s[0] != '[' && strchr(s, ':') != NULL)
+		return (-1);
+	return (gate_ip_parse(s, ip));
+}
+
+/*
+ * Walk Forwarded (RFC 7239) as gate_walk_xff walks X-Forwarded-For: the
+ * first node from the right that is not a trusted proxy is the client.
+ * Elements without for= name no hop and are passed over.  The header must
+ * parse as a whole.  0 with *client; 1 when it names no such node (no
+ * for=, or only trusted proxies); -1 when it is malformed or its client
+ * has no address ("unknown", obfuscated): nothing to check against.  A
+ * header with no parameter at all is malformed: "" is also what
+ * req_param_once gives for one that came twice.
+ */
+static int
+gate_walk_forwarded(const struct gate_conf *conf, const char *fwd,
+    struct gate_ip *client)
+{
+	char	       node[INET6_ADDRSTRLEN + 16];
+	const char    *p = fwd;
+	struct gate_ip ip;
+	int	       have_for, pairs = 0, named = 0, unnamed = 0, rv;
+	size_t	       n;
+
+	for (;;) {
+		have_for = 0;
+		for (;;) {
+			while (*p == ' ' || *p == '\t')
+				p++;
+			if (gate_tchar((unsigned char)*p)) {
+				for (n = 0; gate_tchar((unsigned char)p[n]);
+				     n++)
+					;
+				if (p[n] != '=')
+					return (-1);
+				pairs++;
+				if (n == 3 && strncasecmp(p, "for", 3) == 0) {
+					/* Once per element (RFC 7239 4). */
+					if (have_for++)
+						return (-1);
+					p += n + 1;
+					if (gate_fwd_value(&p, node,
+						sizeof(node)) == -1 ||
+					    (rv = gate_fwd_node(node, &ip)) ==
+						-1)
+						return (-1);
+					if (rv == 1) {
+						unnamed = 1;
+					} else if (!gate_trusted_proxy(conf,
+						       &ip)) {
+						*client = ip;
+						named = 1;
+						unnamed = 0;
+					}
+				} else {
+					p += n + 1;
+					if (gate_fwd_value(&p, NULL, 0) == -1)
+						return (-1);
+				}
+				while (*p == ' ' || *p == '\t')
+					p++;
+			}
+			if (*p != ';')
+				break;
+			p++;
+		}
+		if (*p == '\0')
+			break;
+		if (*p != ',')
+			return (-1);
+		p++;
+	}
+	/* Empty is no header: "" is also how a repeated one reads. */
+	if (pairs == 0 || unnamed)
+		return (-1);
+	return (named ? 0 : 1);
+}
+
+/*
+ * A trusted proxy that names its client in Forwarded as well names the
+ * same one there: one that writes only Forwarded passes on the client's
+ * own X-Forwarded-For, which then names whatever the client wished.
+ */
+static int
+gate_forwarded_agrees(const struct gate_conf *conf, const char *fwd,
+    const struct gate_ip *client)
+{
+	struct gate_ip ip;
+
+	switch (gate_walk_forwarded(conf, fwd, &ip)) {
+	case 0:
+		return (memcmp(ip.a, client->a, sizeof(ip.a)) == 0);
+	case 1:
+		return (1);
+	default:
+		return (0);
+	}
+}
+
 /* The peer is a proxy we trust: the client is the one it names (or the
  * proxy itself, when it names none). */
 static enum gate_verdict
@@ -234,12 +430,15 @@ gate_via_proxy(const struct gate_conf *conf, const struct gate_req *r,
 			sizeof(tmp)) == -1 ||
 		    gate_ip_parse(tmp, &ip) == -1)
 			return (GATE_DENY_BAD_HOP);
-	} else if (r->proxied != NULL) {
+	} else if (r->forwarded != NULL || r->via != NULL) {
 		/* A proxy that names its client only in Forwarded or Via:
 		 * the client is someone we cannot read, not the proxy. */
 		return (GATE_DENY_BAD_HOP);
 	} else
 		ip = *peer;
+	if (r->forwarded != NULL &&
+	    !gate_forwarded_agrees(conf, r->forwarded, &ip))
+		return (GATE_DENY_BAD_HOP);
 	gate_ip_format(&ip, client, size);
 	if (!gate_ip_private(&ip))
 		return (GATE_DENY_PUBLIC);
@@ -288,7 +487,7 @@ gate_check(const struct gate_conf *conf, const struct gate_req *r, char *client,
 	if (!gate_ip_loopback(&peer)) {
 		/* A proxy we do not trust may be hiding a remote client. */
 		if (r->forwarded_for != NULL || r->real_ip != NULL ||
-		    r->proxied != NULL)
+		    r->forwarded != NULL || r->via != NULL)
 			return (GATE_DENY_FORWARDED);
 		if (!gate_ip_private(&peer))
 			return (GATE_DENY_PUBLIC);

@@ -4,7 +4,8 @@
  * that defeats DNS rebinding.
  *
  * Owns: address parsing and classification (loopback, private, trusted
- * proxy), the X-Forwarded-For walk, Origin and Host comparison.  Does not
+ * proxy), the X-Forwarded-For walk and its cross-check against Forwarded
+ * (RFC 7239), Origin and Host comparison.  Does not
  * own: where the inputs come from (http.c reads FastCGI params or the CGI
  * environment) or the responses (handlers.c).  Every function is pure, so
  * the whole truth table is unit-tested.
@@ -88,9 +89,12 @@ struct gate_req {
 	const char *remote_addr;
 	const char *forwarded_for; /* X-Forwarded-For */
 	const char *real_ip;	   /* X-Real-IP */
-	const char *proxied;	   /* Forwarded (RFC 7239) or Via, if either
-				came: a sign of a proxy, never read for
-				an address */
+	/*
+	 * Signs of a proxy.  Forwarded (RFC 7239) is read only to check the
+	 * client X-Forwarded-For or X-Real-IP names; Via never.
+	 */
+	const char *forwarded;
+	const char *via;
 };
 
 enum gate_verdict {
@@ -104,8 +108,9 @@ enum gate_verdict {
 	GATE_DENY_NO_PEER,	/* REMOTE_ADDR missing or not an address */
 	GATE_DENY_FORWARDED,	/* forwarded headers from an untrusted peer */
 	GATE_DENY_BAD_HOP,	/* blank, malformed or non-IP forwarded hop,
-				 * or a proxy that names its client only in
-				 * Forwarded or Via */
+				 * a proxy that names its client only in
+				 * Forwarded or Via, or a Forwarded whose
+				 * client is not X-Forwarded-For's */
 	GATE_DENY_PUBLIC,	/* the client is neither loopback nor private */
 	GATE_DENY_UNVERIFIABLE, /* local by address, but only a forwarded
 				 * header says so: no socket to check */

@@ -629,9 +629,9 @@ serve_gate(struct req *r, const char **user, char *client, size_t size)
 	 */
 	g.forwarded_for = req_param_once(r, "HTTP_X_FORWARDED_FOR");
 	g.real_ip = req_param_once(r, "HTTP_X_REAL_IP");
-	/* Forwarded or Via: only that a proxy passed the request on. */
-	if ((g.proxied = req_param(r, "HTTP_FORWARDED")) == NULL)
-		g.proxied = req_param(r, "HTTP_VIA");
+	/* Signs of a proxy; Forwarded is checked against the above. */
+	g.forwarded = req_param_once(r, "HTTP_FORWARDED");
+	g.via = req_param(r, "HTTP_VIA");
 	v = gate_check(&r->conf->gate, &g, client, size);
 	if (v == GATE_LOCAL_UNVERIFIED)
 		v = check_account(r);

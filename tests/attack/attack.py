@@ -95,7 +95,10 @@ def forged_address(st):
     seen = [get(("X-Forwarded-For", own), proxy),
             get(("X-Real-IP", own), ("X-Real-IP", "203.0.113.9")),
             get(("Forwarded", "for=203.0.113.9")),
-            get(("Via", "1.1 squid"))]
+            get(("Via", "1.1 squid")),
+            # A proxy that writes only Forwarded passes the client's own
+            # X-Forwarded-For on.
+            get(("X-Forwarded-For", own), ("Forwarded", "for=203.0.113.9"))]
     ok = control == 200 and all(s == 403 for s in seen)
     return ok, "a private client alone %d (200 wanted); forged %s" % (
         control, seen)

@@ -3,11 +3,12 @@
  * HTTP request, and for the UTF-8 sanitiser that every byte of terminal
  * output goes through.
  *
- * Input: ten lines, then the body (whatever follows the tenth newline):
+ * Input: eleven lines, then the body (whatever follows the eleventh
+ * newline):
  *
  *	REQUEST_METHOD, PATH_INFO, QUERY_STRING, CONTENT_TYPE,
  *	HTTP_LAST_EVENT_ID, REMOTE_USER, REMOTE_ADDR, HTTP_X_FORWARDED_FOR,
- *	HTTP_HOST, HTTP_ORIGIN
+ *	HTTP_HOST, HTTP_ORIGIN, HTTP_FORWARDED
  *
  * An empty line leaves the variable unset.  Each input is used twice:
  *
@@ -45,13 +46,21 @@
 
 int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 
-#define NLINES		10
+#define NLINES		11
 #define LINE_MAX_LEN	4096
 
 static const char *const line_vars[NLINES] = {
-	"REQUEST_METHOD", "PATH_INFO", "QUERY_STRING", "CONTENT_TYPE",
-	"HTTP_LAST_EVENT_ID", "REMOTE_USER", "REMOTE_ADDR",
-	"HTTP_X_FORWARDED_FOR", "HTTP_HOST", "HTTP_ORIGIN",
+	"REQUEST_METHOD",
+	"PATH_INFO",
+	"QUERY_STRING",
+	"CONTENT_TYPE",
+	"HTTP_LAST_EVENT_ID",
+	"REMOTE_USER",
+	"REMOTE_ADDR",
+	"HTTP_X_FORWARDED_FOR",
+	"HTTP_HOST",
+	"HTTP_ORIGIN",
+	"HTTP_FORWARDED",
 };
 
 #define CHECK(cond) do {						\
@@ -98,6 +107,7 @@ setup(void)
 	unsetenv("HTTPS");
 	unsetenv("HTTP_SEC_FETCH_SITE");
 	unsetenv("HTTP_X_REAL_IP");
+	unsetenv("HTTP_VIA");
 }
 
 /* ---- piece by piece ---- */

@@ -20,7 +20,10 @@ client's address the last word.  ptyd.fcgi now takes a forwarded header
 that arrives as more than one param for a blank hop, and nginx passes
 X-Forwarded-For as one (nginx/ptyd-fastcgi.conf).  A Forwarded header
 (RFC 7239) or a Via alone was taken for the proxy's own request (local);
-it now says a client the gate cannot read is behind it: denied.
+it now says a client the gate cannot read is behind it: denied.  Beside
+X-Forwarded-For, a Forwarded that names another client is denied too: a
+proxy that writes only Forwarded passes on the client's own
+X-Forwarded-For.
 """
 
 import pytest
@@ -48,6 +51,14 @@ CASES = [
     # the gate does not read for an address: not the proxy's own request.
     ([("Forwarded", "for=" + PUBLIC)], 403),
     ([("Via", "1.1 squid")], 403),
+    # A proxy that writes only Forwarded passes on the client's own
+    # X-Forwarded-For: the two must name the same client.  Forwarded's
+    # lines, like the others, must come as one.
+    ([(XFF, PRIVATE), ("Forwarded", "for=" + PUBLIC)], 403),
+    ([(XFF, PRIVATE), ("Forwarded", "for=" + PRIVATE),
+      ("Forwarded", "for=" + PUBLIC)], 403),
+    ([(XFF, PRIVATE), ("Forwarded", "for=" + PRIVATE + ";proto=http")],
+     200),
 ]
 
 

@@ -149,7 +149,7 @@ def test_a_client_named_only_in_forwarded_or_via_is_not_the_proxy(
     # Forwarded (RFC 7239) and Via are not read for an address.  A trusted
     # proxy that names its client only there, or not at all, was taken to
     # be making its own request: loopback, local (200 before).  Beside
-    # X-Forwarded-For they change nothing.
+    # X-Forwarded-For, Via changes nothing.
     port = limited_address.port
 
     def get(*lines):
@@ -160,7 +160,37 @@ def test_a_client_named_only_in_forwarded_or_via_is_not_the_proxy(
     assert get(("Via", "1.1 varnish")) == 403
     assert get() == 200
     assert get(("X-Forwarded-For", "192.168.1.5"),
-               ("Forwarded", "for=203.0.113.9")) == 200
+               ("Via", "1.1 varnish")) == 200
+
+
+def test_forwarded_must_name_the_client_x_forwarded_for_names(
+        limited_address):
+    # A proxy that writes only Forwarded passes on the client's own
+    # X-Forwarded-For, and that named whatever the client wished: a
+    # private address, local with local = address (200 before, for the
+    # list and the stream alike).  Forwarded is now checked against it.
+    port = limited_address.port
+    forged = ("X-Forwarded-For", "192.168.1.5")
+
+    def status(path, *lines):
+        return raw_status(port, "GET", path, list(lines))
+
+    for path in ("/api/terminal/list",
+                 "/api/terminal/output?session_id=fwd-none"):
+        assert status(path, forged, ("Forwarded", "for=203.0.113.9")) \
+            == 403, path
+        assert status(path, ("X-Real-IP", "192.168.1.5"),
+                      ("Forwarded", "for=203.0.113.9;proto=http")) \
+            == 403, path
+        # The client's own Forwarded line beside the proxy's: which came
+        # first no one can tell, so neither is believed.
+        assert status(path, forged, ("Forwarded", "for=192.168.1.5"),
+                      ("Forwarded", "for=203.0.113.9")) == 403, path
+        assert status(path, forged, ("Forwarded", "for=unknown")) \
+            == 403, path
+    # A proxy that names the same client in both gets in.
+    assert status("/api/terminal/list", forged,
+                  ("Forwarded", 'for="192.168.1.5:5555";proto=http')) == 200
 
 
 def test_gate_is_checked_before_method(limited):

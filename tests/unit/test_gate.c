@@ -218,49 +218,120 @@ Test(gate, truth_table)
 		r.remote_addr = w->addr;
 		r.forwarded_for = w->xff;
 		r.real_ip = w->real_ip;
-		r.proxied = NULL;
+		r.forwarded = NULL;
+		r.via = NULL;
 		expect_verdict(w->name, w->allow_remote, w->trust, w->cidrs, &r,
 		    w->want, w->client);
 	}
 }
 
 /*
- * Forwarded (RFC 7239) and Via are signs of a proxy, never read for an
- * address: a proxy we do not trust that sends one may be hiding a remote
- * client, and one we trust that names its client only there (or not at
- * all) names someone we cannot read (before, the client was taken to be
- * the proxy: local).
+ * Forwarded (RFC 7239) and Via are signs of a proxy: a proxy we do not
+ * trust that sends one may be hiding a remote client, and one we trust
+ * that names its client only there (or not at all) names someone we cannot
+ * read (before, the client was taken to be the proxy: local).  Beside
+ * X-Forwarded-For or X-Real-IP, Forwarded must name the same client: a
+ * proxy that writes only Forwarded passes on the client's own
+ * X-Forwarded-For (before, "xff 192.168.1.5" with "for=203.0.113.9" was
+ * let in with local = address).
  */
 struct fwd_row {
 	const char	 *name;
 	const char	 *trust, *cidrs;
-	const char	 *addr, *xff, *real_ip, *proxied;
+	const char	 *addr, *xff, *real_ip, *forwarded, *via;
 	enum gate_verdict want;
 	const char	 *client; /* NULL: not checked */
 };
 
+#define BH GATE_DENY_BAD_HOP
+
 static const struct fwd_row fwd_rows[] = {
 	{ "private peer with forwarded denied", NULL, NULL, "10.0.0.2", NULL,
-	    NULL, "for=10.0.0.3", GATE_DENY_FORWARDED, NULL },
+	    NULL, "for=10.0.0.3", NULL, GATE_DENY_FORWARDED, NULL },
+	{ "private peer with a repeated forwarded denied", NULL, NULL,
+	    "10.0.0.2", NULL, NULL, "", NULL, GATE_DENY_FORWARDED, NULL },
 	{ "loopback peer with forwarded still local", NULL, NULL, "127.0.0.1",
-	    NULL, NULL, "for=8.8.8.8", A, "127.0.0.1" },
+	    NULL, NULL, "for=8.8.8.8", NULL, A, "127.0.0.1" },
 	{ "trusted proxy naming its client only in forwarded", "1", NULL,
-	    "127.0.0.1", NULL, NULL, "for=192.168.1.5", GATE_DENY_BAD_HOP,
-	    NULL },
+	    "127.0.0.1", NULL, NULL, "for=192.168.1.5", NULL, BH, NULL },
 	{ "trusted cidr proxy, forwarded only", "1", "10.0.0.0/8", "10.0.0.5",
-	    NULL, NULL, "for=203.0.113.9", GATE_DENY_BAD_HOP, NULL },
-	{ "xff read, forwarded beside it ignored", "1", NULL, "127.0.0.1",
-	    "192.168.1.5", NULL, "for=8.8.8.8", A, "192.168.1.5" },
-	{ "x-real-ip read, forwarded beside it ignored", "1", NULL, "127.0.0.1",
-	    NULL, "192.168.1.5", "for=8.8.8.8", A, "192.168.1.5" },
+	    NULL, NULL, "for=203.0.113.9", NULL, BH, NULL },
 	{ "trusted proxy, no header: the proxy", "1", "10.0.0.0/8", "10.0.0.5",
-	    NULL, NULL, NULL, A, "10.0.0.5" },
+	    NULL, NULL, NULL, NULL, A, "10.0.0.5" },
 	{ "private peer with via denied", NULL, NULL, "10.0.0.2", NULL, NULL,
-	    "1.1 squid", GATE_DENY_FORWARDED, NULL },
+	    NULL, "1.1 squid", GATE_DENY_FORWARDED, NULL },
 	{ "trusted proxy naming no client, via only", "1", NULL, "127.0.0.1",
-	    NULL, NULL, "1.1 varnish", GATE_DENY_BAD_HOP, NULL },
+	    NULL, NULL, NULL, "1.1 varnish", BH, NULL },
 	{ "xff read, via beside it ignored", "1", NULL, "127.0.0.1",
-	    "192.168.1.5", NULL, "1.1 varnish", A, "192.168.1.5" },
+	    "192.168.1.5", NULL, NULL, "1.1 varnish", A, "192.168.1.5" },
+
+	/* the client's own X-Forwarded-For, the proxy's Forwarded */
+	{ "forwarded names another client than xff", "1", NULL, "127.0.0.1",
+	    "192.168.1.5", NULL, "for=203.0.113.9", NULL, BH, NULL },
+	{ "forwarded names another client than x-real-ip", "1", NULL,
+	    "127.0.0.1", NULL, "192.168.1.5", "for=203.0.113.9", NULL, BH,
+	    NULL },
+	{ "forwarded agrees with xff", "1", NULL, "127.0.0.1", "192.168.1.5",
+	    NULL, "for=192.168.1.5", NULL, A, "192.168.1.5" },
+	{ "forwarded agrees with x-real-ip", "1", NULL, "127.0.0.1", NULL,
+	    "192.168.1.5", "For=192.168.1.5", NULL, A, "192.168.1.5" },
+	{ "both appended to: the client's own lines lose", "1", NULL,
+	    "127.0.0.1", "192.168.1.5, 203.0.113.9", NULL,
+	    "for=192.168.1.5, for=203.0.113.9;proto=https", NULL,
+	    GATE_DENY_PUBLIC, "203.0.113.9" },
+	{ "trusted hops skipped in both", "1", "10.0.0.0/8", "10.0.0.1",
+	    "192.168.1.5, 10.0.0.7", NULL,
+	    "for=192.168.1.5;by=10.0.0.7, for=10.0.0.7", NULL, A,
+	    "192.168.1.5" },
+	{ "an inner proxy that adds only xff", "1", "10.0.0.0/8", "10.0.0.1",
+	    "192.168.1.5, 10.0.0.7", NULL, "for=10.0.0.7", NULL, A,
+	    "192.168.1.5" },
+	{ "quoted v6 with port agrees", "1", NULL, "::1", "fd00::7", NULL,
+	    "for=\"[fd00::7]:4711\"", NULL, A, "fd00::7" },
+	{ "quoted v4 with port agrees", "1", NULL, "127.0.0.1", "192.168.1.5",
+	    NULL, "for=\"192.168.1.5:80\"", NULL, A, "192.168.1.5" },
+	{ "escapes in a quoted value undone", "1", NULL, "127.0.0.1",
+	    "192.168.1.5", NULL, "for=\"192.168.1.\\5\"", NULL, A,
+	    "192.168.1.5" },
+	{ "mapped and plain v4 are one address", "1", NULL, "127.0.0.1",
+	    "192.168.1.5", NULL, "for=\"[::ffff:192.168.1.5]\"", NULL, A,
+	    "192.168.1.5" },
+	{ "no for=: nothing to check", "1", NULL, "127.0.0.1", "192.168.1.5",
+	    NULL, "proto=https;host=example.com", NULL, A, "192.168.1.5" },
+	{ "empty elements and pairs passed over", "1", NULL, "127.0.0.1",
+	    "192.168.1.5", NULL, " , for=192.168.1.5;;proto=http ,", NULL, A,
+	    "192.168.1.5" },
+	{ "client unknown: cannot check", "1", NULL, "127.0.0.1", "192.168.1.5",
+	    NULL, "for=unknown", NULL, BH, NULL },
+	{ "client obfuscated: cannot check", "1", NULL, "127.0.0.1",
+	    "192.168.1.5", NULL, "for=_hidden", NULL, BH, NULL },
+	{ "unknown left of the client is no matter", "1", NULL, "127.0.0.1",
+	    "192.168.1.5", NULL, "for=unknown, for=192.168.1.5", NULL, A,
+	    "192.168.1.5" },
+	{ "obfuscated port is a port", "1", NULL, "127.0.0.1", "192.168.1.5",
+	    NULL, "for=\"192.168.1.5:_p1\"", NULL, A, "192.168.1.5" },
+	{ "repeated forwarded denies", "1", NULL, "127.0.0.1", "192.168.1.5",
+	    NULL, "", NULL, BH, NULL },
+	{ "blank forwarded denies", "1", NULL, "127.0.0.1", "192.168.1.5", NULL,
+	    " ", NULL, BH, NULL },
+	{ "two for= in one element deny", "1", NULL, "127.0.0.1", "192.168.1.5",
+	    NULL, "for=192.168.1.5;for=192.168.1.5", NULL, BH, NULL },
+	{ "bare v6 denies", "1", NULL, "::1", "fd00::7", NULL, "for=fd00::7",
+	    NULL, BH, NULL },
+	{ "unquoted port denies", "1", NULL, "127.0.0.1", "192.168.1.5", NULL,
+	    "for=192.168.1.5:80", NULL, BH, NULL },
+	{ "unterminated quote denies", "1", NULL, "127.0.0.1", "192.168.1.5",
+	    NULL, "for=\"192.168.1.5", NULL, BH, NULL },
+	{ "hostname denies", "1", NULL, "127.0.0.1", "192.168.1.5", NULL,
+	    "for=localhost", NULL, BH, NULL },
+	{ "garbage after a value denies", "1", NULL, "127.0.0.1", "192.168.1.5",
+	    NULL, "for=192.168.1.5 x", NULL, BH, NULL },
+	{ "a pair without a value denies", "1", NULL, "127.0.0.1",
+	    "192.168.1.5", NULL, "for=192.168.1.5;proto", NULL, BH, NULL },
+	{ "a bad port denies", "1", NULL, "127.0.0.1", "192.168.1.5", NULL,
+	    "for=\"192.168.1.5:123456\"", NULL, BH, NULL },
+	{ "a control byte in quotes denies", "1", NULL, "127.0.0.1",
+	    "192.168.1.5", NULL, "for=\"192.168.1.5\x01\"", NULL, BH, NULL },
 };
 
 Test(gate, forwarded_and_via_are_signs_of_a_proxy)
@@ -275,7 +346,8 @@ Test(gate, forwarded_and_via_are_signs_of_a_proxy)
 		r.remote_addr = w->addr;
 		r.forwarded_for = w->xff;
 		r.real_ip = w->real_ip;
-		r.proxied = w->proxied;
+		r.forwarded = w->forwarded;
+		r.via = w->via;
 		expect_verdict(w->name, NULL, w->trust, w->cidrs, &r, w->want,
 		    w->client);
 	}
@@ -363,7 +435,8 @@ Test(gate, modes_truth_table)
 		r.remote_addr = w->addr;
 		r.forwarded_for = w->xff;
 		r.real_ip = w->real_ip;
-		r.proxied = NULL;
+		r.forwarded = NULL;
+		r.via = NULL;
 		v = gate_check(&conf, &r, client, sizeof(client));
 		cr_expect_eq(v, w->want, "%s: got %d, want %d", w->name, v,
 		    w->want);
