@@ -10,6 +10,7 @@ about the contract (the tests).
 
 import os
 import re
+import shlex
 import shutil
 import signal
 import socket
@@ -85,6 +86,21 @@ def wait_for(fn, timeout=5.0, interval=0.05, what=None):
 
 
 # -- /proc probes ------------------------------------------------------------
+
+def preload_shim(tmp_root, source):
+    """Build tests/integration/SOURCE (a .c file) with the machine's cc
+    into tmp_root and return the environment that preloads it: LD_PRELOAD,
+    and ASAN_OPTIONS so that a sanitizer build accepts a library before its
+    runtime."""
+    so = os.path.join(tmp_root, os.path.splitext(source)[0] + ".so")
+    cc = shlex.split(os.environ.get("CC") or "cc")
+    subprocess.run(cc + ["-shared", "-fPIC", "-o", so,
+                         os.path.join(REPO, "tests", "integration", source),
+                         "-ldl"], check=True, timeout=60)
+    asan = os.environ.get("ASAN_OPTIONS")
+    asan = (asan + ":" if asan else "") + "verify_asan_link_order=0"
+    return ["LD_PRELOAD=" + so, "ASAN_OPTIONS=" + asan]
+
 
 def proc_state(pid):
     """The State letter of /proc/PID/status, or None if the pid is gone."""

@@ -26,7 +26,7 @@ import time
 import pytest
 
 from fcgi_raw import fcgi_pairs, fcgi_record, fcgi_status
-from ptyd_stack import children_of, proc_gone, wait_for
+from ptyd_stack import children_of, preload_shim, proc_gone, wait_for
 
 BEGIN, END_REQUEST, PARAMS, STDIN, STDOUT = 1, 3, 4, 5, 6
 KEEP_CONN = 1
@@ -182,6 +182,52 @@ def test_a_stopping_worker_closes_its_parked_connections(make_stack):
     finally:
         for s in socks:
             s.close()
+
+
+@pytest.mark.deadline(60)
+def test_a_connection_parked_for_two_minutes_is_closed(make_stack, tmp_root):
+    """ptyd.fcgi closes a connection parked past SERVER_KEPT_IDLE_MS (120 s;
+    nginx's keepalive_timeout, 60 s by default, lets go of it first), when
+    it next parks one.  The process's monotonic clock is moved on instead
+    of waiting (tests/integration/clock_skip.c); one process, so every
+    connection lands in the pool that sweeps."""
+    skip = os.path.join(tmp_root, "keepconn-idle.skip")
+    st = make_stack("keepconn-idle", fcgi_args=["--processes=1"],
+                    env=preload_shim(tmp_root, "clock_skip.c") +
+                    ["CLOCK_SKIP_FILE=" + skip])
+    idle, fresh, busy = connect(st), connect(st), None
+    try:
+        for s in (idle, fresh):
+            s.sendall(request(KEEP_CONN))
+            assert read_response(s)[0] == ANSWER
+        # Parking another does not sweep what has not idled long enough.
+        assert not at_eof(idle, timeout=0.5)
+
+        # 119 s on: not yet.
+        with open(skip, "w") as f:
+            f.write("119\n")
+        time.sleep(0.1)
+        fresh.sendall(request(KEEP_CONN))
+        assert read_response(fresh)[0] == ANSWER
+        assert not at_eof(idle, timeout=0.5)
+
+        # 131 s on: parking the next closes the one idle since the start,
+        # and not the one that was just given a request.
+        with open(skip, "w") as f:
+            f.write("131\n")
+        time.sleep(0.1)
+        busy = connect(st)
+        busy.sendall(request(KEEP_CONN))
+        assert read_response(busy)[0] == ANSWER
+        assert at_eof(idle, timeout=3.0), "a connection parked past 120 s " \
+            "was not closed"
+        for s in (fresh, busy):
+            s.sendall(request(KEEP_CONN))
+            assert read_response(s)[0] == ANSWER
+    finally:
+        for s in (idle, fresh, busy):
+            if s is not None:
+                s.close()
 
 
 def test_keystrokes_through_nginx_reuse_connections(kstack, new_sid):

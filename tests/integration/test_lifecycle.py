@@ -7,15 +7,13 @@ left after hundreds of terminals.
 import contextlib
 import os
 import re
-import shlex
-import subprocess
 import time
 
 import pytest
 
 from ptyd_http import SSE, StreamEnded, Transcript, marker, read_output_until
-from ptyd_stack import (REPO, children_of, proc_gone, proc_ppid,
-                        proc_state, scale, wait_for, zombies)
+from ptyd_stack import (REPO, children_of, preload_shim, proc_gone,
+                        proc_ppid, proc_state, scale, wait_for, zombies)
 
 
 # -- idle reaping ------------------------------------------------------------
@@ -383,17 +381,8 @@ def requeue_fails(make_stack, tmp_root):
     once and never again (tests/integration/epoll_add_fails.c, preloaded):
     fs.epoll.max_user_watches reached, which ENOSPC says to every worker
     of the account at once."""
-    so = os.path.join(tmp_root, "epoll_add_fails.so")
-    cc = shlex.split(os.environ.get("CC") or "cc")
-    subprocess.run(cc + ["-shared", "-fPIC", "-o", so,
-                         os.path.join(REPO, "tests", "integration",
-                                      "epoll_add_fails.c"), "-ldl"],
-                   check=True, timeout=60)
-    asan = os.environ.get("ASAN_OPTIONS")
-    # A sanitizer build wants its runtime first among the libraries.
-    asan = (asan + ":" if asan else "") + "verify_asan_link_order=0"
-    return make_stack("requeue", env=["LD_PRELOAD=" + so,
-                                      "ASAN_OPTIONS=" + asan])
+    return make_stack("requeue",
+                      env=preload_shim(tmp_root, "epoll_add_fails.c"))
 
 
 @pytest.mark.deadline(90)
