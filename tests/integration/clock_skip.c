@@ -17,9 +17,9 @@
 #include <unistd.h>
 
 static int (*real_gettime)(clockid_t, struct timespec *);
-static char	skip_path[4096];
-static int64_t	skip_s;		 /* seconds ahead, last read */
-static int64_t	skip_read_at_ns; /* real time of that read; 0: never */
+static char    skip_path[4096];
+static int64_t skip_s;		/* seconds ahead, last read */
+static int64_t skip_read_at_ns; /* real time of that read; 0: never */
 
 __attribute__((constructor)) static void
 skip_init(void)
@@ -65,7 +65,7 @@ clock_gettime(clockid_t id, struct timespec *ts)
 		*(void **)&real_gettime = dlsym(RTLD_NEXT, "clock_gettime");
 	rv = real_gettime(id, ts);
 	if (rv == 0 && id == CLOCK_MONOTONIC)
-		ts->tv_sec += skip_now((int64_t)ts->tv_sec * 1000000000LL +
-		    ts->tv_nsec);
+		ts->tv_sec += skip_now(
+		    (int64_t)ts->tv_sec * 1000000000LL + ts->tv_nsec);
 	return (rv);
 }
