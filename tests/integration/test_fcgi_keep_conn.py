@@ -195,35 +195,31 @@ def test_a_connection_parked_for_two_minutes_is_closed(make_stack, tmp_root):
     st = make_stack("keepconn-idle", fcgi_args=["--processes=1"],
                     env=preload_shim(tmp_root, "clock_skip.c") +
                     ["CLOCK_SKIP_FILE=" + skip])
+    def skip_to(seconds):
+        with open(skip, "w") as f:
+            f.write("%d\n" % seconds)
+        time.sleep(0.1)     # past the shim's 20 ms between reads
+
+    def served(s):
+        s.sendall(request(KEEP_CONN))
+        return read_response(s)[0] == ANSWER
+
     idle, fresh, busy = connect(st), connect(st), None
     try:
-        for s in (idle, fresh):
-            s.sendall(request(KEEP_CONN))
-            assert read_response(s)[0] == ANSWER
+        assert served(idle) and served(fresh)
         # Parking another does not sweep what has not idled long enough.
         assert not at_eof(idle, timeout=0.5)
-
-        # 119 s on: not yet.
-        with open(skip, "w") as f:
-            f.write("119\n")
-        time.sleep(0.1)
-        fresh.sendall(request(KEEP_CONN))
-        assert read_response(fresh)[0] == ANSWER
-        assert not at_eof(idle, timeout=0.5)
-
-        # 131 s on: parking the next closes the one idle since the start,
-        # and not the one that was just given a request.
-        with open(skip, "w") as f:
-            f.write("131\n")
-        time.sleep(0.1)
+        skip_to(119)
+        assert served(fresh)
+        assert not at_eof(idle, timeout=0.5), "closed before 120 s"
+        # Parking the next closes the one idle since the start, and not
+        # the one given a request 12 s ago.
+        skip_to(131)
         busy = connect(st)
-        busy.sendall(request(KEEP_CONN))
-        assert read_response(busy)[0] == ANSWER
+        assert served(busy)
         assert at_eof(idle, timeout=3.0), "a connection parked past 120 s " \
             "was not closed"
-        for s in (fresh, busy):
-            s.sendall(request(KEEP_CONN))
-            assert read_response(s)[0] == ANSWER
+        assert served(fresh) and served(busy)
     finally:
         for s in (idle, fresh, busy):
             if s is not None:
