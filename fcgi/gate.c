@@ -226,7 +226,20 @@ gate_tchar(int c)
 }
 
 /*
- * One Forwarded value at *pp, a token or a quoted-string (escapes undone),
+ * A byte of a Forwarded value written without quotes.  RFC 7239 asks for a
+ * token, but proxies write "host=example.com:8080", "for=[2001:db8::1]"
+ * and "for=192.0.2.1:80" bare; any visible byte but the three that end a
+ * value or open a quoted one is taken, so elements still end where the
+ * strict grammar ends them (at a comma outside quotes).
+ */
+static int
+gate_fwd_bare(int c)
+{
+	return (c > 0x20 && c < 0x7f && c != '"' && c != ',' && c != ';');
+}
+
+/*
+ * One Forwarded value at *pp, bare or a quoted-string (escapes undone),
  * into buf when buf is not NULL.  *pp is moved past it.  0, or -1 when it
  * is malformed or does not fit.
  */
@@ -238,7 +251,7 @@ gate_fwd_value(const char **pp, char *buf, size_t size)
 	int		     c;
 
 	if (*p != '"') {
-		while (gate_tchar(*p)) {
+		while (gate_fwd_bare(*p)) {
 			if (buf != NULL && n + 1 >= size)
 				return (-1);
 			if (buf != NULL)
@@ -291,8 +304,8 @@ gate_fwd_obf(const char *s)
 static int
 gate_fwd_node(char *s, struct gate_ip *ip)
 {
-	char  *port, *end, *d;
-	size_t i;
+	char *port, *end, *d;
+	long  v;
 
 	if (s[0] == '[') {
 		if ((end = strchr(s, ']')) == NULL)
@@ -304,10 +317,13 @@ gate_fwd_node(char *s, struct gate_ip *ip)
 	} else if ((port = strchr(s, ':')) != NULL)
 		*port++ = '\0';
 	if (port != NULL && !gate_fwd_obf(port)) {
-		for (i = 0, d = port; *d != '\0'; d++, i++)
+		for (v = 0, d = port; *d != '\0'; d++) {
 			if (!isdigit((unsigned char)*d))
 				return (-1);
-		if (i == 0 || i > 5)
+			if ((v = v * 10 + (*d - '0')) > 65535)
+				return (-1);
+		}
+		if (d == port)
 			return (-1);
 	}
 	if (strcasecmp(s, "unknown") == 0 || gate_fwd_obf(s))

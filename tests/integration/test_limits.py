@@ -188,9 +188,13 @@ def test_forwarded_must_name_the_client_x_forwarded_for_names(
                       ("Forwarded", "for=203.0.113.9")) == 403, path
         assert status(path, forged, ("Forwarded", "for=unknown")) \
             == 403, path
-    # A proxy that names the same client in both gets in.
+    # A proxy that names the same client in both gets in, with or without
+    # the quotes RFC 7239 wants around a port.
     assert status("/api/terminal/list", forged,
                   ("Forwarded", 'for="192.168.1.5:5555";proto=http')) == 200
+    assert status("/api/terminal/list", forged,
+                  ("Forwarded", "for=192.168.1.5:5555;host=example.org:8080")
+                  ) == 200
 
 
 def test_gate_is_checked_before_method(limited):
