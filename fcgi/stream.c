@@ -684,10 +684,11 @@ stream_serve(struct ctx *c)
 	struct frame_out fo;
 	int		 handed = 0;
 
-	if ((s = calloc(1, sizeof(*s))) == NULL) {
+	if ((s = calloc(1, sizeof(*s) + strlen(c->qsid) + 1)) == NULL) {
 		http_error(c->r, 500, "internal error", 0);
 		return (0);
 	}
+	strcpy(s->sid, c->qsid);
 	s->r = c->r;
 	s->fd = -1;
 	utf8_init(&s->u8);
@@ -696,7 +697,6 @@ stream_serve(struct ctx *c)
 	frame_out_init(&fo);
 	if (stream_request(s, c) == 0 && stream_attach(s, c, &fo) == 0) {
 		/* The loop, when this process has one, owns it from here. */
-		snprintf(s->sid, sizeof(s->sid), "%s", c->qsid);
 		if (c->r->fcgx != NULL && sloop_running() && sloop_add(s) == 0)
 			handed = 1;
 		else

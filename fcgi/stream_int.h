@@ -44,15 +44,21 @@ enum stream_end {
 	END_STUCK, /* ptyd hung up and the viewer takes nothing */
 };
 
+/*
+ * One per open viewer, held for the stream's life: 10,000 idle viewers
+ * hold 10,000 of these, so flags are bits and the session id is sized to
+ * fit (README, Scaling).
+ */
 struct stream {
 	struct req	 *r;
-	int		  fd; /* ptyd */
-	int		  b64;
-	int		  hb_event;   /* heartbeat=event */
-	uint64_t	  replay_end; /* the ring's end at the attach */
-	int		  replayed;   /* the replay's end was marked */
-	int		  mode;	      /* PROTO_ATTACH_* (attach=, replay=) */
-	int		  in_screen;  /* a screen event is half written */
+	int		  fd;	/* ptyd */
+	uint8_t		  mode; /* PROTO_ATTACH_* (attach=, replay=) */
+	unsigned	  b64 : 1;
+	unsigned	  hb_event : 1;	 /* heartbeat=event */
+	unsigned	  replayed : 1;	 /* the replay's end was marked */
+	unsigned	  in_screen : 1; /* a screen event is half written */
+	unsigned	  ptyd_eof : 1;	 /* a read of ptyd gave EOF/EAGAIN */
+	uint64_t	  replay_end;	 /* the ring's end at the attach */
 	struct utf8_state u8;
 	uint64_t	  pos;	 /* id of the last event */
 	uint64_t	  end;	 /* position after the last byte seen */
@@ -64,12 +70,10 @@ struct stream {
 	size_t		  outoff;      /* bytes of out already sent */
 	int64_t		  quiet_since; /* last bytes to the viewer */
 	int64_t		  gone_at;     /* ptyd hung up then; 0: not */
-	int		  ptyd_eof;    /* a read of ptyd returned EOF/EAGAIN */
 
 	/* Once handed to the loop (streamloop.c), which owns all below. */
 	struct req   req; /* the request, taken from the thread */
 	FCGX_Request fq;  /* its FastCGI ids; libfcgi's part gone */
-	char	     sid[PROTO_SID_MAX + 1];
 	TAILQ_ENTRY(stream) hb_entry;	 /* by hb_at */
 	TAILQ_ENTRY(stream) stuck_entry; /* by stuck_at, once gone_at */
 	TAILQ_ENTRY(stream) ready_entry; /* work left for the next round */
@@ -85,6 +89,7 @@ struct stream {
 	unsigned dead : 1;		 /* ended; freed at turn's end */
 	unsigned on_stuck : 1;
 	unsigned on_ready : 1;
+	char	 sid[]; /* the session id, for the log */
 };
 
 int		stream_pending(const struct stream *);

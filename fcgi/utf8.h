@@ -18,7 +18,7 @@
 
 struct utf8_state {
 	uint8_t tail[3]; /* a valid but incomplete sequence */
-	size_t	ntail;
+	uint8_t ntail;
 };
 
 void utf8_init(struct utf8_state *);
