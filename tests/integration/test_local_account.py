@@ -11,13 +11,16 @@ and from a second account, each as a real process of that uid.
 import json
 import os
 import pwd
+import socket
 import sqlite3
+import struct
 import subprocess
 import time
 
 import pytest
 
 from owned_stack import OwnedStack, as_user, ensure_user
+from ptyd_stack import children_of
 
 OWNER = "ptyd-itest-own"
 OTHER = "ptyd-itest-oth"
@@ -133,3 +136,112 @@ def test_a_socket_closed_after_sending_is_no_ones(owned, accounts):
         rows = db.execute("SELECT kind FROM terminal_events WHERE "
                           "session_id = ?", (sid,)).fetchall()
     assert rows == [], "another account's request ran: %r" % rows
+
+
+# Run as another account: a TCP connection to nginx whose port it prints,
+# then, once told, a request for a shell on it; prints the status.
+ASK_ON_SIGNAL = r'''
+import json, socket, sys
+port, sid = int(sys.argv[1]), sys.argv[2]
+s = socket.create_connection(("127.0.0.1", port), timeout=10)
+print(s.getsockname()[1], flush=True)
+sys.stdin.readline()
+body = json.dumps({"session_id": sid}).encode()
+s.sendall(b"POST /api/terminal/start HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n"
+          b"Content-Type: application/json\r\nContent-Length: %d\r\n"
+          b"Connection: close\r\n\r\n" % (port, len(body)) + body)
+resp = b""
+while True:
+    b = s.recv(65536)
+    if not b:
+        break
+    resp += b
+print(int(resp.split()[1]), flush=True)
+'''
+
+
+def forged_answer(cport, port, uid, seq):
+    """A socket-diagnostics answer, as the kernel gives one, naming uid as
+    the owner of the client socket 127.0.0.1:cport -> 127.0.0.1:port."""
+    lo = socket.inet_aton("127.0.0.1") + bytes(12)
+    sockid = (struct.pack(">HH", cport, port) + lo + lo +
+              struct.pack("=III", 0, 0xffffffff, 0xffffffff))
+    msg = (struct.pack("=BBBB", socket.AF_INET, 1, 0, 0) + sockid +
+           struct.pack("=IIIII", 0, 0, 0, uid, 4242))
+    # SOCK_DIAG_BY_FAMILY (20)
+    return struct.pack("=IHHII", 16 + len(msg), 20, 0, seq, 0) + msg
+
+
+def netlink_portids(pids):
+    """Port ids of the NETLINK_SOCK_DIAG sockets the processes hold."""
+    inodes = set()
+    for pid in pids:
+        d = "/proc/%d/fd" % pid
+        for fd in os.listdir(d):
+            try:
+                t = os.readlink(os.path.join(d, fd))
+            except OSError:
+                continue
+            if t.startswith("socket:["):
+                inodes.add(int(t[8:-1]))
+    found = []
+    with open("/proc/net/netlink") as f:
+        next(f)
+        for line in f:
+            w = line.split()
+            if int(w[1]) == 4 and int(w[-1]) in inodes:
+                found.append(int(w[2]))
+    return found
+
+
+def test_only_the_kernels_socket_diagnostics_answer_counts(accounts):
+    """ptyd.fcgi keeps its netlink sockets between lookups, so each has a
+    port id that /proc/net/netlink shows.  Only a sender with CAP_NET_ADMIN
+    may send to another's NETLINK_SOCK_DIAG socket; were one to queue
+    answers there naming this account as the owner of another account's
+    TCP socket, that account would get a shell.  The sockets are connected
+    to the kernel, which then refuses every other sender, and each answer's
+    sender and sequence number are checked.  Here root forges them for
+    the other account's connection: every one refused, and so is the
+    request.  (One ptyd.fcgi process, so the request meets the socket the
+    answers were aimed at.)"""
+    st = OwnedStack(accounts[0], ["PTYD_PROCESSES=1"]).start()
+    asker = None
+    try:
+        got = st.probe(OWNER, "nl-own-%d" % os.getpid())
+        assert got["list"] == 200, got
+        with open(os.path.join(st.state, "run", "fcgi.pid")) as f:
+            master = int(f.read().strip())
+        portids = netlink_portids([master] + children_of(master))
+        assert portids, "ptyd.fcgi keeps no netlink socket to aim at"
+        asker = subprocess.Popen(
+            ["runuser", "-u", OTHER, "--", "/usr/bin/python3", "-c",
+             ASK_ON_SIGNAL, str(st.port), "nl-forged-%d" % os.getpid()],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        cport = int(asker.stdout.readline())
+        uid = pwd.getpwnam(OWNER).pw_uid
+        sent = refused = 0
+        with socket.socket(socket.AF_NETLINK, socket.SOCK_DGRAM, 4) as nl:
+            for pid in portids:
+                # The sequence numbers of the first lookups, among them
+                # the next one; never blocking on a full queue.
+                for seq in range(1, 100):
+                    try:
+                        nl.sendto(forged_answer(cport, st.port, uid, seq),
+                                  socket.MSG_DONTWAIT, (pid, 0))
+                        sent += 1
+                    except ConnectionRefusedError:
+                        refused += 1
+                    except BlockingIOError:
+                        break
+        asker.stdin.write(b"go\n")
+        asker.stdin.flush()
+        status = int(asker.stdout.readline())
+        assert asker.wait(timeout=30) == 0
+        assert (sent, refused) == (0, 99 * len(portids)), \
+            "ptyd.fcgi's netlink sockets take answers from anyone"
+        assert status == 403, "the forged owner was believed"
+    finally:
+        if asker is not None and asker.poll() is None:
+            asker.kill()
+        st.stop()
