@@ -258,6 +258,7 @@ peer_diag(int family, const struct peer_key *k, uid_t *uid)
 		goto out;
 	}
 	/* The kernel answers an exact lookup with one message, at once. */
+	memset(&sa, 0, sizeof(sa));
 	do {
 		salen = sizeof(sa);
 		n = recvfrom(fd, u.buf, sizeof(u.buf), 0,
