@@ -215,15 +215,19 @@ peer_sock_take(void)
 static void
 peer_sock_put(int fd, int clean)
 {
-	int nfd;
+	int nfd, room;
 
-	if (clean && fd < PEER_FD_BASE) {
+	pthread_mutex_lock(&peer_kept_mtx);
+	room = peer_nkept < PEER_KEPT_MAX;
+	pthread_mutex_unlock(&peer_kept_mtx);
+	if (!clean || !room)
+		goto drop;
+	if (fd < PEER_FD_BASE) {
 		nfd = fcntl(fd, F_DUPFD_CLOEXEC, PEER_FD_BASE);
 		close(fd);
-		fd = nfd;
+		if ((fd = nfd) == -1)
+			return;
 	}
-	if (!clean || fd == -1)
-		goto drop;
 	pthread_mutex_lock(&peer_kept_mtx);
 	if (peer_nkept < PEER_KEPT_MAX) {
 		peer_kept[peer_nkept++] = fd;

@@ -204,7 +204,11 @@ def test_only_the_kernels_socket_diagnostics_answer_counts(accounts):
     sender and sequence number are checked.  Here root forges them for
     the other account's connection: every one refused, and so is the
     request.  (One ptyd.fcgi process, so the request meets the socket the
-    answers were aimed at.)"""
+    answers were aimed at.)  The refusals are what this catches: with
+    the connect gone, the answers are queued (99 of 99) and only the
+    sequence check, whose numbers count up from 1, stands between them
+    and a shell; the status is checked too, for the case where every
+    defence is gone (helper-35: 200)."""
     st = OwnedStack(accounts[0], ["PTYD_PROCESSES=1"]).start()
     asker = None
     try:
