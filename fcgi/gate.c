@@ -334,6 +334,66 @@ gate_fwd_node(char *s, struct gate_ip *ip)
 	return (gate_ip_parse(s, ip));
 }
 
+/* What a walk of Forwarded has seen so far (gate_walk_forwarded). */
+struct gate_fwd_walk {
+	const struct gate_conf *conf;
+	struct gate_ip		client;	 /* the last untrusted node, if named */
+	int			pairs;	 /* parameters seen */
+	int			named;	 /* client holds it */
+	int			unnamed; /* it is "unknown" or obfuscated */
+};
+
+/*
+ * The parameter at *pp ("name=value", blanks around it skipped; none is an
+ * empty one), *pp moved past it.  A for= node counts in w; *have_for says
+ * whether the element had one already.  0, or -1 when malformed.
+ */
+static int
+gate_fwd_pair(struct gate_fwd_walk *w, const char **pp, int *have_for)
+{
+	char	       node[INET6_ADDRSTRLEN + 16];
+	const char    *p = *pp;
+	struct gate_ip ip;
+	size_t	       n;
+	int	       rv;
+
+	while (*p == ' ' || *p == '\t')
+		p++;
+	for (n = 0; gate_tchar((unsigned char)p[n]); n++)
+		;
+	if (n == 0) {
+		*pp = p;
+		return (0);
+	}
+	if (p[n] != '=')
+		return (-1);
+	w->pairs++;
+	if (n != 3 || strncasecmp(p, "for", 3) != 0) {
+		p += n + 1;
+		if (gate_fwd_value(&p, NULL, 0) == -1)
+			return (-1);
+	} else {
+		/* Once per element (RFC 7239 4). */
+		if ((*have_for)++)
+			return (-1);
+		p += n + 1;
+		if (gate_fwd_value(&p, node, sizeof(node)) == -1 ||
+		    (rv = gate_fwd_node(node, &ip)) == -1)
+			return (-1);
+		if (rv == 1) {
+			w->unnamed = 1;
+		} else if (!gate_trusted_proxy(w->conf, &ip)) {
+			w->client = ip;
+			w->named = 1;
+			w->unnamed = 0;
+		}
+	}
+	while (*p == ' ' || *p == '\t')
+		p++;
+	*pp = p;
+	return (0);
+}
+
 /*
  * Walk Forwarded (RFC 7239) as gate_walk_xff walks X-Forwarded-For: the
  * first node from the right that is not a trusted proxy is the client.
@@ -348,64 +408,33 @@ static int
 gate_walk_forwarded(const struct gate_conf *conf, const char *fwd,
     struct gate_ip *client)
 {
-	char	       node[INET6_ADDRSTRLEN + 16];
-	const char    *p = fwd;
-	struct gate_ip ip;
-	int	       have_for, pairs = 0, named = 0, unnamed = 0, rv;
-	size_t	       n;
+	struct gate_fwd_walk w;
+	const char	    *p = fwd;
+	int		     have_for;
 
+	memset(&w, 0, sizeof(w));
+	w.conf = conf;
 	for (;;) {
+		/* One element: parameters separated by ';'. */
 		have_for = 0;
 		for (;;) {
-			while (*p == ' ' || *p == '\t')
-				p++;
-			if (gate_tchar((unsigned char)*p)) {
-				for (n = 0; gate_tchar((unsigned char)p[n]);
-				     n++)
-					;
-				if (p[n] != '=')
-					return (-1);
-				pairs++;
-				if (n == 3 && strncasecmp(p, "for", 3) == 0) {
-					/* Once per element (RFC 7239 4). */
-					if (have_for++)
-						return (-1);
-					p += n + 1;
-					if (gate_fwd_value(&p, node,
-						sizeof(node)) == -1 ||
-					    (rv = gate_fwd_node(node, &ip)) ==
-						-1)
-						return (-1);
-					if (rv == 1) {
-						unnamed = 1;
-					} else if (!gate_trusted_proxy(conf,
-						       &ip)) {
-						*client = ip;
-						named = 1;
-						unnamed = 0;
-					}
-				} else {
-					p += n + 1;
-					if (gate_fwd_value(&p, NULL, 0) == -1)
-						return (-1);
-				}
-				while (*p == ' ' || *p == '\t')
-					p++;
-			}
+			if (gate_fwd_pair(&w, &p, &have_for) == -1)
+				return (-1);
 			if (*p != ';')
 				break;
 			p++;
 		}
 		if (*p == '\0')
 			break;
-		if (*p != ',')
+		if (*p++ != ',')
 			return (-1);
-		p++;
 	}
-	/* Empty is no header: "" is also how a repeated one reads. */
-	if (pairs == 0 || unnamed)
+	if (w.pairs == 0 || w.unnamed)
 		return (-1);
-	return (named ? 0 : 1);
+	if (!w.named)
+		return (1);
+	*client = w.client;
+	return (0);
 }
 
 /*

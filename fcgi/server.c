@@ -370,9 +370,11 @@ pool_close_parked(struct pool *p)
 static int
 warn_due(int64_t *last)
 {
-	if (client_now_ms() - *last <= 10000)
+	int64_t now = client_now_ms();
+
+	if (now - *last <= 10000)
 		return (0);
-	*last = client_now_ms();
+	*last = now;
 	return (1);
 }
 
