@@ -1,8 +1,9 @@
 # apache/local.mk -- the Apache 2.4 configs an operator includes (mod_fcgid,
-# with or without suexec; mod_cgid) and the wrapper mod_fcgid and suexec
-# run, installed in $(pkgdatadir)/apache.
+# with or without suexec; mod_cgid; mod_proxy_fcgi) and the wrapper
+# mod_fcgid and suexec run, installed in $(pkgdatadir)/apache.
 apachedir = $(pkgdatadir)/apache
-dist_apache_DATA = apache/ptyd-fcgid.conf apache/ptyd-cgid.conf
+dist_apache_DATA = apache/ptyd-fcgid.conf apache/ptyd-cgid.conf \
+	apache/ptyd-proxy-fcgi.conf
 apache_SCRIPTS = apache/ptyd-fcgid-wrapper
 EXTRA_DIST += apache/ptyd-fcgid-wrapper.in
 CLEANFILES += apache/ptyd-fcgid-wrapper

@@ -46,16 +46,18 @@
  * - One owner per descriptor: the listen socket and its duplicate, the
  *   epoll set, stop eventfd, watchdog timerfd and signalfd are the pool's;
  *   a connection is its thread's until the request ends, or the loop's
- *   from sloop_add on.
+ *   from sloop_add on (and the pool's again if the loop gives it back).
  * - Kept connections (FCGI_KEEP_CONN: nginx's fastcgi_keep_conn with an
- *   upstream keepalive pool, for the short requests): after a request that
- *   asked for it and ended cleanly, the connection is parked in the same
- *   epoll set as the listen socket (EPOLLONESHOT), at most SERVER_KEPT_MAX
- *   per process, still below 1024 (the thread cap leaves them room); the
- *   leader takes its next request as it would a new connection.  Over the
- *   bound the one idle longest is closed (nginx hands out the newest
- *   first); so is one idle past SERVER_KEPT_IDLE_MS, and one the web
- *   server closes.  A
+ *   upstream keepalive pool, for the short requests; Apache's
+ *   mod_proxy_fcgi with enablereuse=on, for every request): after a
+ *   request that asked for it and ended cleanly, the connection is parked
+ *   in the same epoll set as the listen socket (EPOLLONESHOT), at most
+ *   SERVER_KEPT_MAX per process, still below 1024 (the thread cap leaves
+ *   them room); the leader takes its next request as it would a new
+ *   connection.  A stream's ends in its loop, which gives it back
+ *   (pool_keep_stream) once END_REQUEST is sent.  Over the bound the one
+ *   idle longest is closed (nginx hands out the newest first); so is one
+ *   idle past SERVER_KEPT_IDLE_MS, and one the web server closes.  A
  *   keystroke then costs neither side a connect, an accept or a close, and
  *   nginx ends the response at END_REQUEST instead of waiting for our
  *   close.
@@ -329,6 +331,33 @@ pool_park(struct pool *p, int fd)
 		flog_warn("epoll_ctl (kept connection)");
 		pool_unpark_close(p, fd);
 	}
+}
+
+/*
+ * A kept connection whose stream ended with END_REQUEST, from a stream
+ * loop's thread: back below SERVER_NOFILE and blocking, as accept gave
+ * it, then parked like any other, since the web server holds it for its
+ * next request.  Closed where it cannot be (no low number free; the pool
+ * stopping, in pool_park).
+ */
+static void
+pool_keep_stream(void *arg, int fd)
+{
+	struct pool *p = arg;
+	int	     nfd, fl;
+
+	nfd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	close(fd);
+	if (nfd == -1)
+		return;
+	if ((fl = fcntl(nfd, F_GETFL)) == -1 ||
+	    fcntl(nfd, F_SETFL, fl & ~O_NONBLOCK) == -1) {
+		close(nfd);
+		return;
+	}
+	pthread_mutex_lock(&p->mtx);
+	pool_park(p, nfd);
+	pthread_mutex_unlock(&p->mtx);
 }
 
 /* The leader, woken by a parked connection: take it out of the set.  1 if
@@ -804,7 +833,8 @@ pool_start(struct pool *p)
 	pthread_attr_setdetachstate(&p->attr, PTHREAD_CREATE_DETACHED);
 	pthread_attr_setstacksize(&p->attr, p->sc->stack_size);
 
-	if (sloop_start(p->conf->heartbeat_ms, p->stop_fd) == -1)
+	if (sloop_start(p->conf->heartbeat_ms, p->stop_fd, pool_keep_stream,
+		p) == -1)
 		flog_warnx("no stream loop: streams take a thread each");
 	pthread_mutex_lock(&p->mtx);
 	if (pool_spawn(p) == -1) {

@@ -527,20 +527,6 @@ stream_request(struct stream *s, const struct ctx *c)
 	s->hb_event = q == 1 && strcmp(enc, "event") == 0;
 	if (stream_query_mode(s) == -1)
 		return (-1);
-	/*
-	 * A stream's connection ends with the stream.  One the web server
-	 * keeps would go back to its pool, closed, for the next request (a
-	 * keystroke's 502): a location that keeps connections (nginx's
-	 * fastcgi_keep_conn on) must not pass the stream, as a path that
-	 * misses the stream's own location could make it.
-	 */
-	if (req_kept(s->r)) {
-		http_error(s->r, 400,
-		    "the output stream cannot come on a kept "
-		    "FastCGI connection",
-		    0);
-		return (-1);
-	}
 	if (req_drain(s->r, 64 * 1024) == -1) {
 		http_error(s->r, 400, "request body could not be read", 0);
 		return (-1);

@@ -39,9 +39,12 @@
  * no record was cut short) close both descriptors at once.  A stream that
  * ended normally (terminal_closed, ptyd's hangup, an internal error after
  * terminal_error) closes its ptyd connection at once, sends what it owes
- * and END_REQUEST, then closes.  Closing the ptyd connection is what
- * detaches the viewer in ptyd, on every path.  Ended streams are freed at
- * the end of the loop turn, never inside their own event.
+ * and END_REQUEST, then closes, or, on a connection the web server keeps
+ * (FCGI_KEEP_CONN), gives it back to the server's pool (the keep hook),
+ * which parks it for the web server's next request as after any other.
+ * Closing the ptyd connection is what detaches the viewer in ptyd, on
+ * every path.  Ended streams are freed at the end of the loop turn, never
+ * inside their own event.
  */
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
@@ -112,6 +115,8 @@ struct sloop {
 	uint8_t	       *spare_in;
 	size_t		freed;	    /* bytes freed since the last trim */
 	int64_t		trimmed_at; /* l->now of the last trim */
+	void (*keep)(void *, int);  /* takes a kept connection (sloop_end) */
+	void *keep_arg;
 };
 
 /* This process's loops: one per CPU (SLOOP_MAX at most), so that the
@@ -177,11 +182,16 @@ sloop_close_ptyd(struct sloop *l, struct stream *s)
  * The stream's end, whatever it was: both descriptors closed (the ptyd
  * one detaches the viewer), off every list, counted, and freed at the
  * turn's end.  END_STOP still tries END_REQUEST, once, without waiting.
+ * END_DONE comes only from sloop_finish, END_REQUEST sent whole: then a
+ * connection the web server keeps is still good for its next request,
+ * and goes to the keep hook instead of being closed (closing it would
+ * make that request a 502).
  */
 static void
 sloop_end(struct sloop *l, struct stream *s, enum stream_end e)
 {
 	int cfd = req_conn_fd(s->r);
+	int keep = e == END_DONE && s->ending && req_kept(s->r);
 
 	if (e == END_STUCK) {
 		flog_info("stream of %s: ptyd hung up and the viewer took"
@@ -193,8 +203,13 @@ sloop_end(struct sloop *l, struct stream *s, enum stream_end e)
 	if (e == END_STOP && s->begun && !stream_pending(s))
 		(void)req_send_end(s->r, &s->end_off);
 	sloop_close_ptyd(l, s);
+	/* Out of our set before it changes hands: the registration would
+	 * outlive this number on a duplicate of the descriptor. */
 	(void)epoll_ctl(l->epfd, EPOLL_CTL_DEL, cfd, NULL);
-	close(cfd);
+	if (keep)
+		l->keep(l->keep_arg, cfd);
+	else
+		close(cfd);
 	s->fq.ipcFd = -1;
 	TAILQ_REMOVE(&l->hb, s, hb_entry);
 	if (s->on_stuck)
@@ -751,7 +766,8 @@ sloop_add(struct stream *s)
 }
 
 static int
-sloop_new(int64_t heartbeat_ms, int stop_fd)
+sloop_new(int64_t heartbeat_ms, int stop_fd, void (*keep)(void *, int),
+    void *keep_arg)
 {
 	struct sloop	  *l;
 	struct epoll_event ev;
@@ -760,6 +776,8 @@ sloop_new(int64_t heartbeat_ms, int stop_fd)
 		return (-1);
 	l->hb_ms = heartbeat_ms;
 	l->stop_fd = stop_fd;
+	l->keep = keep;
+	l->keep_arg = keep_arg;
 	TAILQ_INIT(&l->incoming);
 	TAILQ_INIT(&l->hb);
 	TAILQ_INIT(&l->stuck);
@@ -795,14 +813,15 @@ fail:
 }
 
 int
-sloop_start(int64_t heartbeat_ms, int stop_fd)
+sloop_start(int64_t heartbeat_ms, int stop_fd, void (*keep)(void *, int),
+    void *keep_arg)
 {
 	long n = sysconf(_SC_NPROCESSORS_ONLN);
 
 	if (n < 1)
 		n = 1;
 	while (nsloops < n && nsloops < SLOOP_MAX)
-		if (sloop_new(heartbeat_ms, stop_fd) == -1)
+		if (sloop_new(heartbeat_ms, stop_fd, keep, keep_arg) == -1)
 			break;
 	return (nsloops > 0 ? 0 : -1);
 }

@@ -21,10 +21,15 @@ struct stream;
  */
 #define SLOOP_FD_BASE 1024
 
-/* Start this process's loops: heartbeat period, the stop descriptor (a
- * loop ends every stream when it becomes readable).  0 if at least one
- * started, or -1. */
-int sloop_start(int64_t heartbeat_ms, int stop_fd);
+/*
+ * Start this process's loops: heartbeat period, the stop descriptor (a
+ * loop ends every stream when it becomes readable), and the hook that
+ * takes a kept FastCGI connection (FCGI_KEEP_CONN) whose stream ended
+ * with END_REQUEST: keep(keep_arg, fd) owns fd from then on, and is
+ * called from a loop thread.  0 if at least one started, or -1.
+ */
+int sloop_start(int64_t heartbeat_ms, int stop_fd, void (*keep)(void *, int),
+    void *keep_arg);
 /* Wait at most ms for the loops to end their streams after stop. */
 void sloop_join(int ms);
 /* 1 when a loop runs in this process (FastCGI server, not CGI). */

@@ -11,8 +11,8 @@ never checked; a kept connection the web server lets go of logged as a
 broken request; parked connections keeping a stopping process alive; the
 connection that just served a request closed for room when the parked
 ones reach their bound (nginx hands it the next keystroke: 502s under
-load); a stream served on a kept connection (closed with the stream while
-nginx keeps it) when its path misses the stream's own location.
+load); a stream on a kept connection (Apache's enablereuse=on) refused, or
+closed at its end while the web server keeps it (its next request a 502).
 """
 
 import http.client
@@ -26,7 +26,8 @@ import time
 import pytest
 
 from fcgi_raw import fcgi_pairs, fcgi_record, fcgi_status
-from ptyd_stack import children_of, preload_shim, proc_gone, wait_for
+from ptyd_stack import (children_of, fd_count, preload_shim, proc_gone,
+                        wait_for)
 
 BEGIN, END_REQUEST, PARAMS, STDIN, STDOUT = 1, 3, 4, 5, 6
 KEEP_CONN = 1
@@ -304,47 +305,94 @@ def test_a_full_park_does_not_cost_keystrokes(make_stack, new_sid):
         c.close_term(sid)
 
 
-def test_a_stream_asked_on_a_kept_connection_is_refused_and_it_serves_on(
-        make_stack, new_sid):
-    """The refusal itself, as a web server whose stream location keeps
-    connections would meet it: 400 before any 200, then the connection
-    carries the next request.  A stack where the web server vouches for
-    the user (PTYD_AUTH=front), so a raw peer gets past the gate."""
-    st = make_stack("keepconn-front", auth="basic", users=["alice:pw"])
+def stream_params(sid, user="alice"):
+    return fcgi_pairs({
+        "REQUEST_METHOD": "GET", "SCRIPT_NAME": "/api/terminal",
+        "PATH_INFO": "/output", "REMOTE_USER": user,
+        "QUERY_STRING": "session_id=" + sid, "REMOTE_ADDR": "127.0.0.1",
+        "HTTP_HOST": "127.0.0.1"})
+
+
+@pytest.fixture(scope="module")
+def fstack(make_stack):
+    """A stack where the web server vouches for the user (PTYD_AUTH=front),
+    so a raw peer gets past the gate and can ask for a stream."""
+    return make_stack("keepconn-front", auth="basic", users=["alice:pw"])
+
+
+def test_a_stream_on_a_kept_connection_gives_it_back_at_its_end(
+        fstack, new_sid):
+    """A web server that keeps every connection (Apache's mod_proxy_fcgi
+    with enablereuse=on; an nginx location with fastcgi_keep_conn on that
+    a stream's path reaches): the stream is served, ends with END_REQUEST
+    when its terminal does, and the connection then carries the web
+    server's next request, as nginx or Apache will send it one there."""
+    st = fstack
     sid = new_sid()
     c = st.client("alice")
     assert c.start(sid).status == 200
-    params = fcgi_pairs({
-        "REQUEST_METHOD": "GET", "SCRIPT_NAME": "/api/terminal",
-        "PATH_INFO": "/output", "REMOTE_USER": "alice",
-        "QUERY_STRING": "session_id=" + sid, "REMOTE_ADDR": "127.0.0.1",
-        "HTTP_HOST": "127.0.0.1"})
-    s = connect(st)
+    s = connect(st, timeout=10)
     try:
-        s.sendall(request(KEEP_CONN, params))
-        status, out = read_response(s)
-        assert status == 400 and b"kept" in out, out
+        s.sendall(request(KEEP_CONN, stream_params(sid)))
+        head = s.recv(4096)
+        assert b"text/event-stream" in head, head
         kept = counter(st, "kept", c)
-        s.sendall(request(KEEP_CONN))
-        read_response(s)
-        assert counter(st, "kept", c) > kept
-        # Without the flag the same request is a stream.
-        s2 = connect(st)
-        s2.sendall(request(0, params))
-        s2.settimeout(10)
-        assert b"text/event-stream" in s2.recv(4096)
-        s2.close()
+        assert c.close_term(sid).status == 200
+        status, out = read_response(s)
+        assert status == 200 and b"event: terminal_closed" in head + out, \
+            out[-300:]
+        for i in range(3):
+            s.sendall(request(KEEP_CONN))
+            assert read_response(s)[0] == ANSWER, i
+        assert counter(st, "kept", c) >= kept + 3
     finally:
         s.close()
+
+
+def test_a_kept_streams_viewer_leaving_leaves_nothing_behind(fstack, new_sid):
+    """Kept streams whose web server lets go mid-stream (the browser went,
+    and nginx closes an upstream connection whose response did not end):
+    each is closed and detached, nothing parked or left open."""
+    st = fstack
+    sid = new_sid()
+    c = st.client("alice")
+    assert c.start(sid).status == 200
+    workers = fcgi_workers(st)
+    try:
+        before = sum(fd_count(p) for p in workers)
+        socks = []
+        for _ in range(20):
+            s = connect(st, timeout=10)
+            s.sendall(request(KEEP_CONN, stream_params(sid)))
+            assert b"text/event-stream" in s.recv(4096)
+            socks.append(s)
+        wait_for(lambda: subscribers(c, sid) == 20, timeout=10,
+                 what="20 viewers attached")
+        for s in socks:
+            s.close()
+        wait_for(lambda: subscribers(c, sid) == 0, timeout=10,
+                 what="the viewers detached")
+        wait_for(lambda: sum(fd_count(p) for p in workers) <= before,
+                 timeout=10, what="ptyd.fcgi back to %d descriptors" % before)
+    finally:
         c.close_term(sid)
 
 
+def subscribers(c, sid):
+    r = c.get("list")
+    assert r.status == 200, r
+    for t in r.json()["terminals"]:
+        if t["session_id"] == sid:
+            return t["subscribers"]
+    raise AssertionError("%s not listed" % sid)
+
+
 @pytest.mark.parametrize("path", ["output%3F", "output%23", "output/"])
-def test_a_stream_never_runs_on_a_kept_connection(kstack, new_sid, path):
+def test_a_path_that_misses_the_stream_location_is_no_stream(kstack,
+                                                              new_sid, path):
     """A path that misses nginx's stream location reaches the location that
-    keeps connections; ptyd.fcgi still routes it to the stream, so it
-    must refuse it there instead of streaming on a connection nginx keeps
-    (closed at the stream's end, then handed a keystroke)."""
+    keeps connections and buffers: ptyd.fcgi routes on the exact last
+    segment, so it answers there with JSON, never a stream."""
     c = kstack.client()
     sid = new_sid()
     assert c.start(sid).status == 200
@@ -356,7 +404,7 @@ def test_a_stream_never_runs_on_a_kept_connection(kstack, new_sid, path):
         r = conn.getresponse()
         body = r.read()
         conn.close()
-        assert r.status in (400, 404), (r.status, body[:200])
+        assert r.status == 404, (r.status, body[:200])
         assert r.getheader("Content-Type", "").startswith(
             "application/json"), r.getheaders()
     finally:

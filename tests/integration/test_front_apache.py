@@ -1,13 +1,15 @@
 """test_front_apache.py -- ptyd behind Apache 2.4 (issue 14): mod_fcgid
-with and without suexec, and mod_cgid as plain CGI, each through the
-shipped apache/*.conf, each passing the same walk through the API
-(front_servers.exercise).
+with and without suexec, mod_cgid as plain CGI, and mod_proxy_fcgi to
+ptyd.fcgi --listen, each through the shipped apache/*.conf, each passing
+the same walk through the API (front_servers.exercise).
 
 Regression: under mod_fcgid the first POST while a stream was open took a
 second (mod_fcgid sleeps 1 s when every process of a class is busy, and
 the stream held the only one); the shipped config puts the stream in a
 class of its own.  Under suexec no PTYD_* reaches ptyd.fcgi: its settings
-must come from the account's ~/.config/ptyd/ptyd.conf.
+must come from the account's ~/.config/ptyd/ptyd.conf.  mod_proxy_fcgi
+with enablereuse=on sends the stream on a kept connection, which
+ptyd.fcgi refused with 400.
 """
 
 import os
@@ -20,7 +22,7 @@ import time
 import pytest
 
 import front_servers as fs
-from ptyd_http import Client, Transcript
+from ptyd_http import Client
 
 SUEXEC = "/usr/lib/apache2/suexec"
 
@@ -167,5 +169,89 @@ def test_cgid(acct):
     try:
         fig = fs.exercise(srv.port, "apache-cgid")
         assert fig["echo_p50_ms"] < 250, fig
+    finally:
+        srv.stop()
+
+
+@pytest.fixture
+def fcgi_listen(acct):
+    """ptyd.fcgi as the account, a FastCGI server of its own on a socket
+    of mode 0600 (Apache runs as the account; spawn-fcgi/run's group
+    www-data is test_front_spawn_fcgi's).  Yields the socket's path."""
+    run = acct.mkdir("proxy-run")
+    sock = os.path.join(run, "fcgi.sock")
+    srv = fs.Server("ptyd.fcgi", [
+        fs.need("setpriv", "util-linux"), "--reuid=%d" % acct.uid,
+        "--regid=%d" % acct.gid, "--init-groups", acct.fcgi,
+        "--listen", sock],
+        os.path.join(acct.dir, "proxy-fcgi.log"),
+        env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}).start()
+    try:
+        fs.wait_for(lambda: os.path.exists(sock), timeout=10,
+                    what=lambda: "ptyd.fcgi's socket; log:\n" + srv.tail())
+        yield sock
+    finally:
+        srv.stop()
+
+
+def connections(c, how):
+    r = c.get("metrics")
+    assert r.status == 200, r
+    want = 'ptyd_fcgi_connections_total{how="%s"} ' % how
+    for line in r.body.decode().splitlines():
+        if line.startswith(want):
+            return float(line.split()[1])
+    raise AssertionError("no %s in the metrics" % want.strip())
+
+
+def test_proxy_fcgi(acct, fcgi_listen):
+    """mod_proxy_fcgi with the shipped file (enablereuse=on: every
+    request, the stream's too, on a kept connection): the walk, the
+    stream unbuffered, and a stream's connection
+    good for keystrokes after its terminal ended it (each stream was
+    refused with 400 before ptyd.fcgi gave such a connection back)."""
+    d = acct.mkdir("proxy", owner=False)
+    body = ("Define PTYD_SOCKET %s\nInclude %s/apache/ptyd-proxy-fcgi.conf\n"
+            % (fcgi_listen, fs.REPO))
+    srv = running(fs.apache_server(acct, d, body,
+                                   ["proxy", "proxy_fcgi", "env"]))
+    try:
+        fig = fs.exercise(srv.port, "apache-proxy-fcgi")
+        assert fig["echo_p50_ms"] < 250, fig
+        assert not fs.stream_is_buffered(srv.port, "apache-proxy-fcgi")
+        c = Client(srv.port)
+        kept = connections(c, "kept")
+        for i in range(10):
+            sid = "pf-%d-%s" % (i, secrets.token_hex(3))
+            assert c.start(sid).status == 200
+            s = c.stream(sid)
+            try:
+                assert s.status == 200, (s.status, s.body)
+                assert c.close_term(sid).status == 200
+                s.read_until(lambda e: e.name == "terminal_closed",
+                             timeout=10)
+            finally:
+                s.close()
+            for j in range(5):
+                r = c.list()
+                assert r.status == 200, (i, j, r)
+        assert connections(c, "kept") >= kept + 50, srv.tail()
+    finally:
+        srv.stop()
+
+
+def test_proxy_fcgi_without_flushpackets_holds_the_stream(acct, fcgi_listen):
+    """The shipped file's flushpackets=on, shown needed: without it
+    mod_proxy_fcgi holds the stream's events (the README's Buffering
+    section)."""
+    d = acct.mkdir("proxybuf", owner=False)
+    body = ('<Location "/api/terminal/">\n'
+            '    ProxyPass "unix:%s|fcgi://localhost/api/terminal/" '
+            'enablereuse=on\n'
+            '    Require all granted\n'
+            '</Location>\n' % fcgi_listen)
+    srv = running(fs.apache_server(acct, d, body, ["proxy", "proxy_fcgi"]))
+    try:
+        assert fs.stream_is_buffered(srv.port, "apache-proxy-fcgi-buffered")
     finally:
         srv.stop()

@@ -47,6 +47,7 @@ LAYOUT = [
     "share/ptyd/nginx/ptyd-stream.conf", "share/ptyd/nginx/ptyd-page.conf",
     "share/ptyd/nginx/ptyd-location-fcgiwrap.conf",
     "share/ptyd/apache/ptyd-fcgid.conf", "share/ptyd/apache/ptyd-cgid.conf",
+    "share/ptyd/apache/ptyd-proxy-fcgi.conf",
     "share/ptyd/apache/ptyd-fcgid-wrapper",
     "share/ptyd/lighttpd/ptyd-fastcgi.conf",
     "share/ptyd/lighttpd/ptyd-cgi.conf", "share/ptyd/spawn-fcgi/run",
