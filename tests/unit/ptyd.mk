@@ -56,7 +56,7 @@ tests_unit_test_screen_CFLAGS = $(UNIT_CFLAGS) $(VTERM_CFLAGS) \
 tests_unit_test_screen_LDADD = $(PTYD_UNIT_LDADD)
 
 check_PROGRAMS += tests/unit/test_mirror
-tests_unit_test_mirror_SOURCES = tests/unit/test_mirror.c
+tests_unit_test_mirror_SOURCES = tests/unit/test_mirror.c tests/unit/unit.c tests/unit/unit.h
 tests_unit_test_mirror_CFLAGS = $(UNIT_CFLAGS) $(SQLITE_CFLAGS)
 tests_unit_test_mirror_LDADD = $(PTYD_UNIT_LDADD)
 

@@ -2,7 +2,8 @@
 # the store's benchmark.
 
 check_PROGRAMS += tests/unit/test_store
-tests_unit_test_store_SOURCES = tests/unit/test_store.c
+tests_unit_test_store_SOURCES = tests/unit/test_store.c tests/unit/unit.c \
+	tests/unit/unit.h
 tests_unit_test_store_CFLAGS = $(UNIT_CFLAGS) $(SQLITE_CFLAGS)
 tests_unit_test_store_LDADD = ptyd/libptyd.a libwire.a $(SQLITE_LIBS) $(VTERM_LIBS) $(ZLIB_LIBS) \
 	-lutil $(CRITERION_LIBS)

@@ -9,7 +9,6 @@
 
 #include <sys/stat.h>
 
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,44 +24,26 @@
 #include "stats.h"
 #include "store.h"
 #include "term.h"
+#include "unit.h"
 
 #define N 2500
 
 static char dir[64], dbpath[128];
 
-static int
-rm_cb(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-	(void)sb;
-	(void)flag;
-	(void)ftw;
-	return (remove(path));
-}
-
 static void
 setup(void)
 {
-	strcpy(dir, "/tmp/test_mirror.XXXXXX");
-	cr_assert_not_null(mkdtemp(dir));
+	unit_tmpdir(dir, sizeof(dir), "test_mirror");
 	snprintf(dbpath, sizeof(dbpath), "%s/ptyd.db", dir);
 }
 
 static void
 teardown(void)
 {
-	nftw(dir, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
+	unit_rmtree(dir);
 }
 
 TestSuite(mirror, .init = setup, .fini = teardown);
-
-static double
-wall(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return ((double)ts.tv_sec + (double)ts.tv_nsec / 1e9);
-}
 
 static long
 count(const char *sql)
@@ -92,7 +73,7 @@ burst(void)
 	int	      i;
 
 	cr_assert_eq(ev_init(), 0);
-	cr_assert_not_null(st = store_open(dbpath, wall()));
+	cr_assert_not_null(st = store_open(dbpath, unit_wall()));
 	term_init(st);
 	/* The first flush of a store rewrites every row, whole: done. */
 	mirror_flush(ev_now());

@@ -18,7 +18,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <grp.h>
 #include <inttypes.h>
 #include <signal.h>
@@ -31,6 +30,7 @@
 #include <sqlite3.h>
 
 #include "store.h"
+#include "unit.h"
 
 #define EVENTS_MAX	10000	/* the documented bound in store.c */
 
@@ -39,21 +39,10 @@ static char	 dbpath[128];	/* dir/state/ptyd.db: a directory to lose */
 static char	 logpath[128];
 static int	 saved_stderr = -1;
 
-static int
-rm_cb(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-	(void)sb;
-	(void)flag;
-	(void)ftw;
-	chmod(path, 0700);
-	return (remove(path));
-}
-
 static void
 setup(void)
 {
-	strcpy(dir, "/tmp/test_store.XXXXXX");
-	cr_assert_not_null(mkdtemp(dir));
+	unit_tmpdir(dir, sizeof(dir), "test_store");
 	snprintf(dbpath, sizeof(dbpath), "%s/state/ptyd.db", dir);
 	snprintf(logpath, sizeof(logpath), "%s/log", dir);
 }
@@ -66,19 +55,10 @@ teardown(void)
 		close(saved_stderr);
 		saved_stderr = -1;
 	}
-	nftw(dir, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
+	unit_rmtree(dir);
 }
 
 TestSuite(store, .init = setup, .fini = teardown);
-
-static double
-wall(void)
-{
-	struct timespec	ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return ((double)ts.tv_sec + (double)ts.tv_nsec / 1e9);
-}
 
 static double
 mono_ms(void)
@@ -264,7 +244,7 @@ Test(store, rows_appear_only_after_flush_and_match_what_was_put)
 	struct store		*st;
 	struct store_term	 t;
 	sqlite3			*db;
-	double			 now = wall();
+	double			 now = unit_wall();
 	int64_t			 a, b;
 
 	st = store_open(dbpath, now);
@@ -323,7 +303,7 @@ Test(store, database_directory_is_created_0700)
 	struct stat	 sb;
 	char		 d[128];
 
-	st = store_open(dbpath, wall());
+	st = store_open(dbpath, unit_wall());
 	snprintf(d, sizeof(d), "%s/state", dir);
 	cr_assert_eq(stat(d, &sb), 0);
 	cr_assert(S_ISDIR(sb.st_mode));
@@ -337,7 +317,7 @@ Test(store, puts_of_one_id_coalesce_into_one_write_of_the_last)
 	struct store		*st;
 	struct store_term	 t;
 	sqlite3			*db;
-	double			 now = wall();
+	double			 now = unit_wall();
 	int64_t			 id;
 	int			 i;
 
@@ -375,7 +355,7 @@ Test(store, events_are_appended_in_order_with_nulls_kept)
 	sqlite3		*db;
 	sqlite3_stmt	*s;
 	char		 kind[16], want[64];
-	double		 now = wall();
+	double		 now = unit_wall();
 	int		 i;
 
 	st = store_open(dbpath, now);
@@ -427,7 +407,7 @@ Test(store, lock_held_by_auditor_fails_flush_fast_keeps_work_and_catches_up)
 	struct store		*st;
 	struct store_term	 t;
 	sqlite3			*auditor;
-	double			 now = wall(), t0, ms;
+	double			 now = unit_wall(), t0, ms;
 	int64_t			 ids[5];
 	int			 i;
 
@@ -477,7 +457,7 @@ Test(store, open_under_a_lock_learns_ids_and_reconciles_once_unlocked)
 	struct store		*st;
 	struct store_term	 t;
 	sqlite3			*auditor;
-	double			 now = wall();
+	double			 now = unit_wall();
 	int64_t			 id;
 
 	/* An earlier daemon left terminal 40 running. */
@@ -513,7 +493,7 @@ Test(store, read_only_file_fails_flush_and_recovers_when_writable)
 {
 	struct store		*st;
 	struct store_term	 t;
-	double			 now = wall();
+	double			 now = unit_wall();
 	int64_t			 ids[3];
 	int			 fd;
 
@@ -563,7 +543,7 @@ Test(store, full_disk_fails_flush_and_recovers_with_everything)
 	struct rlimit	 rl;
 	struct stat	 sb;
 	char		 detail[4000], wal[160];
-	double		 now = wall();
+	double		 now = unit_wall();
 	int64_t		 ids[2];
 	int		 i;
 
@@ -604,7 +584,7 @@ Test(store, deleted_file_is_recreated_with_every_live_row)
 	struct store		*st;
 	struct store_term	 t;
 	sqlite3			*db;
-	double			 now = wall();
+	double			 now = unit_wall();
 	int64_t			 ids[5];
 
 	capture_log();
@@ -661,7 +641,7 @@ Test(store, renamed_file_keeps_its_history_and_a_new_one_takes_over)
 	struct store	*st;
 	sqlite3		*db;
 	char		 archive[160];
-	double		 now = wall();
+	double		 now = unit_wall();
 	int64_t		 ids[2];
 	int		 i;
 
@@ -690,7 +670,7 @@ Test(store, directory_replaced_by_a_file_fails_then_recovers_all_rows)
 	struct store_term	 t;
 	struct stat		 sb;
 	char			 d[128], cmd[256];
-	double			 now = wall();
+	double			 now = unit_wall();
 	int64_t			 ids[3];
 	int			 fd;
 
@@ -738,7 +718,7 @@ Test(store, event_queue_bound_drops_and_writes_marker_with_exact_count)
 {
 	struct store	*st;
 	sqlite3		*auditor, *db;
-	double		 now = wall();
+	double		   now = unit_wall();
 	int		 i, n = EVENTS_MAX + 1234;
 	unsigned long long dropped = 0;
 
@@ -784,7 +764,7 @@ Test(store, startup_marks_rows_left_running_lost_with_an_event)
 	struct store		*st;
 	struct store_term	 t;
 	sqlite3			*db;
-	double			 then = wall() - 1000, now = wall();
+	double			 then = unit_wall() - 1000, now = unit_wall();
 
 	st = store_open(dbpath, then);
 	term_init(&t, 1, "crashed", then);
@@ -841,25 +821,25 @@ Test(store, next_id_is_above_every_id_in_rows_and_events_and_never_repeats)
 	struct store_term	 t;
 	int64_t			 a, b;
 
-	st = store_open(dbpath, wall());
+	st = store_open(dbpath, unit_wall());
 	cr_assert_eq(store_next_id(st), 1);
-	term_init(&t, 41, "tab", wall());
+	term_init(&t, 41, "tab", unit_wall());
 	t.state = "closed";
 	store_put_term(st, &t);
-	store_event(st, wall(), "tab", 77, "close", NULL, NULL);
-	cr_assert_eq(store_flush(st, wall()), 0);
+	store_event(st, unit_wall(), "tab", 77, "close", NULL, NULL);
+	cr_assert_eq(store_flush(st, unit_wall()), 0);
 	store_close(st);
 
-	st = store_open(dbpath, wall());
+	st = store_open(dbpath, unit_wall());
 	a = store_next_id(st);
 	b = store_next_id(st);
 	cr_assert_eq(a, 78);
 	cr_assert_eq(b, 79);
 	/* A recreated (empty) file does not bring ids back down. */
 	cr_assert_eq(unlink(dbpath), 0);
-	term_init(&t, b, "tab", wall());
+	term_init(&t, b, "tab", unit_wall());
 	store_put_term(st, &t);
-	cr_assert_eq(store_flush(st, wall()), 0);
+	cr_assert_eq(store_flush(st, unit_wall()), 0);
 	cr_assert_eq(store_next_id(st), 80);
 	store_close(st);
 }
@@ -868,7 +848,7 @@ Test(store, next_id_comes_from_the_clock_when_no_database_opens)
 {
 	struct store	*st;
 	char		 d[128];
-	double		 now = wall();
+	double		 now = unit_wall();
 	int64_t		 a, b;
 	int		 fd;
 
@@ -942,7 +922,7 @@ Test(store, older_user_version_is_migrated_forward_to_the_fresh_shape)
 	struct store_term	 t;
 	sqlite3			*db, *fresh;
 	char			 freshpath[160], *a, *b;
-	double			 now = wall();
+	double			 now = unit_wall();
 
 	capture_log();
 	db = peer_create(dbpath);
@@ -993,7 +973,7 @@ Test(store, newer_user_version_is_left_untouched_and_store_runs_without)
 	struct store		*st;
 	struct store_term	 t;
 	sqlite3			*db;
-	double			 now = wall();
+	double			 now = unit_wall();
 
 	capture_log();
 	db = peer_create(dbpath);
@@ -1023,7 +1003,7 @@ Test(store, views_show_running_terminals_and_idle_seconds)
 	struct store		*st;
 	struct store_term	 t;
 	sqlite3			*db;
-	double			 now = wall(), t1, t2, idle, quiet;
+	double			 now = unit_wall(), t1, t2, idle, quiet;
 
 	st = store_open(dbpath, now);
 	term_init(&t, 1, "watched", now);
@@ -1053,10 +1033,10 @@ Test(store, views_show_running_terminals_and_idle_seconds)
 	    " idle_terminals"), "idle");
 	/* The views read the clock: bracket the query with ours (the
 	 * views round to a tenth of a second). */
-	t1 = wall() - now;
+	t1 = unit_wall() - now;
 	idle = q_double(db, "SELECT idle_seconds FROM idle_terminals");
 	quiet = q_double(db, "SELECT quiet_seconds FROM idle_terminals");
-	t2 = wall() - now;
+	t2 = unit_wall() - now;
 	cr_assert(idle >= 100 + t1 - 0.06 && idle <= 100 + t2 + 0.06,
 	    "idle_seconds %.3f, expected 100 + [%.3f, %.3f]", idle, t1, t2);
 	cr_assert(quiet >= 250 + t1 - 0.06 && quiet <= 250 + t2 + 0.06,
@@ -1076,7 +1056,7 @@ Test(store, row_refused_by_a_constraint_is_dropped_not_retried_forever)
 {
 	struct store		*st;
 	struct store_term	 t;
-	double			 now = wall();
+	double			 now = unit_wall();
 
 	capture_log();
 	st = store_open(dbpath, now);
@@ -1099,7 +1079,7 @@ Test(store, unknown_state_or_missing_session_id_is_not_queued)
 {
 	struct store		*st;
 	struct store_term	 t;
-	double			 now = wall();
+	double			 now = unit_wall();
 
 	capture_log();
 	st = store_open(dbpath, now);
@@ -1119,7 +1099,7 @@ Test(store, long_text_is_cut_at_4096_bytes_on_a_character_boundary)
 	struct store	*st;
 	char		 detail[6001];
 	size_t		 i;
-	double		 now = wall();
+	double		 now = unit_wall();
 
 	st = store_open(dbpath, now);
 	detail[0] = 'x';	/* shifts the two-byte characters by one */
@@ -1141,7 +1121,7 @@ Test(store, close_writes_what_is_pending)
 {
 	struct store		*st;
 	struct store_term	 t;
-	double			 now = wall();
+	double			 now = unit_wall();
 
 	st = store_open(dbpath, now);
 	term_init(&t, store_next_id(st), "tab", now);
@@ -1179,7 +1159,7 @@ Test(store, row_deleted_by_an_operator_comes_back_whole_at_its_next_change)
 	struct store		*st;
 	struct store_term	 t;
 	sqlite3			*db;
-	double			 now = wall();
+	double			 now = unit_wall();
 	int64_t			 id;
 
 	st = store_open(dbpath, now);
@@ -1205,7 +1185,7 @@ Test(store, row_bound_gives_up_the_oldest_ended_rows_and_counts_them)
 	struct store		*st;
 	struct store_term	 t;
 	sqlite3			*auditor, *db;
-	double			 now = wall();
+	double			 now = unit_wall();
 	unsigned long long	 events = 99, rows = 0;
 	int64_t			 live;
 	int			 i, n = 65536 + 7;
@@ -1254,7 +1234,7 @@ Test(store, database_deleted_after_a_crash_starts_clean_despite_its_wal)
 	struct stat		 sb;
 	sqlite3			*db;
 	char			 wal[160];
-	double			 now = wall();
+	double			 now = unit_wall();
 	pid_t			 pid;
 	int			 status, i;
 
