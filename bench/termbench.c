@@ -17,17 +17,25 @@
  *	termbench echo PORT N
  *		Keystroke echo latency: a terminal running `stty raw -echo;
  *		exec cat`; N times, POST one character and time until it
- *		appears in the stream.  Prints p50/p99 in microseconds.
+ *		appears in the stream (`echo`), and until the POST's own
+ *		answer came (`post`), each on its own: as in a browser, the
+ *		echo is read when it comes, answered or not.  Prints p50/p99
+ *		in microseconds.
  *	termbench rtt PORT PATH N [STATUS]
  *		Baseline for echo: N GETs of PATH (a plain FastCGI responder
  *		behind the same nginx), p50/p99 in microseconds.  Each must
  *		answer STATUS (default 200): a refused request times the path
  *		up to the refusal.
  *
- * Owns: a minimal HTTP/1.1 client (one request per connection, chunked
- * decoding) and an SSE reader that counts the bytes of `output` events
- * without keeping them.  Not a general HTTP client: it talks to our nginx on
- * 127.0.0.1 only.
+ * Requests other than the streams go on one kept HTTP connection, as a
+ * browser sends them; TERMBENCH_CLOSE=1 opens one connection per request
+ * instead (and echo then waits for the POST's answer before it looks at
+ * the stream), the client of the figures before 2026-12-05.
+ *
+ * Owns: a minimal HTTP/1.1 client (a kept connection or one per request,
+ * chunked and Content-Length bodies) and an SSE reader that counts the
+ * bytes of `output` events without keeping them.  Not a general HTTP
+ * client: it talks to our nginx on 127.0.0.1 only.
  */
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -52,6 +60,7 @@
 #define BUFSZ	(256 * 1024)
 
 static int	port;
+static int	keepalive = 1; /* TERMBENCH_CLOSE unset */
 
 static void __attribute__((noreturn, format(printf, 1, 2)))
 die(const char *fmt, ...)
@@ -116,8 +125,11 @@ struct http {
 	size_t	off, len;
 	int	chunked;
 	size_t	chunk_left;	/* bytes left in the current chunk */
+	long	clen;		/* Content-Length, or -1 */
 	int	eof;
 	int	status;
+	int	reuse;	    /* fd kept for the next request */
+	int	conn_close; /* the server said Connection: close */
 };
 
 static int
@@ -143,29 +155,44 @@ http_fill(struct http *h)
 	return (0);
 }
 
-/* Send a request and read the status line and headers. */
+/* Send a request: on h's kept connection if it has one, else a new one
+ * (kept after the answer unless close or TERMBENCH_CLOSE). */
 static void
-http_request(struct http *h, const char *method, const char *path,
-    const char *body)
+http_send(struct http *h, const char *method, const char *path,
+    const char *body, int close)
 {
-	char	req[8192], *eoh, *line;
-	int	n;
+	char req[8192];
+	int  n, fd = h->reuse ? h->fd : -1;
 
 	memset(h, 0, sizeof(*h));
-	h->fd = http_connect();
+	h->fd = fd != -1 ? fd : http_connect();
+	h->clen = -1;
+	close = close || !keepalive;
 	if (body != NULL)
-		n = snprintf(req, sizeof(req), "%s %s HTTP/1.1\r\n"
-		    "Host: 127.0.0.1\r\nConnection: close\r\n"
+		n = snprintf(req, sizeof(req),
+		    "%s %s HTTP/1.1\r\n"
+		    "Host: 127.0.0.1\r\n%s"
 		    "Content-Type: application/json\r\n"
-		    "Content-Length: %zu\r\n\r\n%s", method, path,
+		    "Content-Length: %zu\r\n\r\n%s",
+		    method, path, close ? "Connection: close\r\n" : "",
 		    strlen(body), body);
 	else
-		n = snprintf(req, sizeof(req), "%s %s HTTP/1.1\r\n"
-		    "Host: 127.0.0.1\r\nConnection: close\r\n\r\n",
-		    method, path);
+		n = snprintf(req, sizeof(req),
+		    "%s %s HTTP/1.1\r\n"
+		    "Host: 127.0.0.1\r\n%s\r\n",
+		    method, path, close ? "Connection: close\r\n" : "");
 	if (n < 0 || (size_t)n >= sizeof(req))
 		die("request too long");
+	h->conn_close = close;
 	write_all(h->fd, req, (size_t)n);
+}
+
+/* Read the status line and headers of the answer to the request sent. */
+static void
+http_head(struct http *h, const char *method, const char *path)
+{
+	char *eoh, *line;
+
 	for (;;) {
 		h->buf[h->len < sizeof(h->buf) ? h->len : sizeof(h->buf) - 1] =
 		    '\0';
@@ -177,10 +204,23 @@ http_request(struct http *h, const char *method, const char *path,
 	*eoh = '\0';
 	if (sscanf(h->buf, "HTTP/1.%*d %d", &h->status) != 1)
 		die("%s %s: bad status line", method, path);
-	for (line = h->buf; line != NULL; line = strstr(line + 1, "\r\n"))
+	for (line = h->buf; line != NULL; line = strstr(line + 1, "\r\n")) {
 		if (strncasecmp(line, "\r\nTransfer-Encoding: chunked", 28) == 0)
 			h->chunked = 1;
+		else if (strncasecmp(line, "\r\nContent-Length: ", 18) == 0)
+			h->clen = strtol(line + 18, NULL, 10);
+		else if (strncasecmp(line, "\r\nConnection: close", 19) == 0)
+			h->conn_close = 1;
+	}
 	h->off = (size_t)(eoh - h->buf) + 4;
+}
+
+static void
+http_request(struct http *h, const char *method, const char *path,
+    const char *body)
+{
+	http_send(h, method, path, body, 0);
+	http_head(h, method, path);
 }
 
 /*
@@ -195,15 +235,21 @@ http_body(struct http *h, const char **p)
 	int	 r;
 
 	for (;;) {
+		if (!h->chunked && h->clen == 0)
+			return (-1);
 		if (!h->chunked || h->chunk_left > 0) {
 			n = h->len - h->off;
 			if (h->chunked && n > h->chunk_left)
 				n = h->chunk_left;
+			if (!h->chunked && h->clen > 0 && n > (size_t)h->clen)
+				n = (size_t)h->clen;
 			if (n > 0) {
 				*p = h->buf + h->off;
 				h->off += n;
 				if (h->chunked)
 					h->chunk_left -= n;
+				else if (h->clen > 0)
+					h->clen -= (long)n;
 				return ((ssize_t)n);
 			}
 			if ((r = http_fill(h)) != 0)
@@ -220,8 +266,20 @@ http_body(struct http *h, const char **p)
 			continue;
 		}
 		h->chunk_left = strtoul(h->buf + h->off, &end, 16);
-		if (h->chunk_left == 0)
+		if (h->chunk_left == 0) {
+			/* The last chunk: its line and the empty trailer, read
+			 * whole so the connection can carry the next request. */
+			if ((end = memmem(h->buf + h->off, h->len - h->off,
+				 "\r\n\r\n", 4)) == NULL) {
+				if ((r = http_fill(h)) != 0)
+					return (r > 0 ? 0 : -1);
+				continue;
+			}
+			h->off = (size_t)(end - h->buf) + 4;
+			h->chunked = 0;
+			h->clen = 0;
 			return (-1);
+		}
 		h->off = (size_t)((char *)memchr(end, '\n',
 		    h->len - (size_t)(end - h->buf)) - h->buf) + 1;
 	}
@@ -235,26 +293,41 @@ http_slurp(struct http *h)
 	ssize_t		 n;
 	size_t		 len = 0;
 
-	while ((n = http_body(h, &p)) > 0 && len + (size_t)n < sizeof(out)) {
-		memcpy(out + len, p, (size_t)n);
-		len += (size_t)n;
+	while ((n = http_body(h, &p)) > 0) {
+		if (len + (size_t)n < sizeof(out)) {
+			memcpy(out + len, p, (size_t)n);
+			len += (size_t)n;
+		}
 	}
 	out[len] = '\0';
-	close(h->fd);
+	/* Kept only where the answer ended on its own, whole. */
+	h->reuse = !h->eof && !h->conn_close && (h->chunked || h->clen == 0) &&
+	    h->off == h->len;
+	if (!h->reuse)
+		close(h->fd);
 	return (out);
+}
+
+/* The POSTs' kept connection (static: its buffer is large). */
+static struct http posts;
+
+static void
+post_check(const char *endpoint)
+{
+	if (posts.status != 200)
+		die("POST %s: %d %s", endpoint, posts.status,
+		    http_slurp(&posts));
+	http_slurp(&posts);
 }
 
 static void
 post(const char *endpoint, const char *body)
 {
-	struct http	h;
-	char		path[256];
+	char path[256];
 
 	snprintf(path, sizeof(path), "/api/terminal/%s", endpoint);
-	http_request(&h, "POST", path, body);
-	if (h.status != 200)
-		die("POST %s: %d %s", endpoint, h.status, http_slurp(&h));
-	http_slurp(&h);
+	http_request(&posts, "POST", path, body);
+	post_check(endpoint);
 }
 
 /*
@@ -280,7 +353,9 @@ sse_open(struct sse *s, const char *sid)
 
 	memset(s, 0, sizeof(*s));
 	snprintf(path, sizeof(path), "/api/terminal/output?session_id=%s", sid);
-	http_request(&s->h, "GET", path, NULL);
+	s->h.fd = -1;
+	http_send(&s->h, "GET", path, NULL, 1);
+	http_head(&s->h, "GET", path);
 	if (s->h.status != 200)
 		die("GET output: %d", s->h.status);
 	if (fcntl(s->h.fd, F_SETFL, O_NONBLOCK) == -1)
@@ -673,11 +748,13 @@ static int
 cmd_echo(int n)
 {
 	struct sse	 s;
+	struct pollfd	 pfd[2];
 	char		 sid[64], body[512], want;
-	double		*lat, t0;
+	double		*lat, *plat, t0;
 	int		 i;
 
-	if ((lat = calloc((size_t)n, sizeof(*lat))) == NULL)
+	if ((lat = calloc((size_t)n, sizeof(*lat))) == NULL ||
+	    (plat = calloc((size_t)n, sizeof(*plat))) == NULL)
 		die("calloc");
 	snprintf(sid, sizeof(sid), "echo-%d-%ld", (int)getpid(),
 	    (long)time(NULL));
@@ -693,39 +770,59 @@ cmd_echo(int n)
 		snprintf(body, sizeof(body), "{\"session_id\": \"%s\", "
 		    "\"data\": \"%c\"}", sid, want);
 		s.last_text[0] = '\0';
+		lat[i] = plat[i] = 0;
 		t0 = now_s();
-		post("input", body);
-		while (strchr(s.last_text, want) == NULL) {
-			struct pollfd	pfd = { s.h.fd, POLLIN, 0 };
-
-			if (poll(&pfd, 1, 10000) <= 0 || sse_step(&s) == -1)
-				die("no echo within 10 s");
+		if (!keepalive) {
+			/* The client before 2026-12-05: the answer first. */
+			post("input", body);
+			plat[i] = now_s() - t0;
+		} else
+			http_send(&posts, "POST", "/api/terminal/input", body,
+			    0);
+		while (lat[i] == 0 || plat[i] == 0) {
+			pfd[0].fd = lat[i] == 0 ? s.h.fd : -1;
+			pfd[1].fd = plat[i] == 0 ? posts.fd : -1;
+			pfd[0].events = pfd[1].events = POLLIN;
+			if (poll(pfd, 2, 10000) <= 0)
+				die("no echo or answer within 10 s");
+			if (pfd[0].revents != 0) {
+				if (sse_step(&s) == -1)
+					die("the stream ended");
+				if (strchr(s.last_text, want) != NULL)
+					lat[i] = now_s() - t0;
+			}
+			if (pfd[1].revents != 0) {
+				http_head(&posts, "POST",
+				    "/api/terminal/input");
+				post_check("input");
+				plat[i] = now_s() - t0;
+			}
 		}
-		lat[i] = now_s() - t0;
 	}
 	report("echo", lat, n);
+	report("post", plat, n);
 	snprintf(body, sizeof(body), "{\"session_id\": \"%s\"}", sid);
 	post("close", body);
 	close(s.h.fd);
 	free(lat);
+	free(plat);
 	return (0);
 }
 
 static int
 cmd_rtt(const char *path, int n, int want)
 {
-	struct http	 h;
-	double		*lat, t0;
-	int		 i;
+	double *lat, t0;
+	int	i;
 
 	if ((lat = calloc((size_t)n, sizeof(*lat))) == NULL)
 		die("calloc");
 	for (i = 0; i < n; i++) {
 		t0 = now_s();
-		http_request(&h, "GET", path, NULL);
-		http_slurp(&h);
-		if (h.status != want)
-			die("GET %s: %d", path, h.status);
+		http_request(&posts, "GET", path, NULL);
+		http_slurp(&posts);
+		if (posts.status != want)
+			die("GET %s: %d", path, posts.status);
 		lat[i] = now_s() - t0;
 	}
 	report("rtt", lat, n);
@@ -736,6 +833,7 @@ cmd_rtt(const char *path, int n, int want)
 int
 main(int argc, char **argv)
 {
+	keepalive = getenv("TERMBENCH_CLOSE") == NULL;
 	if (argc >= 3 && strcmp(argv[1], "raw") == 0)
 		return (cmd_raw(argv[2]));
 	if (argc >= 4 && strcmp(argv[1], "stream") == 0) {
