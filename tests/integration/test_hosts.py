@@ -197,7 +197,7 @@ def stream_head(client, user):
 @pytest.mark.deadline(60)
 def test_a_host_down_answers_json_503_and_spares_the_other(hosts,
                                                            monkeypatch):
-    front, a, b = hosts["front"], hosts["host-a"], hosts["host-b"]
+    front, b = hosts["front"], hosts["host-b"]
     where = place(front)
     ua = next(u for u in USERS if where[u] == "host-a")
     ub = next(u for u in USERS if where[u] == "host-b")
