@@ -544,6 +544,55 @@ def exercise(port, name, rounds=10, figures=None):
     return fig
 
 
+FORGED_PORT_CLIENT = r"""
+import socket, sys
+src, port, named = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", src))
+s.connect(("127.0.0.1", port))
+s.settimeout(10)
+s.sendall(b"GET /api/terminal/list HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n"
+          b"Connection: close\r\n\r\n" % named)
+print(s.recv(64).split(b"\r\n")[0].decode())
+"""
+
+
+def forged_server_port(port):
+    """The status another account's client gets when its Host names the
+    port of a loopback connection that root holds from the client's own
+    source port.  The account check looks the client's socket up by
+    (REMOTE_ADDR, REMOTE_PORT, SERVER_ADDR, SERVER_PORT), so SERVER_PORT
+    must be the port the client connected to: a server that takes it
+    from Host (Apache's UseCanonicalName Off, its default) lets the
+    client name root's connection instead, and be let in as local."""
+    lst = socket.socket()
+    cli = socket.socket()
+    try:
+        lst.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        lst.bind(("127.0.0.1", 0))
+        lst.listen(1)
+        named = lst.getsockname()[1]
+        # Root's connection, from a source port the client then shares
+        # (SO_REUSEADDR on both; the two connections differ in their
+        # destination port).
+        cli.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        cli.bind(("127.0.0.1", 0))
+        cli.connect(("127.0.0.1", named))
+        src = cli.getsockname()[1]
+        out = subprocess.run(
+            [need("setpriv", "util-linux"), "--reuid=65534", "--regid=65534",
+             "--clear-groups", "/usr/bin/python3", "-c", FORGED_PORT_CLIENT,
+             str(src), str(port), str(named)],
+            capture_output=True, timeout=30)
+        line = out.stdout.decode().strip()
+        assert line.startswith("HTTP/1."), (line, out.stderr.decode())
+        return int(line.split()[1])
+    finally:
+        cli.close()
+        lst.close()
+
+
 def stream_is_buffered(port, name, wait=3.0):
     """True when the server holds the stream back: a terminal's prompt
     and a typed command's output (well under any buffer's size) do not

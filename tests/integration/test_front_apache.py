@@ -71,6 +71,7 @@ def test_fcgid(acct):
                                    ["alias", "fcgid"]))
     try:
         fig = fs.exercise(srv.port, "apache-fcgid")
+        assert fs.forged_server_port(srv.port) == 403
         times = first_post_during_stream(srv.port)
         p50 = statistics.median(times)
         print("apache-fcgid: first POST during a stream, p50 %.1f ms, "
@@ -150,6 +151,7 @@ def test_fcgid_suexec(acct, suexec_tree):
                                    user="www-data", docroot=suexec_tree))
     try:
         fs.exercise(srv.port, "apache-fcgid-suexec")
+        assert fs.forged_server_port(srv.port) == 403
         # ptyd came up as the account, in the state_dir of its ptyd.conf.
         with open(os.path.join(acct.state, "ptyd.pid")) as f:
             pid = int(f.read())
@@ -168,6 +170,7 @@ def test_cgid(acct):
                                    ["alias", "cgid"]))
     try:
         fig = fs.exercise(srv.port, "apache-cgid")
+        assert fs.forged_server_port(srv.port) == 403
         assert fig["echo_p50_ms"] < 250, fig
     finally:
         srv.stop()
@@ -217,6 +220,7 @@ def test_proxy_fcgi(acct, fcgi_listen):
                                    ["proxy", "proxy_fcgi", "env"]))
     try:
         fig = fs.exercise(srv.port, "apache-proxy-fcgi")
+        assert fs.forged_server_port(srv.port) == 403
         assert fig["echo_p50_ms"] < 250, fig
         assert not fs.stream_is_buffered(srv.port, "apache-proxy-fcgi")
         c = Client(srv.port)

@@ -32,6 +32,7 @@ def test_fastcgi(acct):
                              fs.lighttpd_fastcgi_body(acct, d)).start()
     try:
         fig = fs.exercise(srv.port, "lighttpd-fastcgi")
+        assert fs.forged_server_port(srv.port) == 403
         assert fig["echo_p50_ms"] < 250, fig
     finally:
         srv.stop()
@@ -71,6 +72,7 @@ def test_cgi(acct):
             assert r.header("content-type", "").startswith(
                 "application/json"), (path, r)
         fig = fs.exercise(srv.port, "lighttpd-cgi")
+        assert fs.forged_server_port(srv.port) == 403
         assert fig["echo_p50_ms"] < 250, fig
     finally:
         srv.stop()

@@ -18,6 +18,7 @@ def test_fastcgi(make_stack):
     fs.need("nginx", "nginx-light")
     st = make_stack("front-nginx")
     fig = fs.exercise(st.port, "nginx-fastcgi")
+    assert fs.forged_server_port(st.port) == 403
     assert fig["echo_p50_ms"] < 250, fig
 
 
@@ -38,6 +39,7 @@ def test_fcgiwrap(acct):
     ngx, wrap = fs.nginx_fcgiwrap(acct, "fcgiwrap", 4)
     try:
         fig = fs.exercise(ngx.port, "nginx-fcgiwrap", rounds=5)
+        assert fs.forged_server_port(ngx.port) == 403
         print("\nfront nginx-fcgiwrap: %r" % (fig,))
     finally:
         ngx.stop()

@@ -72,6 +72,7 @@ def test_walk(supervised):
         assert f.read().strip() == "ptyd.fcgi"
     assert os.stat("/proc/%d" % pid).st_uid == acct.uid
     fig = fs.exercise(ngx.port, "spawn-fcgi-runit")
+    assert fs.forged_server_port(ngx.port) == 403
     assert fig["echo_p50_ms"] < 250, fig
 
 
