@@ -583,6 +583,19 @@ def read_output_until(stream, needle, transcript=None,
     return tr
 
 
+def fcgi_connections(client, how):
+    """ptyd.fcgi's count of requests taken on connections accepted for
+    them (how="accepted"), or kept from an earlier request ("kept"),
+    read from the metrics."""
+    r = client.get("metrics")
+    assert r.status == 200, r
+    want = 'ptyd_fcgi_connections_total{how="%s"} ' % how
+    for line in r.body.decode().splitlines():
+        if line.startswith(want):
+            return float(line.split()[1])
+    raise AssertionError("no %s in the metrics" % want.strip())
+
+
 def read_to_eof(sock):
     """Every byte the peer sends until it closes (the socket's timeout
     bounds each wait)."""

@@ -26,6 +26,7 @@ import time
 import pytest
 
 from fcgi_raw import fcgi_pairs, fcgi_record, fcgi_status
+from ptyd_http import fcgi_connections
 from ptyd_stack import (children_of, fd_count, preload_shim, proc_gone,
                         wait_for)
 
@@ -248,15 +249,7 @@ def fcgi_workers(st):
 
 
 def counter(st, how, client=None):
-    """Requests ptyd.fcgi took on connections accepted for them, or kept
-    from an earlier request (metrics)."""
-    r = (client or st.client()).get("metrics")
-    assert r.status == 200, r
-    want = 'ptyd_fcgi_connections_total{how="%s"} ' % how
-    for line in r.body.decode().splitlines():
-        if line.startswith(want):
-            return float(line.split()[1])
-    raise AssertionError("no %s in the metrics" % want.strip())
+    return fcgi_connections(client or st.client(), how)
 
 
 def accepted(st):

@@ -22,7 +22,7 @@ import time
 import pytest
 
 import front_servers as fs
-from ptyd_http import Client
+from ptyd_http import Client, fcgi_connections
 
 SUEXEC = "/usr/lib/apache2/suexec"
 
@@ -197,16 +197,6 @@ def fcgi_listen(acct):
         srv.stop()
 
 
-def connections(c, how):
-    r = c.get("metrics")
-    assert r.status == 200, r
-    want = 'ptyd_fcgi_connections_total{how="%s"} ' % how
-    for line in r.body.decode().splitlines():
-        if line.startswith(want):
-            return float(line.split()[1])
-    raise AssertionError("no %s in the metrics" % want.strip())
-
-
 def test_proxy_fcgi(acct, fcgi_listen):
     """mod_proxy_fcgi with the shipped file (enablereuse=on: every
     request, the stream's too, on a kept connection): the walk, the
@@ -224,7 +214,7 @@ def test_proxy_fcgi(acct, fcgi_listen):
         assert fig["echo_p50_ms"] < 250, fig
         assert not fs.stream_is_buffered(srv.port, "apache-proxy-fcgi")
         c = Client(srv.port)
-        kept = connections(c, "kept")
+        kept = fcgi_connections(c, "kept")
         for i in range(10):
             sid = "pf-%d-%s" % (i, secrets.token_hex(3))
             assert c.start(sid).status == 200
@@ -239,7 +229,7 @@ def test_proxy_fcgi(acct, fcgi_listen):
             for j in range(5):
                 r = c.list()
                 assert r.status == 200, (i, j, r)
-        assert connections(c, "kept") >= kept + 50, srv.tail()
+        assert fcgi_connections(c, "kept") >= kept + 50, srv.tail()
     finally:
         srv.stop()
 
