@@ -54,7 +54,7 @@
  *   in the same epoll set as the listen socket (EPOLLONESHOT), at most
  *   SERVER_KEPT_MAX per process, still below 1024 (the thread cap leaves
  *   them room); the leader takes its next request as it would a new
- *   connection.  A stream's ends in its loop, which gives it back
+ *   connection.  A stream's loop gives its kept connection back
  *   (pool_keep_stream) once END_REQUEST is sent.  Over the bound the one
  *   idle longest is closed (nginx hands out the newest first); so is one
  *   idle past SERVER_KEPT_IDLE_MS, and one the web server closes.  A

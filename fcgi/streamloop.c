@@ -191,7 +191,8 @@ static void
 sloop_end(struct sloop *l, struct stream *s, enum stream_end e)
 {
 	int cfd = req_conn_fd(s->r);
-	int keep = e == END_DONE && s->ending && req_kept(s->r);
+	int keep = e == END_DONE && s->ending && req_kept(s->r) &&
+	    l->keep != NULL;
 
 	if (e == END_STUCK) {
 		flog_info("stream of %s: ptyd hung up and the viewer took"
