@@ -156,10 +156,10 @@ http_fill(struct http *h)
 }
 
 /* Send a request: on h's kept connection if it has one, else a new one
- * (kept after the answer unless close or TERMBENCH_CLOSE). */
+ * (kept after the answer unless once or TERMBENCH_CLOSE). */
 static void
 http_send(struct http *h, const char *method, const char *path,
-    const char *body, int close)
+    const char *body, int once)
 {
 	char req[8192];
 	int  n, fd = h->reuse ? h->fd : -1;
@@ -167,23 +167,23 @@ http_send(struct http *h, const char *method, const char *path,
 	memset(h, 0, sizeof(*h));
 	h->fd = fd != -1 ? fd : http_connect();
 	h->clen = -1;
-	close = close || !keepalive;
+	once = once || !keepalive;
 	if (body != NULL)
 		n = snprintf(req, sizeof(req),
 		    "%s %s HTTP/1.1\r\n"
 		    "Host: 127.0.0.1\r\n%s"
 		    "Content-Type: application/json\r\n"
 		    "Content-Length: %zu\r\n\r\n%s",
-		    method, path, close ? "Connection: close\r\n" : "",
+		    method, path, once ? "Connection: close\r\n" : "",
 		    strlen(body), body);
 	else
 		n = snprintf(req, sizeof(req),
 		    "%s %s HTTP/1.1\r\n"
 		    "Host: 127.0.0.1\r\n%s\r\n",
-		    method, path, close ? "Connection: close\r\n" : "");
+		    method, path, once ? "Connection: close\r\n" : "");
 	if (n < 0 || (size_t)n >= sizeof(req))
 		die("request too long");
-	h->conn_close = close;
+	h->conn_close = once;
 	write_all(h->fd, req, (size_t)n);
 }
 
@@ -301,7 +301,7 @@ http_slurp(struct http *h)
 	}
 	out[len] = '\0';
 	/* Kept only where the answer ended on its own, whole. */
-	h->reuse = !h->eof && !h->conn_close && (h->chunked || h->clen == 0) &&
+	h->reuse = !h->eof && !h->conn_close && h->clen == 0 &&
 	    h->off == h->len;
 	if (!h->reuse)
 		close(h->fd);
