@@ -249,3 +249,47 @@ def test_proxy_fcgi_without_flushpackets_holds_the_stream(acct, fcgi_listen):
         assert fs.stream_is_buffered(srv.port, "apache-proxy-fcgi-buffered")
     finally:
         srv.stop()
+
+
+def test_proxy_fcgi_down_answers_json(acct):
+    """ptyd.fcgi not running (nothing on PTYD_SOCKET): the shipped file
+    answers the contract's 503 in JSON, as ptyd-errors.conf does under
+    nginx, not Apache's HTML page."""
+    d = acct.mkdir("proxydown", owner=False)
+    body = ("Define PTYD_SOCKET %s\nInclude %s/apache/ptyd-proxy-fcgi.conf\n"
+            % (os.path.join(d, "no-such.sock"), fs.REPO))
+    srv = running(fs.apache_server(acct, d, body,
+                                   ["proxy", "proxy_fcgi", "env", "headers"]))
+    try:
+        r = Client(srv.port).list()
+        assert r.status == 503, r
+        assert r.headers["content-type"].startswith("application/json"), \
+            r.headers
+        assert r.json() == {"error": "ptyd.fcgi is not running"}, r.body
+        assert r.headers.get("retry-after") == "1", r.headers
+        assert r.headers.get("cache-control") == "no-store", r.headers
+    finally:
+        srv.stop()
+
+
+@pytest.mark.parametrize("conf,names", [
+    ("ptyd-proxy-fcgi.conf", ["PTYD_SOCKET"]),
+    ("ptyd-fcgid.conf", ["PTYD_FCGI", "PTYD_FCGI_STREAM"]),
+    ("ptyd-cgid.conf", ["PTYD_CGI"]),
+])
+def test_include_without_define_is_refused(acct, conf, names):
+    """A shipped file included without the Define it needs: Apache
+    refuses the configuration and names the Define (it used to start,
+    with a warning, and pass requests to a path made of nothing)."""
+    mods = {"ptyd-proxy-fcgi.conf": ["proxy", "proxy_fcgi"],
+            "ptyd-fcgid.conf": ["fcgid"],
+            "ptyd-cgid.conf": ["cgid", "alias"]}[conf]
+    for missing in names:
+        d = acct.mkdir("nodef-%s-%s" % (conf.split(".")[0], missing),
+                       owner=False)
+        body = "".join("Define %s %s\n" % (n, os.path.join(d, n.lower()))
+                       for n in names if n != missing)
+        body += "Include %s/apache/%s\n" % (fs.REPO, conf)
+        with pytest.raises(AssertionError,
+                           match="needs Define %s " % missing):
+            fs.apache_server(acct, d, body, mods)
