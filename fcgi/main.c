@@ -84,6 +84,7 @@ listen_unix(const char *path, const struct sock_perm *perm)
 {
 	struct sockaddr_un sun;
 	struct stat	   sb;
+	struct group	  *gr;
 	int		   fd;
 	mode_t		   old;
 
@@ -120,10 +121,23 @@ listen_unix(const char *path, const struct sock_perm *perm)
 		return (-1);
 	}
 	umask(old);
-	if ((perm->gid != (gid_t)-1 &&
-		chown(path, (uid_t)-1, perm->gid) == -1) ||
-	    chmod(path, perm->mode) == -1) {
-		flog_warn("--socket-group/--socket-mode on %s", path);
+	if (perm->gid != (gid_t)-1 && chown(path, (uid_t)-1, perm->gid) == -1) {
+		if (errno == EPERM) {
+			/* Only root, or a member of the group, may. */
+			gr = getgrgid(perm->gid);
+			flog_warnx("--socket-group %s: this account is not "
+				   "in that group; let root make the socket "
+				   "(spawn-fcgi -U/-G, or systemd's "
+				   "ptyd-fcgi.socket)",
+			    gr != NULL ? gr->gr_name : "(that gid)");
+		} else
+			flog_warn("--socket-group on %s", path);
+		close(fd);
+		unlink(path);
+		return (-1);
+	}
+	if (chmod(path, perm->mode) == -1) {
+		flog_warn("--socket-mode on %s", path);
 		close(fd);
 		unlink(path);
 		return (-1);
@@ -214,6 +228,7 @@ struct main_opts {
 };
 
 static struct config *main_cfg; /* lives as long as we do */
+static mode_t	      main_umask; /* the one we were started with */
 
 static const char *
 main_nonempty(enum config_key k)
@@ -263,6 +278,8 @@ main_conf_ptyd(struct front_conf *conf)
 	}
 	snprintf(conf->ptyd.program, sizeof(conf->ptyd.program), "%s",
 	    config_str(main_cfg, CONFIG_PTYD_PROGRAM));
+	snprintf(conf->ptyd.umask, sizeof(conf->ptyd.umask), "%04o",
+	    (unsigned int)main_umask & 0777);
 	if (gate_conf_load(&conf->gate,
 		config_num(main_cfg, CONFIG_ALLOW_REMOTE) ? "1" : "0",
 		config_num(main_cfg, CONFIG_TRUST_FORWARDED_FOR) ? "1" : "0",
@@ -384,7 +401,7 @@ main(int argc, char *argv[])
 		flog_warn("PR_SET_DUMPABLE");
 		return (1);
 	}
-	umask(077);
+	main_umask = umask(077);
 	(void)account_fix_env();
 	memset(&sc, 0, sizeof(sc));
 	memset(&o, 0, sizeof(o));

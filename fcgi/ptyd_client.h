@@ -25,7 +25,11 @@ struct ptyd_conf {
 	const char *config;    /* --config FILE, or NULL */
 	const char *state_dir; /* NULL: not passed */
 	const char *db;
-	int	    keep; /* FastCGI: keep connections between requests */
+	/* The umask we were started with, "0022": an autostarted ptyd's
+	 * shells get it (ptyd --umask) unless shell_umask says otherwise;
+	 * ours is 077.  Empty: not passed. */
+	char umask[8];
+	int  keep; /* FastCGI: keep connections between requests */
 };
 
 /*

@@ -127,7 +127,9 @@ static const struct config_def config_defs[CONFIG_NKEYS] = {
 	    PROTO_INPUT_MAX, BYTES_MAX, NULL, "BYTES",
 	    "input queued per terminal (k, M, G)" },
 	[CONFIG_SHELL_UMASK] = { "shell_umask", T_OCTAL, 0, D, NULL, 0, 0777,
-	    NULL, "MODE", "the shells' umask (the one ptyd started with)" },
+	    NULL, "MODE",
+	    "the shells' umask (the one ptyd, or the "
+	    "ptyd.fcgi that started it, was started with)" },
 	[CONFIG_LISTEN] = { "listen", T_STRING, 0, F, NULL, 0, 0, NULL,
 	    "PATH|HOST:PORT", "FastCGI socket (fd 0 if a socket, else CGI)" },
 	[CONFIG_SOCKET_GROUP] = { "socket_group", T_STRING, 0, F, NULL, 0, 0,

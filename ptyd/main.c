@@ -291,13 +291,32 @@ main_signal(int signo, pid_t pid)
 
 /* ---- settings ---------------------------------------------------------- */
 
+static const char *main_umask_arg; /* --umask MODE, or NULL */
+
 static void
 main_extra_cb(void *arg, int val, const char *optarg)
 {
 	(void)arg;
-	(void)optarg;
 	if (val == 'f')
 		ptyd_conf.foreground = 1;
+	else if (val == 'u')
+		main_umask_arg = optarg;
+}
+
+/*
+ * --umask: the umask whoever started us was started with (ptyd.fcgi sets
+ * its own to 077 before it starts us), as the default of shell_umask, so
+ * a setting of it anywhere still wins.
+ */
+static void
+main_conf_umask(void)
+{
+	if (main_umask_arg != NULL &&
+	    config_set(main_cfg, CONFIG_SHELL_UMASK, main_umask_arg,
+		CONFIG_DEFAULT, "--umask") == -1) {
+		fprintf(stderr, "ptyd: %s\n", config_error(main_cfg));
+		exit(2);
+	}
 }
 
 /* Numbers and limits: checked by lib/config.c, taken as they are. */
@@ -404,6 +423,9 @@ main_configure(int argc, char **argv)
 	static const struct config_extra extra[] = {
 		{ "foreground", no_argument, 'f', NULL,
 		    "stay in the foreground (log to stderr, no pid file)" },
+		{ "umask", required_argument, 'u', "MODE",
+		    "the shells' umask where shell_umask is not set (default: "
+		    "the one ptyd was started with)" },
 		{ NULL, 0, 0, NULL, NULL },
 	};
 	struct config_args a = { "ptyd [options]", NULL, extra, main_extra_cb,
@@ -416,6 +438,7 @@ main_configure(int argc, char **argv)
 	config_default(main_cfg, CONFIG_SHELL_UMASK, buf);
 	if ((rv = config_load(main_cfg, argc, argv, &a, NULL)) != -1)
 		exit(rv);
+	main_conf_umask();
 	main_conf_limits();
 	main_conf_shell();
 	main_conf_workspaces();

@@ -228,8 +228,12 @@ def test_autostart_passes_the_settings_and_a_replacement_gets_them(
         args = []
     else:
         args = ["--config", conf]
+    mask = os.umask(0o022)
+    os.umask(mask)
+    # ... and the umask ptyd.fcgi was started with, for the shells.
     want = ["ptyd", "--config", conf, "--state-dir", str(st), "--db",
-            str(st / "ptyd.db"), "--socket", str(st / "ptyd.sock")]
+            str(st / "ptyd.db"), "--umask", "%04o" % mask,
+            "--socket", str(st / "ptyd.sock")]
     pids = []
     try:
         for round in range(2):

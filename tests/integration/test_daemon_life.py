@@ -277,12 +277,13 @@ def fcgi_call(path, method, endpoint, body=None, timeout=10):
     return status, json.loads(text) if text else None
 
 
-def start_fcgi(d, ptyd_sock, env, autostart=False):
+def start_fcgi(d, ptyd_sock, env, autostart=False, umask=0o022):
     sock = os.path.join(d.root, "fcgi.sock")
     more = ["--ptyd", PTYD] if autostart else ["--no-autostart"]
     p = subprocess.Popen([FCGI, "--listen", sock, "--processes", "1",
                           "--ptyd-socket", ptyd_sock] + more,
                          env=env, stdin=subprocess.DEVNULL,
+                         preexec_fn=lambda: os.umask(umask),
                          stdout=subprocess.DEVNULL,
                          stderr=open(os.path.join(d.root, "fcgi.log"), "ab"))
     d.pids.append(p.pid)
@@ -334,6 +335,36 @@ def test_an_autostart_refused_by_the_lock_fails_the_request_at_once(daemon):
     log = open(os.path.join(d.root, "fcgi.log")).read()
     assert "%s: held by pid %d" % (d.lock, first) in log, log
     assert not os.path.exists(d.sock("b"))
+
+
+@pytest.mark.deadline(60)
+@pytest.mark.parametrize("umask,setting,want", [
+    (0o022, None, "0022"), (0o002, None, "0002"), (0o022, "0027", "0027")])
+def test_an_autostarted_ptyd_gives_the_shells_the_umask_ptyd_fcgi_had(
+        daemon, umask, setting, want):
+    """ptyd.fcgi sets its own umask to 077, and the ptyd it started took
+    that for its shells: files made in the page's shell were private
+    (0077 whatever the account's umask).  Now the shells get the one
+    ptyd.fcgi was started with, and shell_umask still wins."""
+    d = daemon
+    sock = d.sock()
+    env = d.env(PTYD_LOCAL="address")
+    if setting is not None:
+        env["PTYD_SHELL_UMASK"] = setting
+    fsock = start_fcgi(d, sock, env, autostart=True, umask=umask)
+    status, j = fcgi_call(fsock, "POST", "start", {"session_id": "um"},
+                          timeout=30)
+    d.pids.append(int(re.search(r"^pid\s+(\d+)$", d.ctl(sock, "stats"),
+                                re.M).group(1)))
+    assert status == 200, j
+    d.shells.append(j["pid"])
+    out = os.path.join(d.root, "umask.txt")
+    status, j = fcgi_call(fsock, "POST", "input", {
+        "session_id": "um", "data": "umask > %s\n" % out})
+    assert status == 200, j
+    wait_for(lambda: os.path.exists(out) and open(out).read().endswith(
+        "\n"), 10, what="the shell's umask in %s" % out)
+    assert open(out).read() == want + "\n"
 
 
 # -- the account -------------------------------------------------------------

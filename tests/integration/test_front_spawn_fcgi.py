@@ -7,6 +7,7 @@ living on in ptyd.
 """
 
 import os
+import secrets
 import subprocess
 
 import pytest
@@ -91,3 +92,118 @@ def test_supervisor_restarts(supervised):
     t = c.terminals()["kept"]
     assert t["running"] is True, t
     assert c.close_term("kept").json()["closed"] is True
+
+
+# -- the run script itself, with a stand-in for spawn-fcgi --------------------
+
+STUB = """#!/bin/sh
+{ echo "umask=$(umask)"; env; } > "%s"
+"""
+
+
+@pytest.fixture(scope="module")
+def acct_only():
+    a = fs.Account()
+    yield a
+    a.cleanup()
+
+
+def run_script(acct, sock, env=None, umask=0o077):
+    """The shipped run script, as runsv runs it (root, the supervisor's
+    environment), with spawn-fcgi replaced by a script that records the
+    environment and umask it was given.  (exit status, stderr, what the
+    stand-in recorded or None)."""
+    d = acct.mkdir("runscript-%s" % secrets.token_hex(3), owner=False)
+    run = fs.subst(os.path.join(REPO, "spawn-fcgi", "run.in"),
+                   os.path.join(d, "run"), bindir=acct.bin)
+    out = os.path.join(d, "stub.out")
+    stub = os.path.join(d, "spawn-fcgi")
+    with open(stub, "w") as f:
+        f.write(STUB % out)
+    os.chmod(stub, 0o755)
+    e = dict(ENV, ACCOUNT=acct.name, SOCKET=sock, WEB_GROUP=acct.name,
+             SPAWN_FCGI=stub, **(env or {}))
+    r = subprocess.run([run], cwd=d, env=e, capture_output=True, timeout=30,
+                       preexec_fn=lambda: os.umask(umask))
+    got = None
+    if os.path.exists(out):
+        with open(out) as f:
+            got = f.read()
+    return r.returncode, r.stdout.decode() + r.stderr.decode(), got
+
+
+def test_run_refuses_a_directory_everyone_may_write(acct_only):
+    """SOCKET in /tmp-like directory: refused, and the directory is not
+    handed to the account (it was chowned to it and made 0750)."""
+    d = acct_only.mkdir("shared-%s" % secrets.token_hex(3), owner=False)
+    os.chmod(d, 0o1777)
+    rc, err, got = run_script(acct_only, os.path.join(d, "fcgi.sock"))
+    st = os.stat(d)
+    assert (st.st_uid, st.st_mode & 0o7777) == (0, 0o1777), \
+        (st.st_uid, oct(st.st_mode), err)
+    assert rc == 1 and got is None, (rc, err)
+    assert "writable by every account" in err, err
+
+
+def test_run_leaves_an_existing_directory_alone(acct_only):
+    """A directory that exists (the account's home, say) keeps its owner,
+    group and mode: the script changes only a directory it made."""
+    d = acct_only.mkdir("existing-%s" % secrets.token_hex(3), owner=False)
+    rc, err, got = run_script(acct_only, os.path.join(d, "fcgi.sock"))
+    st = os.stat(d)
+    assert (st.st_uid, st.st_gid, st.st_mode & 0o7777) == (0, 0, 0o755), \
+        (st.st_uid, st.st_gid, oct(st.st_mode), err)
+    assert rc == 0 and got is not None, (rc, err)
+
+
+def test_run_makes_its_directory_for_the_account(acct_only):
+    d = os.path.join(acct_only.dir, "made-%s" % secrets.token_hex(3), "run")
+    rc, err, got = run_script(acct_only, os.path.join(d, "fcgi.sock"))
+    assert rc == 0 and got is not None, (rc, err)
+    st = os.stat(d)
+    assert (st.st_uid, st.st_gid, st.st_mode & 0o7777) == \
+        (acct_only.uid, acct_only.gid, 0o750), (st, err)
+
+
+def test_run_refuses_a_relative_socket(acct_only):
+    rc, err, got = run_script(acct_only, "fcgi.sock")
+    assert rc == 1 and got is None, (rc, err)
+    assert "absolute" in err, err
+
+
+def test_run_starts_from_a_clean_environment(acct_only):
+    """What runsv was given (root's PATH, anything else) does not reach
+    ptyd.fcgi and so the shells; the umask is 022 whatever the
+    supervisor's; the locale passes."""
+    d = os.path.join(acct_only.dir, "env-%s" % secrets.token_hex(3))
+    rc, err, got = run_script(
+        acct_only, os.path.join(d, "fcgi.sock"),
+        env={"SUPERVISOR_SECRET": "s3cret", "TZ": "UTC"}, umask=0o077)
+    assert rc == 0 and got is not None, (rc, err)
+    lines = got.splitlines()
+    assert "umask=0022" in lines, got
+    env = dict(l.split("=", 1) for l in lines[1:] if "=" in l)
+    env.pop("PWD", None)
+    env.pop("SHLVL", None)
+    env.pop("_", None)
+    assert env == {"PATH": "/usr/local/bin:/usr/bin:/bin",
+                   "LANG": "C.UTF-8", "TZ": "UTC"}, env
+
+
+def test_socket_group_not_the_accounts_says_so(acct_only):
+    """ptyd.fcgi --listen --socket-group www-data run as an account not in
+    www-data (the README's own line): it cannot give the socket to that
+    group.  It exits 1 saying why and what to do, and leaves no socket."""
+    d = acct_only.mkdir("sockgrp-%s" % secrets.token_hex(3))
+    sock = os.path.join(d, "fcgi.sock")
+    r = subprocess.run(
+        [fs.need("setpriv", "util-linux"), "--reuid=%d" % acct_only.uid,
+         "--regid=%d" % acct_only.gid, "--init-groups", acct_only.fcgi,
+         "--listen", sock, "--socket-group", "www-data",
+         "--socket-mode", "0660", "--no-autostart"],
+        env=ENV, capture_output=True, timeout=30, stdin=subprocess.DEVNULL)
+    err = r.stderr.decode()
+    assert r.returncode == 1, (r.returncode, err)
+    assert "--socket-group www-data: this account is not in that group" \
+        in err, err
+    assert not os.path.exists(sock)
