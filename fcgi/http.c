@@ -396,7 +396,7 @@ req_finish_fcgi(struct req *r)
 		ended = FCGX_FClose(q->out) == 0 && ended;
 	}
 	/* libfcgi set keepConnection from BEGIN_REQUEST's flags. */
-	keep = req_kept(r) && ended && drained && !r->out_failed;
+	keep = req_kept(r) && ended && drained && !r->out_failed && !r->no_keep;
 	fd = q->ipcFd;
 	q->ipcFd = -1;
 	FCGX_Free(q, 0);

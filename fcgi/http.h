@@ -37,6 +37,7 @@ struct req {
 	int			 in_eof;     /* the body has been read to EOF */
 	int			 out_failed; /* a write failed: client gone */
 	int			 abandon;    /* close without ending it */
+	int			 no_keep;    /* end it, then close: not kept */
 	int			 responded;  /* a status line was written */
 	int			 handed;     /* the stream loop took it all */
 	int			 status;     /* http_respond's, for metrics */

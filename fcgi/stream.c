@@ -641,6 +641,14 @@ stream_run(struct stream *s, const char *sid)
 		e = END_DONE;
 	if (e == END_DONE)
 		e = stream_drain(s);
+	/*
+	 * Only a stream that ended whole (END_NONE: drained) leaves its
+	 * connection fit for the web server's next request, as in the loop
+	 * (sloop_end): one that ended because bytes came from the web server
+	 * (its next request, an abort) is closed with them unread.
+	 */
+	if (e != END_NONE)
+		s->r->no_keep = 1;
 	if (e == END_STUCK) {
 		flog_info("stream of %s: ptyd hung up and the viewer took"
 			  " nothing for %d s more; dropped",

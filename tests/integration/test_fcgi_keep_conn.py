@@ -17,6 +17,7 @@ closed at its end while the web server keeps it (its next request a 502).
 
 import http.client
 import os
+import subprocess
 import signal
 import socket
 import struct
@@ -426,3 +427,50 @@ def test_a_request_refused_before_its_body_leaves_the_connection_clean(
     finally:
         c.close_term(sid)
         c.close()
+
+
+@pytest.mark.deadline(90)
+def test_a_kept_stream_on_its_thread_is_kept_only_when_it_ended_whole(
+        make_stack, new_sid):
+    """Where the stream loop cannot take a stream (descriptors cannot move
+    above 1024: the hard limit is 1024), the stream runs on its request's
+    thread.  There, as in the loop, only a stream that ended whole gives
+    its connection back.  One that ended because the web server sent
+    its next request during it is closed, as the loop closes it; it was
+    parked, and that request answered after the stream's end."""
+    st = make_stack("keepconn-thread", auth="basic", users=["alice:pw"])
+    for pid in fcgi_workers(st):
+        subprocess.run(["prlimit", "--pid", str(pid), "--nofile=1024:1024"],
+                       check=True, capture_output=True, timeout=10)
+    sid = new_sid()
+    c = st.client("alice")
+    assert c.start(sid).status == 200
+    try:
+        # Ended whole (the terminal closed): kept, and serves the next.
+        s = connect(st, timeout=10)
+        try:
+            s.sendall(request(KEEP_CONN, stream_params(sid)))
+            assert b"text/event-stream" in s.recv(4096)
+            sid2 = new_sid()
+            assert c.start(sid2).status == 200
+            s2 = connect(st, timeout=10)
+            s2.sendall(request(KEEP_CONN, stream_params(sid2)))
+            assert b"text/event-stream" in s2.recv(4096)
+            assert c.close_term(sid2).status == 200
+            status, _ = read_response(s2)
+            assert status == 200
+            s2.sendall(request(KEEP_CONN))
+            assert read_response(s2)[0] == ANSWER
+            s2.close()
+            # A request sent during the stream: the stream ends
+            # (END_REQUEST), and the connection with it.
+            s.sendall(request(KEEP_CONN))
+            s.settimeout(10)
+            status, _ = read_response(s)
+            assert status == 200
+            assert at_eof(s, timeout=3.0), "the connection of a stream " \
+                "that did not end whole was kept"
+        finally:
+            s.close()
+    finally:
+        c.close_term(sid)
