@@ -32,6 +32,7 @@
 #include "harden.h"
 #include "http.h"
 #include "server.h"
+#include "util.h"
 
 #define DEFAULT_STACK (256 * 1024)
 
@@ -397,6 +398,8 @@ main(int argc, char *argv[])
 	 * environment, and in CGI mode the request's headers.  Every file
 	 * we create is ours alone unless we say otherwise.
 	 */
+	if (util_stdio_open() == -1)
+		return (1); /* nowhere to say why */
 	if (harden_nodump() == -1) {
 		flog_warn("PR_SET_DUMPABLE");
 		return (1);

@@ -478,6 +478,8 @@ main_nofile(void)
 static void
 main_harden(void)
 {
+	if (util_stdio_open() == -1)
+		exit(1); /* nowhere to say why */
 	if (harden_nodump() == -1)
 		fatal("PR_SET_DUMPABLE");
 	harden_env(&harden_daemon_env);

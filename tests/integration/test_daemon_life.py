@@ -441,3 +441,41 @@ def test_spawn_fcgi_u_from_root_gives_the_shell_the_accounts_home_and_name(
     assert os.path.exists(os.path.join(state, "ptyd.db.lock"))
     assert "listening on %s" % ptyd_sock in open(
         os.path.join(state, "ptyd.log")).read()
+
+
+def fd_target(pid, fd):
+    try:
+        return os.readlink("/proc/%d/fd/%d" % (pid, fd))
+    except FileNotFoundError:
+        return None
+
+
+@pytest.mark.deadline(60)
+def test_started_with_stdio_closed_the_daemons_put_dev_null_there(daemon):
+    """Started with descriptors 1 and 2 closed (a careless init script, a
+    supervisor's `2>&-`), ptyd.fcgi gave the numbers to what it opened
+    first, and could give 2, where it writes its log, to a connection.
+    Both daemons now hold /dev/null there, and serve."""
+    d = daemon
+    sock = d.sock()
+    # ptyd in the foreground, 1 and 2 closed by the shell that runs it.
+    p = subprocess.Popen(["sh", "-c", 'exec "$0" -f --shell /bin/sh '
+                          '--socket "$1" >&- 2>&-', PTYD, sock],
+                         env=d.env(), stdin=subprocess.DEVNULL)
+    d.pids.append(p.pid)
+    wait_for(lambda: os.path.exists(sock), 10, what="ptyd listening")
+    fsock = os.path.join(d.root, "fcgi.sock")
+    f = subprocess.Popen(["sh", "-c", 'exec "$0" --listen "$1" --processes '
+                          '1 --no-autostart --ptyd-socket "$2" >&- 2>&-',
+                          FCGI, fsock, sock],
+                         env=d.env(PTYD_LOCAL="address"),
+                         stdin=subprocess.DEVNULL)
+    d.pids.append(f.pid)
+    wait_for(lambda: os.path.exists(fsock), 10, what="ptyd.fcgi listening")
+    status, j = fcgi_call(fsock, "GET", "health")
+    assert status == 200, j
+    procs = [p.pid, f.pid] + [int(c) for c in open(
+        "/proc/%d/task/%d/children" % (f.pid, f.pid)).read().split()]
+    for pid in procs:
+        for fd in (1, 2):
+            assert fd_target(pid, fd) == "/dev/null", (pid, fd)
