@@ -48,12 +48,12 @@ struct gate_conf {
 /* The one message a denied request gets. */
 #define GATE_DENY_MESSAGE \
 	"forbidden: this request is neither authenticated nor from this " \
-	"account on this host. Put authentication in front of ptyd.fcgi " \
-	"(nginx auth_basic, auth_request or client certificates, passing " \
-	"the user as REMOTE_USER) and set PTYD_AUTH=front, or set " \
-	"PTYD_ALLOW_REMOTE=1 for a deliberately exposed server; behind " \
-	"a reverse proxy set PTYD_TRUST_FORWARDED_FOR=1 and " \
-	"PTYD_TRUSTED_PROXY_CIDRS"
+	"account on this host. Let the web server authenticate users " \
+	"(passing the user as REMOTE_USER) and set auth = front, or set " \
+	"allow_remote = yes for a deliberately exposed server; behind a " \
+	"reverse proxy set trust_forwarded_for = yes and " \
+	"trusted_proxy_cidrs (ptyd.conf(5); PTYD_AUTH, PTYD_ALLOW_REMOTE, " \
+	"PTYD_TRUST_FORWARDED_FOR, PTYD_TRUSTED_PROXY_CIDRS)"
 
 /*
  * Fill conf from the four environment values (each may be NULL: unset).

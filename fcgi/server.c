@@ -918,10 +918,15 @@ server_worker(const struct front_conf *conf, const struct server_conf *sc)
 	sig_fd = pool_open(&p, &set);
 	pool_start(&p);
 	pool_main_wait(&p, sig_fd);
+	/* Alone (no master), the worker says what the master would. */
+	if (sc->processes <= 1)
+		flog_info("stopping");
 	pool_stop(&p);
-	/* Alone (no master), the worker owns the socket path. */
+	/* Alone, too, the worker owns the socket path. */
 	if (sc->processes <= 1 && sc->unlink_path[0] != '\0')
 		unlink(sc->unlink_path);
+	if (sc->processes <= 1)
+		flog_info("stopped");
 	_exit(p.failed ? 1 : 0);
 }
 
@@ -1021,6 +1026,7 @@ master_run(struct master *m)
 		ts.tv_nsec = 200 * 1000000L;
 		sig = sigtimedwait(&set, &si, &ts);
 		if ((sig == SIGTERM || sig == SIGINT) && !m->stopping) {
+			flog_info("stopping");
 			m->stopping = 1;
 			m->deadline = client_now_ms() + SERVER_KILL_MS;
 			master_kill(m, SIGTERM);
@@ -1034,6 +1040,7 @@ master_run(struct master *m)
 		if (!m->stopping)
 			master_start(m, client_now_ms());
 	}
+	flog_info("stopped");
 	return (0);
 }
 

@@ -479,3 +479,24 @@ def test_started_with_stdio_closed_the_daemons_put_dev_null_there(daemon):
     for pid in procs:
         for fd in (1, 2):
             assert fd_target(pid, fd) == "/dev/null", (pid, fd)
+
+
+@pytest.mark.deadline(60)
+@pytest.mark.parametrize("processes", ["1", "2"])
+def test_ptyd_fcgi_says_when_it_stops(daemon, processes):
+    """Its log said when it began serving and nothing when it stopped: an
+    operator could not tell a stop from a hang or a crash."""
+    d = daemon
+    fsock = os.path.join(d.root, "fcgi.sock")
+    log = os.path.join(d.root, "fcgi-%s.log" % processes)
+    f = subprocess.Popen([FCGI, "--listen", fsock, "--processes", processes,
+                          "--no-autostart", "--ptyd-socket", d.sock()],
+                         env=d.env(), stdin=subprocess.DEVNULL,
+                         stdout=subprocess.DEVNULL, stderr=open(log, "ab"))
+    d.pids.append(f.pid)
+    wait_for(lambda: os.path.exists(fsock), 10, what="ptyd.fcgi listening")
+    f.send_signal(signal.SIGTERM)
+    assert f.wait(timeout=20) == 0
+    text = d.log_text(log)
+    assert re.search(r"info: stopping\n(.*\n)*.*info: stopped\n$", text), \
+        text
