@@ -28,6 +28,7 @@ import time
 
 import pytest
 
+import front_servers as fs
 from ptyd_http import Client, read_output_until
 from ptyd_stack import BUILDDIR, children_of, free_port, wait_for
 
@@ -48,7 +49,7 @@ LAYOUT = [
     "share/ptyd/nginx/ptyd-location-fcgiwrap.conf",
     "share/ptyd/apache/ptyd-fcgid.conf", "share/ptyd/apache/ptyd-cgid.conf",
     "share/ptyd/apache/ptyd-proxy-fcgi.conf",
-    "share/ptyd/apache/ptyd-fcgid-wrapper",
+    "share/ptyd/apache/ptyd-fcgid-wrapper", "share/ptyd/apache/ptyd-page.conf",
     "share/ptyd/lighttpd/ptyd-fastcgi.conf",
     "share/ptyd/lighttpd/ptyd-cgi.conf", "share/ptyd/spawn-fcgi/run",
     "share/ptyd/web/index.html",
@@ -327,13 +328,41 @@ http {{
 }}
 """
 
+APACHE_CONF = """ServerRoot "{d}"
+Listen 127.0.0.1:{port}
+ServerName 127.0.0.1
+PidFile "{d}/apache2.pid"
+DefaultRuntimeDir "{d}"
+Mutex file:{d} default
+ErrorLog "{d}/error.log"
+LogLevel warn
+User www-data
+Group www-data
+TypesConfig /etc/mime.types
+{modules}
+<Directory />
+    Require all denied
+    AllowOverride None
+</Directory>
+<VirtualHost 127.0.0.1:{port}>
+    ServerName 127.0.0.1
+    Define PTYD_SOCKET {sock}
+    Include "{share}/apache/ptyd-proxy-fcgi.conf"
+    Include "{share}/apache/ptyd-page.conf"
+</VirtualHost>
+"""
+APACHE_MODULES = ("mpm_event", "authz_core", "proxy", "proxy_fcgi",
+                  "headers", "mime", "dir", "env", "deflate", "filter")
+
 
 class InstalledStack:
     """The installed ptyd.fcgi (as root, socket in group www-data with the
     given mode) behind nginx whose workers are www-data, configured with
-    the installed location blocks (nginx/ptyd -> PREFIX/share/ptyd/nginx)."""
+    the installed location blocks (nginx/ptyd -> PREFIX/share/ptyd/nginx),
+    or behind Apache running as www-data with the installed
+    apache/ptyd-proxy-fcgi.conf and apache/ptyd-page.conf."""
 
-    def __init__(self, inst, name, mode):
+    def __init__(self, inst, name, mode, front="nginx"):
         self.inst = inst
         self.dir = os.path.join(inst.root, name)
         os.makedirs(os.path.join(self.dir, "nginx", "tmp"))
@@ -345,6 +374,7 @@ class InstalledStack:
             os.chmod(d, 0o755)
         self.sock = os.path.join(self.dir, "run", "fcgi.sock")
         self.mode = mode
+        self.front = front
         self.port = None
         self.procs = []
 
@@ -363,6 +393,43 @@ class InstalledStack:
             start_new_session=True))
         wait_for(lambda: os.path.exists(self.sock), timeout=10,
                  what="ptyd.fcgi's socket")
+        if self.front == "apache":
+            self._start_apache()
+        else:
+            self._start_nginx()
+
+        def up():
+            try:
+                return Client(self.port).request("GET", "/",
+                                                 timeout=2).status == 200
+            except OSError:
+                return False
+        wait_for(up, timeout=10, what="%s serving the page" % self.front)
+        return self
+
+    def _start_apache(self):
+        binary = fs.need("apache2", "apache2")
+        for m in APACHE_MODULES:
+            fs.need_file("%s/mod_%s.so" % (fs.APACHE_MODULES, m), "apache2")
+        ad = os.path.join(self.dir, "nginx")      # made 0755 above
+        self.port = free_port()
+        conf = os.path.join(ad, "apache2.conf")
+        with open(conf, "w") as f:
+            f.write(APACHE_CONF.format(
+                d=ad, port=self.port, sock=self.sock,
+                share=self.inst.path("share/ptyd"),
+                modules="\n".join("LoadModule %s_module %s/mod_%s.so"
+                                  % (m, fs.APACHE_MODULES, m)
+                                  for m in APACHE_MODULES)))
+        chk = subprocess.run([binary, "-t", "-f", conf], capture_output=True,
+                             timeout=30)
+        assert chk.returncode == 0, chk.stderr.decode(errors="replace")
+        self.procs.append(subprocess.Popen(
+            [binary, "-f", conf, "-DFOREGROUND"], cwd=ad,
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL, start_new_session=True))
+
+    def _start_nginx(self):
         nd = os.path.join(self.dir, "nginx")
         os.symlink(self.inst.path("share/ptyd/nginx"),
                    os.path.join(nd, "ptyd"))
@@ -375,15 +442,6 @@ class InstalledStack:
              "-e", os.path.join(nd, "error.log")],
             cwd=nd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL, start_new_session=True))
-
-        def up():
-            try:
-                return Client(self.port).request("GET", "/",
-                                                 timeout=2).status == 200
-            except OSError:
-                return False
-        wait_for(up, timeout=10, what="nginx serving the page")
-        return self
 
     def stop(self):
         for p in reversed(self.procs):
@@ -408,8 +466,8 @@ class InstalledStack:
 def installed_stack(installed, request):
     stacks = []
 
-    def make(name, mode):
-        st = InstalledStack(installed, name, mode)
+    def make(name, mode, front="nginx"):
+        st = InstalledStack(installed, name, mode, front)
         stacks.append(st)
         return st.start()
     yield make
@@ -418,8 +476,11 @@ def installed_stack(installed, request):
 
 
 @pytest.mark.deadline(60)
-def test_installed_stack_as_www_data(installed, installed_stack):
-    st = installed_stack("www", "0660")
+@pytest.mark.parametrize("front", ["nginx", "apache"])
+def test_installed_stack_as_www_data(installed, installed_stack, front):
+    """The installed page and API behind a front server whose workers are
+    www-data, configured only with the installed files."""
+    st = installed_stack("www-" + front, "0660", front)
     c = Client(st.port)
     # The installed page, its assets cacheable for ever.
     page = c.request("GET", "/")
@@ -428,7 +489,10 @@ def test_installed_stack_as_www_data(installed, installed_stack):
     app = re.search(r'src="(assets/app\.[0-9a-f]{12}\.js)"', html).group(1)
     r = c.request("GET", "/" + app)
     assert r.status == 200, r
-    assert r.header("content-type", "").startswith("application/javascript")
+    # A module script needs a JavaScript type (RFC 9239 names
+    # text/javascript; nginx's mime.types says application/javascript).
+    assert r.header("content-type", "").split(";")[0] in (
+        "application/javascript", "text/javascript"), r.headers
     assert "immutable" in r.header("cache-control", ""), r.headers
     # Everything the page and its modules name is served.
     names = re.findall(r'(?:href|src)="(assets/[^"]+)"', html)
@@ -438,6 +502,8 @@ def test_installed_stack_as_www_data(installed, installed_stack):
         a = c.request("GET", "/" + n)
         assert a.status == 200 and a.body, (n, a)
     assert "no-cache" in page.header("cache-control", ""), page.headers
+    assert page.header("x-content-type-options") == "nosniff", page.headers
+    assert c.request("GET", "/node_modules/x.js").status in (403, 404)
 
     # A terminal over HTTP, through nginx's www-data workers, ptyd.fcgi's
     # group socket and a ptyd autostarted from libexec.
@@ -461,7 +527,7 @@ def test_installed_stack_as_www_data(installed, installed_stack):
     assert grp.getgrgid(st_sock.st_gid).gr_name == "www-data"
     master = st.procs[-1].pid
     workers = children_of(master)
-    assert workers, "nginx has no workers"
+    assert workers, "%s has no workers" % front
     www = pwd.getpwnam("www-data").pw_uid
     for pid in workers:
         with open("/proc/%d/status" % pid) as f:
@@ -470,8 +536,10 @@ def test_installed_stack_as_www_data(installed, installed_stack):
 
 
 @pytest.mark.deadline(60)
-def test_socket_mode_0600_locks_www_data_out(installed, installed_stack):
-    st = installed_stack("private", "0600")
+@pytest.mark.parametrize("front", ["nginx", "apache"])
+def test_socket_mode_0600_locks_www_data_out(installed, installed_stack,
+                                             front):
+    st = installed_stack("private-" + front, "0600", front)
     r = Client(st.port).health()
     # nginx (www-data) may not connect: its 502, which the installed
     # ptyd-fastcgi.conf answers as the API's JSON 503 with Retry-After.
