@@ -85,7 +85,8 @@ listen_unix(const char *path, const struct sock_perm *perm)
 {
 	struct sockaddr_un sun;
 	struct stat	   sb;
-	struct group	  *gr;
+	struct group	   grb, *gr;
+	char		   grbuf[1024];
 	int		   fd;
 	mode_t		   old;
 
@@ -125,7 +126,9 @@ listen_unix(const char *path, const struct sock_perm *perm)
 	if (perm->gid != (gid_t)-1 && chown(path, (uid_t)-1, perm->gid) == -1) {
 		if (errno == EPERM) {
 			/* Only root, or a member of the group, may. */
-			gr = getgrgid(perm->gid);
+			if (getgrgid_r(perm->gid, &grb, grbuf, sizeof(grbuf),
+				&gr) != 0)
+				gr = NULL;
 			flog_warnx("--socket-group %s: this account is not "
 				   "in that group; let root make the socket "
 				   "(spawn-fcgi -U/-G, or systemd's "
