@@ -7,6 +7,7 @@ living on in ptyd.
 """
 
 import os
+import pwd
 import secrets
 import subprocess
 
@@ -142,7 +143,23 @@ def test_run_refuses_a_directory_everyone_may_write(acct_only):
     assert (st.st_uid, st.st_mode & 0o7777) == (0, 0o1777), \
         (st.st_uid, oct(st.st_mode), err)
     assert rc == 1 and got is None, (rc, err)
-    assert "writable by every account" in err, err
+    assert "others may write to it" in err, err
+
+
+@pytest.mark.parametrize("owner,mode", [("other", 0o755), ("root", 0o775)])
+def test_run_refuses_a_directory_another_may_write(acct_only, owner, mode):
+    """A directory another account owns (it could take the socket away
+    and put its own in the web server's way), or one a group may write
+    to: refused, and left as it is."""
+    d = acct_only.mkdir("foreign-%s" % secrets.token_hex(3), owner=False)
+    uid = pwd.getpwnam("nobody").pw_uid if owner == "other" else 0
+    os.chown(d, uid, 0)
+    os.chmod(d, mode)
+    rc, err, got = run_script(acct_only, os.path.join(d, "fcgi.sock"))
+    st = os.stat(d)
+    assert (st.st_uid, st.st_mode & 0o7777) == (uid, mode), (st, err)
+    assert rc == 1 and got is None, (rc, err)
+    assert "give SOCKET a directory of its own" in err, err
 
 
 def test_run_leaves_an_existing_directory_alone(acct_only):
