@@ -29,6 +29,12 @@ const NOTICE_MS = 8000;
 const INPUT_TIMEOUT_MS = 10000;  // an input request that hangs is retried
 const PROBE_TIMEOUT_MS = 3000;   // list, limits: a server that does not answer
 const REPLAY_MAX_MS = 10000;     // the replay's end unmarked this long: live
+// Flow control: output written to xterm but not parsed yet, in UTF-16
+// units.  Past FLOW_HIGH the stream is not read until xterm is down to
+// FLOW_LOW: the server then keeps the rest (and says `gap` if its backlog
+// runs over), where xterm would hold it all and, past 50 MB, throw it away.
+const FLOW_HIGH = 1 << 18;
+const FLOW_LOW = 1 << 16;
 
 // The server's limits, from GET limits: the page keeps no copy of the API's
 // numbers.  Until it answers (or on a server without it) a piece of input
@@ -583,6 +589,9 @@ let streamTimer = 0;
 let streams = 0;         // streams opened so far (for the tests)
 let bytesEver = 0;       // body bytes received on any stream
 let replayWrites = 0;    // replayed chunks xterm has not parsed yet
+let unparsed = 0;        // UTF-16 units written to xterm, not parsed yet
+let unparsedMax = 0;     // the most it has been (for the tests)
+let drained = [];        // resolvers of readers waiting for FLOW_LOW
 
 function closeStream() {
 	clearTimeout(streamTimer);
@@ -691,6 +700,16 @@ async function readStream(s, reader) {
 			sseLine(s, ev, line);
 			if (s.gen !== generation)
 				return;
+			if (unparsed > FLOW_HIGH) {
+				// xterm is behind: read no more, and the rest
+				// waits with the server.  The silence is ours,
+				// not the link's.
+				clearTimeout(s.silence);
+				await flowDrained();
+				if (s.gen !== generation)
+					return;
+				alive(s);
+			}
 		}
 	}
 }
@@ -725,12 +744,29 @@ function sseLine(s, ev, line) {
 }
 
 function write(s, text) {
-	if (s.replaying) {
+	const replayed = s.replaying;
+
+	if (replayed)
 		replayWrites++;
-		term.write(text, () => replayWrites--);
-	} else {
-		term.write(text);
-	}
+	unparsed += text.length;
+	unparsedMax = Math.max(unparsedMax, unparsed);
+	term.write(text, () => {
+		if (replayed)
+			replayWrites--;
+		unparsed -= text.length;
+		if (unparsed <= FLOW_LOW && drained.length > 0) {
+			const waiting = drained;
+			drained = [];
+			waiting.forEach((resolve) => resolve());
+		}
+	});
+}
+
+// Resolves once xterm has parsed its way down to FLOW_LOW.
+function flowDrained() {
+	if (unparsed <= FLOW_LOW)
+		return Promise.resolve();
+	return new Promise((resolve) => drained.push(resolve));
 }
 
 function dispatch(s, name, id, data) {
@@ -761,7 +797,7 @@ function dispatch(s, name, id, data) {
 		endReplay(s);
 		break;
 	case 'gap':
-		notice('history gap: ' + d.lost + ' bytes of output were lost while disconnected');
+		notice('history gap: ' + d.lost + ' bytes of output were lost while this page was away or behind');
 		break;
 	case 'terminal_closed':
 		closeStream();
@@ -1606,6 +1642,7 @@ window.ptyd = {
 	get streams() { return streams; },
 	get sentSize() { return sentSize; },
 	get renderer() { return renderer; },
+	get unparsedMax() { return unparsedMax; },
 	get repliesSent() { return repliesSent; },
 	get repliesDropped() { return repliesDropped; },
 	get status() { return statusKind; },

@@ -212,6 +212,23 @@ export function correctnessTests(test, h) {
 		}
 	});
 
+	test('a flood is read only as fast as xterm parses it: nothing thrown, at most 256 Ki units held plus one event', async ({ ctx, errors }) => {
+		// The page wrote all it read to xterm, which holds what it has
+		// not parsed and throws it away past 50 MB ("write data
+		// discarded"): `yes` through a fast stack to a slow renderer
+		// lost output and threw in the page.  Now the page stops
+		// reading past 256 Ki units unparsed and the server keeps the rest.
+		const page = await h.openPage(ctx, errors, `${h.main().base}?session=${h.newSid('flood')}`);
+		// yes killed by timeout may leave its last line half written.
+		await h.type(page, 'timeout 5 yes; echo; echo flood-done');
+		await h.waitLine(page, 'flood-done', 60000);
+		const max = await page.evaluate(() => window.ptyd.unparsedMax);
+		console.log(`# the most xterm held unparsed during the flood: ${max} UTF-16 units`);
+		// 256 Ki units, and one event past it at most.
+		if (!(max > 0 && max <= (1 << 18) + (1 << 17)))
+			throw new Error(`xterm held ${max} units unparsed`);
+	});
+
 	test('exit 0 says "ended (exit 0)"', async ({ ctx, errors }) => {
 		const page = await h.openPage(ctx, errors, `${h.main().base}?session=${h.newSid('exit0')}`);
 		await h.type(page, 'exit');
