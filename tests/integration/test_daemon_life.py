@@ -495,6 +495,8 @@ def test_ptyd_fcgi_says_when_it_stops(daemon, processes):
                          stdout=subprocess.DEVNULL, stderr=open(log, "ab"))
     d.pids.append(f.pid)
     wait_for(lambda: os.path.exists(fsock), 10, what="ptyd.fcgi listening")
+    # Serving (its signals taken) once it answers; any answer will do.
+    fcgi_call(fsock, "GET", "health")
     f.send_signal(signal.SIGTERM)
     assert f.wait(timeout=20) == 0
     text = d.log_text(log)
