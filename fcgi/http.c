@@ -402,11 +402,12 @@ req_finish_fcgi(struct req *r)
 	FCGX_Free(q, 0);
 	if (fd == -1 || keep)
 		return (fd);
-	if (!drained) {
+	if (!drained || r->no_keep) {
 		/*
-		 * Data may still be on its way; half-close so the web server
+		 * Data may still be on its way, or be here unread (no_keep:
+		 * the web server's next request); half-close so the web server
 		 * sees our response end, take what is already here, and close
-		 * without waiting for it.
+		 * without waiting for it: no reset that could cut it short.
 		 */
 		shutdown(fd, SHUT_WR);
 		do
