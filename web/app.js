@@ -629,7 +629,8 @@ function endReplay(s) {
 async function attach() {
 	closeStream();
 	const s = { ctl: new AbortController(), gen: generation, bytes: 0,
-		replaying: true, silence: 0, quiet: 0, opened: 0 };
+		replaying: true, silence: 0, quiet: 0, quietLeft: 0, quietFrom: 0,
+		opened: 0 };
 	stream = s;
 	streams++;
 	alive(s);
@@ -653,6 +654,8 @@ async function attach() {
 	}
 	s.opened = Date.now();
 	setStatus('connected', 'connected');
+	s.quietLeft = REPLAY_MAX_MS;
+	s.quietFrom = Date.now();
 	s.quiet = setTimeout(() => endReplay(s), REPLAY_MAX_MS);
 	readStream(s, res.body.getReader());
 }
@@ -703,12 +706,23 @@ async function readStream(s, reader) {
 			if (unparsed > FLOW_HIGH) {
 				// xterm is behind: read no more, and the rest
 				// waits with the server.  The silence is ours,
-				// not the link's.
+				// not the link's; nor does the replay's time
+				// run on while the page takes none of it.
 				clearTimeout(s.silence);
+				const replaying = s.replaying;
+				if (replaying) {
+					clearTimeout(s.quiet);
+					s.quietLeft -= Date.now() - s.quietFrom;
+				}
 				await flowDrained();
 				if (s.gen !== generation)
 					return;
 				alive(s);
+				if (replaying && s.replaying) {
+					s.quietFrom = Date.now();
+					s.quiet = setTimeout(() => endReplay(s),
+					    Math.max(0, s.quietLeft));
+				}
 			}
 		}
 	}
