@@ -908,7 +908,7 @@ server_worker(const struct front_conf *conf, const struct server_conf *sc)
 {
 	struct pool p;
 	sigset_t    set;
-	int	    sig_fd;
+	int	    sig_fd, alone = sc->processes <= 1;
 
 	memset(&p, 0, sizeof(p));
 	p.conf = conf;
@@ -918,14 +918,14 @@ server_worker(const struct front_conf *conf, const struct server_conf *sc)
 	sig_fd = pool_open(&p, &set);
 	pool_start(&p);
 	pool_main_wait(&p, sig_fd);
-	/* Alone (no master), the worker says what the master would. */
-	if (sc->processes <= 1)
+	/* Alone (no master), the worker logs the stop and owns the socket
+	 * path. */
+	if (alone)
 		flog_info("stopping");
 	pool_stop(&p);
-	/* Alone, too, the worker owns the socket path. */
-	if (sc->processes <= 1 && sc->unlink_path[0] != '\0')
+	if (alone && sc->unlink_path[0] != '\0')
 		unlink(sc->unlink_path);
-	if (sc->processes <= 1)
+	if (alone)
 		flog_info("stopped");
 	_exit(p.failed ? 1 : 0);
 }

@@ -629,8 +629,7 @@ function endReplay(s) {
 async function attach() {
 	closeStream();
 	const s = { ctl: new AbortController(), gen: generation, bytes: 0,
-		replaying: true, silence: 0, quiet: 0, quietLeft: 0, quietFrom: 0,
-		opened: 0 };
+		replaying: true, silence: 0, quiet: 0, quietAt: 0, opened: 0 };
 	stream = s;
 	streams++;
 	alive(s);
@@ -654,8 +653,7 @@ async function attach() {
 	}
 	s.opened = Date.now();
 	setStatus('connected', 'connected');
-	s.quietLeft = REPLAY_MAX_MS;
-	s.quietFrom = Date.now();
+	s.quietAt = Date.now() + REPLAY_MAX_MS;
 	s.quiet = setTimeout(() => endReplay(s), REPLAY_MAX_MS);
 	readStream(s, res.body.getReader());
 }
@@ -703,27 +701,8 @@ async function readStream(s, reader) {
 			sseLine(s, ev, line);
 			if (s.gen !== generation)
 				return;
-			if (unparsed > FLOW_HIGH) {
-				// xterm is behind: read no more, and the rest
-				// waits with the server.  The silence is ours,
-				// not the link's; nor does the replay's time
-				// run on while the page takes none of it.
-				clearTimeout(s.silence);
-				const replaying = s.replaying;
-				if (replaying) {
-					clearTimeout(s.quiet);
-					s.quietLeft -= Date.now() - s.quietFrom;
-				}
-				await flowDrained();
-				if (s.gen !== generation)
-					return;
-				alive(s);
-				if (replaying && s.replaying) {
-					s.quietFrom = Date.now();
-					s.quiet = setTimeout(() => endReplay(s),
-					    Math.max(0, s.quietLeft));
-				}
-			}
+			if (unparsed > FLOW_HIGH && !(await flowPause(s)))
+				return;
 		}
 	}
 }
@@ -774,6 +753,26 @@ function write(s, text) {
 			waiting.forEach((resolve) => resolve());
 		}
 	});
+}
+
+// xterm is behind: read no more until it has parsed down to FLOW_LOW, and
+// the rest waits with the server.  The silence meanwhile is ours, not the
+// link's, and the replay's time does not run while the page takes none of
+// it.  False if another stream took over meanwhile.
+async function flowPause(s) {
+	const from = Date.now();
+
+	clearTimeout(s.silence);
+	clearTimeout(s.quiet);
+	await flowDrained();
+	if (s.gen !== generation)
+		return false;
+	alive(s);
+	if (s.replaying) {
+		s.quietAt += Date.now() - from;
+		s.quiet = setTimeout(() => endReplay(s), Math.max(0, s.quietAt - Date.now()));
+	}
+	return true;
 }
 
 // Resolves once xterm has parsed its way down to FLOW_LOW.

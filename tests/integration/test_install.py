@@ -365,12 +365,12 @@ class InstalledStack:
     def __init__(self, inst, name, mode, front="nginx"):
         self.inst = inst
         self.dir = os.path.join(inst.root, name)
-        os.makedirs(os.path.join(self.dir, "nginx", "tmp"))
+        os.makedirs(os.path.join(self.dir, "front", "tmp"))
         os.makedirs(os.path.join(self.dir, "run"))
         self.home = os.path.join(self.dir, "home")
         os.makedirs(self.home, mode=0o700)
         for d in (self.dir, os.path.join(self.dir, "run"),
-                  os.path.join(self.dir, "nginx")):
+                  os.path.join(self.dir, "front")):
             os.chmod(d, 0o755)
         self.sock = os.path.join(self.dir, "run", "fcgi.sock")
         self.mode = mode
@@ -411,7 +411,7 @@ class InstalledStack:
         binary = fs.need("apache2", "apache2")
         for m in APACHE_MODULES:
             fs.need_file("%s/mod_%s.so" % (fs.APACHE_MODULES, m), "apache2")
-        ad = os.path.join(self.dir, "nginx")      # made 0755 above
+        ad = os.path.join(self.dir, "front")
         self.port = free_port()
         conf = os.path.join(ad, "apache2.conf")
         with open(conf, "w") as f:
@@ -430,7 +430,7 @@ class InstalledStack:
             stderr=subprocess.DEVNULL, start_new_session=True))
 
     def _start_nginx(self):
-        nd = os.path.join(self.dir, "nginx")
+        nd = os.path.join(self.dir, "front")
         os.symlink(self.inst.path("share/ptyd/nginx"),
                    os.path.join(nd, "ptyd"))
         self.port = free_port()
@@ -509,7 +509,7 @@ def test_installed_stack_as_www_data(installed, installed_stack, front):
     # group socket and a ptyd autostarted from libexec.
     sid = "install-" + os.urandom(4).hex()
     r = c.start(sid)
-    assert r.status == 200, (r, st.log("fcgi.log"), st.log("nginx/error.log"))
+    assert r.status == 200, (r, st.log("fcgi.log"), st.log("front/error.log"))
     pids = _installed_ptyd_pids(installed)
     assert pids, "no ptyd running from %s" % installed.path("libexec")
     s = c.stream(sid)
@@ -543,9 +543,9 @@ def test_socket_mode_0600_locks_www_data_out(installed, installed_stack,
     r = Client(st.port).health()
     # nginx (www-data) may not connect: its 502, which the installed
     # ptyd-fastcgi.conf answers as the API's JSON 503 with Retry-After.
-    assert r.status == 503, (r, st.log("nginx/error.log"))
+    assert r.status == 503, (r, st.log("front/error.log"))
     assert r.header("content-type", "").startswith("application/json"), r
     assert r.json() == {"error": "ptyd.fcgi is not running"}, r
     assert r.header("retry-after"), r
-    err = st.log("nginx/error.log")
+    err = st.log("front/error.log")
     assert "Permission denied" in err and st.sock in err, err
