@@ -119,8 +119,7 @@ struct conn {
 	uint8_t	      ctl[CONN_CTL_MAX];
 	uint8_t	      ctl_len;
 	uint8_t	      ctl_off;
-	struct screen_shot *shot; /* MSG_SCREEN frames, after ctl */
-	size_t		    shot_off;
+	size_t	      shot_off; /* of v.shot: MSG_SCREEN frames, after ctl */
 	uint8_t	      exit_queued;
 	uint8_t	      blocked;	/* socket full */
 	uint8_t	      inflight; /* a frame partly written */
@@ -221,7 +220,8 @@ conn_free_cb(void *arg)
 
 	free(c->payload);
 	free(c->out);
-	screen_shot_unref(c->shot);
+	screen_shot_unref(c->v.shot);
+	c->v.shot = NULL;
 	free(c);
 }
 
@@ -360,7 +360,7 @@ conn_attach(struct conn *c, const struct msg_attach *m, int64_t now)
 	/* attach=screen without a usable resume position: the screen as it
 	 * stands at the ring's end, then live output from there. */
 	if (m->mode == PROTO_ATTACH_SCREEN && (!m->has_pos || lost > 0))
-		c->shot = term_viewer_screen(&c->v);
+		term_viewer_screen(&c->v);
 	/* Closing the connection detaches: watch for it. */
 	if (conn_want(c, EPOLLIN | EPOLLRDHUP) == -1)
 		return (TERM_OK);
@@ -632,13 +632,18 @@ conn_stream_ctl(struct conn *c, int64_t now)
 
 	r = conn_stream_send(c, c->ctl, c->ctl_len, &off, now);
 	c->ctl_off = (uint8_t)off;
-	if (r == 0 || c->shot == NULL)
-		return (r);
-	if (!conn_stream_send(c, c->shot->data, c->shot->len, &c->shot_off,
-		now))
+	if (r == 0)
 		return (0);
-	screen_shot_unref(c->shot);
-	c->shot = NULL;
+	/* The screen is being made: nothing goes after it until it is. */
+	if (c->v.screen_wait)
+		return (0);
+	if (c->v.shot == NULL)
+		return (1);
+	if (!conn_stream_send(c, c->v.shot->data, c->v.shot->len,
+		&c->shot_off, now))
+		return (0);
+	screen_shot_unref(c->v.shot);
+	c->v.shot = NULL;
 	return (1);
 }
 

@@ -106,7 +106,8 @@ struct screen {
 	uint64_t	 scan_end; /* position after the last byte scanned */
 
 	uint64_t fed;	 /* the ring position the emulator stands for */
-	int	 synced; /* fed is a ring position (screen_sync) */
+	int	 synced; /* fed is a ring position (screen_sync_step) */
+	uint64_t work;	 /* units spent, ever (screen.h) */
 
 	struct screen_shot *shot;
 };
@@ -379,6 +380,7 @@ screen_putglyph_cb(VTermGlyphInfo *info, VTermPos pos, void *arg)
 						  (uint32_t)info->chars[0],
 	    info->chars[0] != 0 ? info->chars[1] : 0, info->width == 2);
 	g->row[pos.row][pos.col] = c;
+	s->work += (uint64_t)(info->width > 0 ? info->width : 1);
 	if (info->width == 2 && pos.col + 1 < (int)g->cols)
 		g->row[pos.row][pos.col + 1] = screen_cell(s, 0, GRID_RIGHT, 0,
 		    0);
@@ -397,15 +399,31 @@ screen_scrollrect_cb(VTermRect rc, int down, int right, void *arg)
 		return (0);
 	if (down > 0 && rc.start_row == 0 && !s->alt)
 		screen_push_rows(s, (unsigned int)down);
+	/* Rows move by pointer; the rows that come in are blanked. */
+	s->work += (uint64_t)(rc.end_row - rc.start_row) +
+	    (uint64_t)(down < 0 ? -down : down) * s->cols;
 	blank = screen_cell(s, 1, 0, 0, 0);
 	grid_scroll(screen_grid(s), rc.start_row, rc.end_row, down, &blank);
 	return (1);
 }
 
+/* The cells of a rectangle: what moving or erasing it costs. */
+static uint64_t
+screen_rect_cells(VTermRect rc)
+{
+	if (rc.end_row <= rc.start_row || rc.end_col <= rc.start_col)
+		return (1);
+	return ((uint64_t)(rc.end_row - rc.start_row) *
+	    (uint64_t)(rc.end_col - rc.start_col));
+}
+
 static int
 screen_moverect_cb(VTermRect dest, VTermRect src, void *arg)
 {
-	grid_move(screen_grid(arg), dest, src);
+	struct screen *s = arg;
+
+	s->work += screen_rect_cells(dest);
+	grid_move(screen_grid(s), dest, src);
 	return (1);
 }
 
@@ -416,6 +434,7 @@ screen_erase_cb(VTermRect rc, int selective, void *arg)
 	struct gcell   blank;
 
 	(void)selective;
+	s->work += screen_rect_cells(rc);
 	blank = screen_cell(s, 1, 0, 0, 0);
 	grid_erase(screen_grid(s), rc, &blank);
 	return (1);
@@ -521,6 +540,7 @@ screen_resize_cb(int rows, int cols, VTermPos *delta, void *arg)
 	if (drop > 0 && !s->alt)
 		screen_push_rows(s, drop);
 	memset(&blank, 0, sizeof(blank)); /* the default pen's */
+	s->work += 2 * (uint64_t)rows * (unsigned int)cols;
 	for (i = 0; i < 2; i++)
 		if (s->g[i].cells != NULL)
 			grid_resize(&s->g[i], (unsigned int)rows,
@@ -685,9 +705,18 @@ screen_resize(struct screen *s, const struct ring *r, unsigned int rows,
 {
 	if (rows == s->rows && cols == s->cols)
 		return;
-	/* What came before the resize is drawn at the old size. */
-	if (r != NULL && s->synced)
-		screen_sync(s, r);
+	/*
+	 * What came before the resize is drawn at the old size, if the
+	 * emulator catches up within a turn's share; if not (output that
+	 * costs more than its bytes say), it is dropped, and the next sync
+	 * rebuilds it from the ring at the new size: a resize must never
+	 * cost what a full sync may.
+	 */
+	if (r != NULL && s->synced &&
+	    !screen_sync_step(s, r, ring_end(r), SCREEN_SLICE_WORK)) {
+		screen_emu_stop(s);
+		s->synced = 0;
+	}
 	screen_changed(s);
 	s->rows = rows;
 	s->cols = cols;
@@ -917,30 +946,6 @@ screen_feed(struct screen *s, const uint8_t *p, size_t n)
 }
 
 /*
- * The oldest byte a sync may start from: the ring's oldest, or fewer when
- * that would cost too much.  A feed costs up to the screen's cells per
- * line feed (a scroll inside left and right margins moves every cell of
- * the region; a REP writes a row of them), and it runs on ptyd's one
- * thread, so a screen of C cells is fed at most SCREEN_FEED_WORK / C
- * bytes at one sync: about half a megabyte for 80x24, 90 kB for 200x60,
- * well under a second in the worst case measured.  Beyond that the
- * screen is rebuilt from the bytes that fit (the modes come from the
- * scanner, which saw everything).
- */
-static uint64_t
-screen_feed_from(const struct screen *s, const struct ring *r)
-{
-	size_t	 cells = (size_t)s->rows * s->cols;
-	uint64_t max = SCREEN_FEED_WORK / (cells != 0 ? cells : 1);
-
-	if (max < SCREEN_FEED_MIN)
-		max = SCREEN_FEED_MIN;
-	if (ring_end(r) - ring_start(r) <= max)
-		return (ring_start(r));
-	return (ring_end(r) - max);
-}
-
-/*
  * A new emulator about to be fed from pos on: the alternate screen and a
  * hidden cursor as they were there.  Without it, a full-screen program
  * that came up before pos would be drawn on the normal screen (and left
@@ -957,42 +962,95 @@ screen_prime(struct screen *s, uint64_t pos)
 		vtfeed_write(&s->vf, s->vt, (const uint8_t *)"\033[?25l", 6);
 }
 
-void
-screen_sync(struct screen *s, const struct ring *r)
+/*
+ * At most how many bytes to feed before the cost is looked at again: the
+ * most one byte can cost is about a screen's cells (a line feed scrolling
+ * a region inside left and right margins moves every cell of it; ESC # 8
+ * writes every cell in 3 bytes), so a step overshoots its budget by at
+ * most that.
+ */
+static size_t
+screen_chunk(const struct screen *s, uint64_t left, uint64_t avail)
+{
+	uint64_t per = 2 * (uint64_t)s->rows * s->cols + 1, n;
+
+	n = left / per;
+	if (n < 1)
+		n = 1;
+	return ((size_t)(n < avail ? n : avail));
+}
+
+/* Feed the ring's bytes from fed on until target or until budget units
+ * are spent; 1 if target was reached. */
+static int
+screen_feed_ring(struct screen *s, const struct ring *r, uint64_t target,
+    uint64_t budget)
 {
 	struct iovec iov[2];
+	uint64_t     stop = s->work + budget;
 	size_t	     n;
 	int	     i, cnt;
 
-	/*
-	 * Bytes the emulator never saw have left the ring (or it never ran):
-	 * it starts again from the oldest character kept.  The modes come
-	 * from the scanner, which saw every byte.
-	 */
-	uint64_t     from = screen_feed_from(s, r);
-
-	if (s->vt == NULL || !s->synced || s->fed < from) {
+	while (s->fed < target && s->work < stop) {
 		screen_changed(s);
-		screen_emu_stop(s);
-		screen_emu_start(s);
-		s->fed = ring_boundary(r, from);
-		s->synced = 1;
-		screen_prime(s, s->fed);
-	}
-	while (s->fed < ring_end(r)) {
-		screen_changed(s);
-		n = ring_peek(r, s->fed, (size_t)(ring_end(r) - s->fed), iov,
-		    &cnt);
+		n = ring_peek(r, s->fed, screen_chunk(s, stop - s->work,
+					     target - s->fed), iov, &cnt);
 		if (n == 0)
 			break;
 		for (i = 0; i < cnt; i++)
 			vtfeed_write(&s->vf, s->vt, iov[i].iov_base,
 			    iov[i].iov_len);
+		s->work += n;
 		s->fed += n;
 	}
+	return (s->fed >= target);
+}
+
+int
+screen_sync_step(struct screen *s, const struct ring *r, uint64_t target,
+    uint64_t budget)
+{
+	int done;
+
+	if (target > ring_end(r))
+		target = ring_end(r);
+	/*
+	 * Bytes the emulator never saw have left the ring (or it never ran):
+	 * it starts again from the oldest character kept.  The modes come
+	 * from the scanner, which saw every byte.
+	 */
+	if (s->vt == NULL || !s->synced || s->fed < ring_start(r)) {
+		screen_changed(s);
+		screen_emu_stop(s);
+		screen_emu_start(s);
+		s->fed = ring_boundary(r, ring_start(r));
+		s->synced = 1;
+		screen_prime(s, s->fed);
+	}
+	done = screen_feed_ring(s, r, target, budget);
 	/* Only the blocks still kept: a megabyte fed at once scrolls
 	 * most of its lines out again. */
 	scrollback_pack(&s->sb);
+	return (done);
+}
+
+void
+screen_sync(struct screen *s, const struct ring *r)
+{
+	while (!screen_sync_step(s, r, ring_end(r), SCREEN_SLICE_WORK))
+		;
+}
+
+uint64_t
+screen_fed(const struct screen *s)
+{
+	return (s->fed);
+}
+
+uint64_t
+screen_work(const struct screen *s)
+{
+	return (s->work);
 }
 
 /* The redraw. */

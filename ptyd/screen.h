@@ -34,9 +34,18 @@
  * at the cap, 1 MB with a few pens; a resize past it frees what was held).
  */
 #define SCREEN_CELLS_MAX (256 * 256)
-/* What one sync may cost: bytes fed times cells (screen_sync). */
-#define SCREEN_FEED_WORK ((uint64_t)1 << 30)
-#define SCREEN_FEED_MIN	 (16 * 1024)
+/*
+ * The emulator's work is counted in units: a byte parsed, or a cell
+ * written, moved or erased.  What output costs is not what it weighs (ESC
+ * # 8 writes every cell of the screen in 3 bytes; a line feed inside left
+ * and right margins moves every cell of the region), and it runs on
+ * ptyd's one thread, so it is bounded by units, never by bytes: a step
+ * does at most SCREEN_SLICE_WORK (1 to 4 ms: bench/screenbench)
+ * before the loop serves everyone else again, and one attach's sync at
+ * most SCREEN_SYNC_WORK before its viewer gets the raw replay instead.
+ */
+#define SCREEN_SLICE_WORK ((uint64_t)1 << 18)
+#define SCREEN_SYNC_WORK  ((uint64_t)1 << 27)
 
 struct ring;
 struct screen;
@@ -60,17 +69,29 @@ struct screen *screen_new(unsigned int rows, unsigned int cols);
 void	       screen_free(struct screen *);
 /*
  * Output as it enters the ring, pos the ring position of its first byte:
- * only the scanner sees it now (it is cheap: a memchr for ESC).  The emulator is fed lazily, by screen_sync, from the
+ * only the scanner sees it now (it is cheap: a memchr for ESC).  The
+ * emulator is fed lazily, by screen_sync_step, from the
  * ring: it costs 20 to 50 MB/s, a fraction of what the output path carries,
  * and only terminals someone attaches to with attach=screen need it.
  */
 void screen_scan_output(struct screen *, uint64_t pos, const uint8_t *, size_t);
-/* The emulator catches up with the ring's end (or starts again from its
- * oldest byte if bytes it never saw have left it). */
-void screen_sync(struct screen *, const struct ring *);
+/*
+ * One step of the emulator catching up with the ring, up to target (at
+ * most the ring's end), spending about budget units at most: 1 once it
+ * stands at or past target.  It starts again from the ring's oldest byte
+ * if bytes it never saw have left the ring.
+ */
+int	 screen_sync_step(struct screen *, const struct ring *, uint64_t target,
+	 uint64_t budget);
+/* Steps until it stands at the ring's end (tests, fuzzing). */
+void	 screen_sync(struct screen *, const struct ring *);
+/* The ring position it stands for; the units it has spent, ever. */
+uint64_t screen_fed(const struct screen *);
+uint64_t screen_work(const struct screen *);
 /* Scan and feed the emulator at once (tests, and callers without a ring). */
 void screen_feed(struct screen *, const uint8_t *, size_t);
-/* After syncing with r (if not NULL and synced before). */
+/* After a step of syncing with r (if not NULL and synced before): if that
+ * step does not catch up, the emulator is dropped and rebuilt later. */
 void screen_resize(struct screen *, const struct ring *r, unsigned int rows,
     unsigned int cols);
 

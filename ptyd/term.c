@@ -421,6 +421,7 @@ term_free(struct term *t)
 	term_input_drop(t);
 	once_free(&t->once);
 	TAILQ_REMOVE(&term_all, t, all_entry);
+	term_screen_cancel(t);
 	ring_free(&t->ring);
 	screen_free(t->screen);
 	free(t->owner);

@@ -53,6 +53,10 @@ struct viewer {
 						   audit event; NULL: unknown */
 	void (*wake)(struct viewer *);
 	void *arg;
+	/* attach=screen: the redraw once ready (the viewer's to send and
+	 * unref); screen_wait while the emulator catches up for it. */
+	struct screen_shot *shot;
+	int		    screen_wait;
 };
 TAILQ_HEAD(viewer_list, viewer);
 
@@ -125,6 +129,12 @@ struct term {
 	struct ev_timer timer; /* kill, drain or linger */
 	struct ev_defer defer; /* wake viewers / free */
 	int		wake_queued;
+
+	/* The emulator catching up for waiting viewers (termview.c). */
+	TAILQ_ENTRY(term) screen_entry;
+	int		  screen_queued;
+	uint64_t	  screen_target; /* where their screen stands */
+	uint64_t	  screen_spent;	 /* units spent on it so far */
 };
 
 struct term_start_req {
@@ -204,12 +214,18 @@ enum term_err term_attach(const char *owner, const char *sid, struct viewer *,
 void	      term_detach(struct viewer *, int64_t now);
 /*
  * An attached viewer that asked for the screen and has no usable resume
- * position starts at the ring's end instead, with the screen standing for
- * it: returns a reference to the framed redraw (screen_shot_unref), or
- * NULL if the terminal is too big for an emulator (SCREEN_CELLS_MAX): the
- * viewer then gets the raw replay from where it stands.
+ * position gets the screen as it stands at the ring's end (v->shot, a
+ * reference to the framed redraw), then output from there.  If the
+ * emulator cannot catch up within one step (SCREEN_SLICE_WORK), the
+ * viewer waits (v->screen_wait, woken through v->wake) while it catches
+ * up a step a loop turn, terminals in turn.  No screen (the terminal is
+ * too big for an emulator, SCREEN_CELLS_MAX, or catching up would cost
+ * more than SCREEN_SYNC_WORK): v->shot stays NULL and the viewer gets the
+ * raw replay from where it stands.
  */
-struct screen_shot *term_viewer_screen(struct viewer *);
+void term_viewer_screen(struct viewer *);
+/* Forget t's place in that queue (t is being freed). */
+void term_screen_cancel(struct term *);
 /* Where output to v may end now (holds back an incomplete character). */
 uint64_t term_viewer_limit(const struct term *, uint64_t pos);
 /* A viewer made progress: reading the pty may resume. */

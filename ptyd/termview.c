@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ev.h"
+#include "log.h"
 #include "mirror.h"
 #include "ptyd.h"
 #include "screen.h"
@@ -100,14 +102,117 @@ term_detach(struct viewer *v, int64_t now)
 	term_maybe_free(t);
 }
 
-struct screen_shot *
+/*
+ * The screen for waiting viewers: terminals whose emulator is catching up
+ * take one step each in turn, one step a loop turn for all of them, so
+ * output that costs seconds to draw delays nobody else's keystrokes by
+ * more than a step.
+ */
+static TAILQ_HEAD(, term) screen_queue = TAILQ_HEAD_INITIALIZER(screen_queue);
+static struct ev_defer screen_defer;
+static int	       screen_defer_inited;
+
+static void term_screen_pump(void *);
+
+static void
+term_screen_enqueue(struct term *t)
+{
+	if (!screen_defer_inited) {
+		ev_defer_init(&screen_defer, term_screen_pump, NULL);
+		screen_defer_inited = 1;
+	}
+	if (!t->screen_queued) {
+		TAILQ_INSERT_TAIL(&screen_queue, t, screen_entry);
+		t->screen_queued = 1;
+	}
+	ev_defer_next(&screen_defer);
+}
+
+void
+term_screen_cancel(struct term *t)
+{
+	if (!t->screen_queued)
+		return;
+	TAILQ_REMOVE(&screen_queue, t, screen_entry);
+	t->screen_queued = 0;
+}
+
+/* The screen at the emulator's position, for v: output follows from the
+ * character it stands before. */
+static void
+term_screen_give(struct term *t, struct viewer *v)
+{
+	v->pos = ring_char_end(&t->ring, ring_start(&t->ring),
+	    screen_fed(t->screen));
+	v->shot = screen_shot_get(t->screen, v->pos);
+}
+
+/* The waiting viewers get their screen (done) or the raw replay from
+ * where they wait (the work would have cost too much). */
+static void
+term_screen_hand_out(struct term *t, int done)
+{
+	struct viewer *v;
+	char	       detail[96];
+
+	TAILQ_FOREACH(v, &t->viewers, entry) {
+		if (!v->screen_wait)
+			continue;
+		v->screen_wait = 0;
+		if (done)
+			term_screen_give(t, v);
+		else {
+			snprintf(detail, sizeof(detail),
+			    "screen cost over %llu units: raw replay",
+			    (unsigned long long)SCREEN_SYNC_WORK);
+			mirror_event(t, ev_now(), "screen", v->actor, detail);
+		}
+		v->wake(v);
+	}
+	if (!done)
+		log_info("term %s: the screen would cost more than %llu "
+			 "units: raw replay",
+		    t->sid, (unsigned long long)SCREEN_SYNC_WORK);
+	t->screen_spent = 0;
+	term_viewer_progress(t);
+}
+
+/* One step for the terminal first in line. */
+static void
+term_screen_pump(void *arg)
+{
+	struct term *t = TAILQ_FIRST(&screen_queue);
+	uint64_t     before;
+	int	     done = 0;
+
+	(void)arg;
+	if (t == NULL)
+		return;
+	term_screen_cancel(t);
+	if (t->screen != NULL && screen_fits(t->rows, t->cols)) {
+		before = screen_work(t->screen);
+		done = screen_sync_step(t->screen, &t->ring, t->screen_target,
+		    SCREEN_SLICE_WORK);
+		t->screen_spent += screen_work(t->screen) - before;
+	}
+	if (done || t->screen == NULL || !screen_fits(t->rows, t->cols) ||
+	    t->screen_spent >= SCREEN_SYNC_WORK)
+		term_screen_hand_out(t, done);
+	else
+		term_screen_enqueue(t);
+	if (!TAILQ_EMPTY(&screen_queue))
+		ev_defer_next(&screen_defer);
+}
+
+void
 term_viewer_screen(struct viewer *v)
 {
 	struct term *t = v->term;
+	uint64_t     target;
 
 	/* Too big for an emulator: the raw replay, from where v stands. */
 	if (!screen_fits(t->rows, t->cols))
-		return (NULL);
+		return;
 	if (t->screen == NULL)
 		t->screen = screen_new(t->rows, t->cols);
 	/*
@@ -115,10 +220,22 @@ term_viewer_screen(struct viewer *v)
 	 * bytes undrawn, so the screen is the same there, and live output
 	 * gives the viewer the whole character.
 	 */
-	v->pos = ring_char_end(&t->ring, ring_start(&t->ring),
+	target = ring_char_end(&t->ring, ring_start(&t->ring),
 	    ring_end(&t->ring));
-	/* It no longer holds back the bytes before. */
-	term_viewer_progress(t);
-	screen_sync(t->screen, &t->ring);
-	return (screen_shot_get(t->screen, v->pos));
+	if (!t->screen_queued &&
+	    screen_sync_step(t->screen, &t->ring, target, SCREEN_SLICE_WORK)) {
+		term_screen_give(t, v);
+		/* It no longer holds back the bytes before. */
+		term_viewer_progress(t);
+		return;
+	}
+	/*
+	 * Behind: v waits where it stands (the oldest byte: the raw
+	 * replay's start, should the screen cost too much), holding the
+	 * ring there, so the shell is paced by the emulator meanwhile.
+	 */
+	v->screen_wait = 1;
+	if (target > t->screen_target || !t->screen_queued)
+		t->screen_target = target;
+	term_screen_enqueue(t);
 }

