@@ -462,9 +462,23 @@ ep_metrics(struct ctx *c, json_t *body)
 	buf_free(&b);
 }
 
+/* The caps ptyd has in force, where it answers: terminals at most, and
+ * per owner (DESIGN 6, fairness). */
+static void
+limits_caps(struct ctx *c, json_t *o)
+{
+	struct msg_stats_reply st;
+
+	if (call_as(c, MSG_STATS, NULL, MSG_STATS_REPLY, &st, 1) != 0)
+		return;
+	json_object_set_new(o, "terminals",
+	    json_pack("{s:I, s:I}", "max", (json_int_t)st.max_terminals,
+		"per_owner", (json_int_t)st.max_per_owner));
+}
+
 /* The API's limits (lib/contract.h), for the page: it carries none of its
- * own; and how often an idle stream beats (heartbeat), so the page knows
- * how long a silence means a dead link.  Asks nothing of ptyd. */
+ * own; how often an idle stream beats (heartbeat), so the page knows how
+ * long a silence means a dead link; and ptyd's caps, if it answers. */
 static void
 ep_limits(struct ctx *c, json_t *body)
 {
@@ -491,6 +505,7 @@ ep_limits(struct ctx *c, json_t *body)
 		http_error(c->r, 500, "internal error", 0);
 		return;
 	}
+	limits_caps(c, o);
 	http_json(c->r, 200, o, NULL);
 	json_decref(o);
 }

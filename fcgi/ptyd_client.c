@@ -145,7 +145,7 @@ ptyd_alive(const struct ptyd_conf *conf, int64_t deadline_ms)
  * What ptyd is started with: the settings we resolved, so that this one
  * and any replacement after it have the same (the PTYD_* environment is
  * passed on too), and the umask we were started with.  argv has room for
- * 12.
+ * 14.
  */
 static void
 ptyd_argv(const struct ptyd_conf *conf, char **argv)
@@ -168,6 +168,10 @@ ptyd_argv(const struct ptyd_conf *conf, char **argv)
 	if (conf->umask[0] != '\0') {
 		argv[n++] = (char *)"--umask";
 		argv[n++] = (char *)conf->umask;
+	}
+	if (conf->front) {
+		argv[n++] = (char *)"--auth";
+		argv[n++] = (char *)"front";
 	}
 	argv[n++] = (char *)"--socket";
 	argv[n++] = (char *)conf->socket;
@@ -222,7 +226,7 @@ ptyd_spawn(const struct ptyd_conf *conf, int64_t deadline_ms)
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t	   attr;
 	sigset_t		   none, all;
-	char			  *argv[12], **env;
+	char			  *argv[14], **env;
 	pid_t			   pid;
 	int			   err;
 

@@ -29,7 +29,8 @@ struct ptyd_conf {
 	 * shells get it (ptyd --umask) unless shell_umask says otherwise;
 	 * ours is 077.  Empty: not passed. */
 	char umask[8];
-	int  keep; /* FastCGI: keep connections between requests */
+	int  front; /* auth = front: ptyd --auth front (its caps) */
+	int  keep;  /* FastCGI: keep connections between requests */
 };
 
 /*

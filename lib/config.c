@@ -118,7 +118,9 @@ static const struct config_def config_defs[CONFIG_NKEYS] = {
 	[CONFIG_MAX_TERMINALS] = { "max_terminals", T_COUNT, 0, D, "32", 1,
 	    COUNT_MAX, NULL, "N", "terminals at most" },
 	[CONFIG_MAX_PER_OWNER] = { "max_per_owner", T_COUNT, 0, D, NULL, 1,
-	    COUNT_MAX, NULL, "N", "terminals per owner (max_terminals)" },
+	    COUNT_MAX, NULL, "N",
+	    "terminals per owner (max_terminals; auth = front: a "
+	    "quarter of it, at least 4)" },
 	[CONFIG_MAX_VIEWERS] = { "max_viewers", T_COUNT, 0, D, "32", 1,
 	    COUNT_MAX, NULL, "N", "viewers per terminal at most" },
 	[CONFIG_RING_SIZE] = { "ring_size", T_BYTES, 0, D, "1048576", 1024,
@@ -152,8 +154,10 @@ static const struct config_def config_defs[CONFIG_NKEYS] = {
 	    COUNT_MAX, NULL, "N", "requests at once per process" },
 	[CONFIG_PROCESSES] = { "processes", T_COUNT, 0, F, "6", 1, 256, NULL,
 	    "N", "worker processes" },
-	[CONFIG_AUTH] = { "auth", T_ENUM, 0, F, "none", 0, 0, "none|front",
-	    "none|front", "front: trust REMOTE_USER from the web server" },
+	[CONFIG_AUTH] = { "auth", T_ENUM, 0, D | F, "none", 0, 0, "none|front",
+	    "none|front",
+	    "front: trust REMOTE_USER from the web server (ptyd: "
+	    "web users share the account)" },
 	[CONFIG_LOCAL] = { "local", T_ENUM, 0, F, "account", 0, 0,
 	    "account|address", "account|address", "what makes a client local" },
 	[CONFIG_ALLOW_REMOTE] = { "allow_remote", T_BOOL, 0, F, "no", 0, 1,

@@ -154,6 +154,8 @@ static const struct field stats_reply_fields[] = {
 	NUM(F_U64, msg_stats_reply, flush_max_us),
 	NUM(F_U64, msg_stats_reply, flush_last_rows),
 	NUM(F_U64, msg_stats_reply, flush_max_rows),
+	NUM(F_U32, msg_stats_reply, max_terminals),
+	NUM(F_U32, msg_stats_reply, max_per_owner),
 };
 static const struct field attached_fields[] = {
 	NUM(F_U64, msg_attached, base),

@@ -188,6 +188,9 @@ struct msg_stats_reply {
 	uint64_t flush_max_us;
 	uint64_t flush_last_rows;
 	uint64_t flush_max_rows;
+	/* The caps in force (GET limits). */
+	uint32_t max_terminals;
+	uint32_t max_per_owner;
 };
 
 struct msg_attached {

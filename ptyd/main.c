@@ -319,6 +319,24 @@ main_conf_umask(void)
 	}
 }
 
+/*
+ * The per-owner cap's default: the global cap where the account is the one
+ * owner; where the web server names the owners (auth = front), a quarter
+ * of it and at least 4 (never above it), so one web user cannot hold
+ * every terminal and leave the others 429.
+ */
+static unsigned long long
+main_per_owner_default(unsigned long long max, int front)
+{
+	unsigned long long n = max / 4;
+
+	if (!front)
+		return (max);
+	if (n < 4)
+		n = 4;
+	return (n < max ? n : max);
+}
+
 /* Numbers and limits: checked by lib/config.c, taken as they are. */
 static void
 main_conf_limits(void)
@@ -326,8 +344,8 @@ main_conf_limits(void)
 	char buf[32];
 
 	snprintf(buf, sizeof(buf), "%llu",
-	    config_num(main_cfg, CONFIG_MAX_TERMINALS));
-	/* The per-owner cap defaults to the global one. */
+	    main_per_owner_default(config_num(main_cfg, CONFIG_MAX_TERMINALS),
+		strcmp(config_str(main_cfg, CONFIG_AUTH), "front") == 0));
 	config_default(main_cfg, CONFIG_MAX_PER_OWNER, buf);
 	ptyd_conf.idle_grace = config_us(main_cfg, CONFIG_IDLE_GRACE);
 	ptyd_conf.reap_interval = config_us(main_cfg, CONFIG_REAP_INTERVAL);

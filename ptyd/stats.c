@@ -16,6 +16,7 @@
 
 #include "frame.h"
 #include "mirror.h"
+#include "ptyd.h"
 #include "stats.h"
 #include "term.h"
 
@@ -136,5 +137,7 @@ stats_fill(struct msg_stats_reply *r, int64_t uptime_us)
 	r->db_failing = (uint8_t)mirror_db_failing();
 	r->db_lag_us = mirror_db_lag(ev_now());
 	r->lost = mirror_db_lost();
+	r->max_terminals = ptyd_conf.max_terminals;
+	r->max_per_owner = ptyd_conf.max_per_owner;
 	stats_terms(r);
 }

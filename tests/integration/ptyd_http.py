@@ -172,6 +172,12 @@ class Client:
     def list(self):
         return self.get("list")
 
+    def limits_caps(self):
+        """GET limits' terminals: ptyd's caps in force."""
+        r = self.get("limits")
+        assert r.status == 200, r
+        return r.json().get("terminals")
+
     def health(self):
         return self.get("health")
 

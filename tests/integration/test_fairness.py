@@ -61,3 +61,37 @@ def test_at_the_cap_a_user_evicts_only_their_own(capped, new_sid):
     finally:
         for c, s in ((alice, a1), (alice, a2), (bob, b1), (bob, b2)):
             c.close_term(s)
+
+
+# Where the web server names the owners (auth = front), the per-owner cap
+# defaults to a quarter of the total, at least 4 (issue 29): before, it
+# was the total, so one user could hold every terminal and every other
+# user got 429.
+@pytest.fixture(scope="module")
+def shared(make_stack):
+    return make_stack("fair-default", users=["alice:pw-a", "bob:pw-b"],
+                      ptyd_args=["--max-terminals", "8"])
+
+
+def test_in_front_mode_one_user_cannot_hold_every_terminal(shared, new_sid):
+    alice, bob = shared.client("alice"), shared.client("bob")
+    mine = [new_sid("a") for _ in range(6)]
+    b = new_sid("b")
+    try:
+        for sid in mine:
+            r = alice.start(sid)
+            assert r.status == 200, r
+        # Her fifth and sixth evicted her own oldest, not anyone's.
+        assert sorted(alice.terminals()) == sorted(mine[2:])
+        r = bob.start(b)
+        assert r.status == 200, r
+        assert alice.limits_caps() == {"max": 8, "per_owner": 4}
+    finally:
+        for sid in mine:
+            alice.close_term(sid)
+        bob.close_term(b)
+
+
+def test_with_one_owner_the_per_owner_cap_is_the_total(make_stack):
+    st = make_stack("fair-account", ptyd_args=["--max-terminals", "8"])
+    assert st.client().limits_caps() == {"max": 8, "per_owner": 8}

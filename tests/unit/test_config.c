@@ -514,10 +514,12 @@ Test(config, print_shows_every_key_its_value_and_origin)
 	    "shell_arg = -l  # command line\n"
 	    "shell_arg = \"two words\"  # command line\n"));
 	cr_expect(strstr(out, "shell = \"\"  # default\n"), "%s", out);
-	cr_expect_null(strstr(out, "auth ="), "not a key of ptyd");
+	cr_expect_null(strstr(out, "allow_remote ="), "not a key of ptyd");
+	/* ptyd's caps depend on it (issue 29: fair by default). */
+	cr_expect(strstr(out, "auth = none  # default\n"), "%s", out);
 	for (k = 0; k < len; k++)
 		lines += out[k] == '\n';
-	cr_expect_eq(lines, 21, "%s", out); /* 20 keys, 2 shell_args */
+	cr_expect_eq(lines, 22, "%s", out); /* 21 keys, 2 shell_args */
 	free(out);
 	config_free(c);
 }
