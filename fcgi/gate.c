@@ -739,6 +739,23 @@ gate_add_cidr(void *arg, const char *item)
 }
 
 static int
+gate_add_metrics_net(void *arg, const char *item)
+{
+	struct gate_conf *conf = arg;
+	struct gate_cidr  c, *n;
+
+	if (gate_cidr_parse(item, &c) == -1)
+		return (-1);
+	n = reallocarray(conf->metrics_nets, conf->nmetrics_nets + 1,
+	    sizeof(*n));
+	if (n == NULL)
+		return (-1);
+	conf->metrics_nets = n;
+	conf->metrics_nets[conf->nmetrics_nets++] = c;
+	return (0);
+}
+
+static int
 gate_add_host(void *arg, const char *item)
 {
 	struct gate_conf *conf = arg;
@@ -803,11 +820,76 @@ gate_conf_mode(struct gate_conf *conf, const char *auth, const char *local,
 	return (0);
 }
 
+int
+gate_conf_metrics(struct gate_conf *conf, const char *allow,
+    const char *users, const char **cause)
+{
+	if (allow == NULL || allow[0] == '\0')
+		allow = GATE_DEFAULT_METRICS;
+	if (strcmp(allow, "none") != 0 &&
+	    gate_split(allow, gate_add_metrics_net, conf) == -1) {
+		*cause = "PTYD_METRICS_ALLOW: bad address or prefix";
+		return (-1);
+	}
+	if (users != NULL && users[0] != '\0' &&
+	    (conf->metrics_users = strdup(users)) == NULL) {
+		*cause = "out of memory";
+		return (-1);
+	}
+	return (0);
+}
+
+/* Whether the comma-separated list names s (items trimmed of blanks). */
+static int
+gate_list_has(const char *list, const char *s)
+{
+	const char *p = list, *q, *e;
+	size_t	    n = strlen(s);
+
+	while (*p != '\0') {
+		q = strchr(p, ',');
+		if (q == NULL)
+			q = p + strlen(p);
+		for (e = q; e > p && isspace((unsigned char)e[-1]); e--)
+			;
+		while (p < e && isspace((unsigned char)*p))
+			p++;
+		if ((size_t)(e - p) == n && n != 0 && memcmp(p, s, n) == 0)
+			return (1);
+		p = *q == ',' ? q + 1 : q;
+	}
+	return (0);
+}
+
+int
+gate_metrics_ok(const struct gate_conf *conf, const char *client,
+    const char *user)
+{
+	struct gate_ip ip;
+	size_t	       i;
+
+	/* A web user, only if named; the address counts for everyone. */
+	if (user[0] != '\0' && (conf->metrics_users == NULL ||
+				   !gate_list_has(conf->metrics_users, user)))
+		return (0);
+	if (gate_ip_parse(client, &ip) == -1)
+		return (0);
+	for (i = 0; i < conf->nmetrics_nets; i++)
+		if (gate_ip_in(&ip, &conf->metrics_nets[i]))
+			return (1);
+	return (0);
+}
+
 void
 gate_conf_free(struct gate_conf *conf)
 {
 	free(conf->proxies);
 	free(conf->hosts);
+	free(conf->metrics_nets);
+	free(conf->metrics_users);
+	conf->metrics_nets = NULL;
+	conf->metrics_users = NULL;
+	conf->nmetrics_nets = 0;
 	conf->proxies = NULL;
 	conf->hosts = NULL;
 	conf->nproxies = 0;

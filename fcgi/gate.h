@@ -41,7 +41,13 @@ struct gate_conf {
 	size_t		  nproxies;
 	struct gate_host *hosts; /* PTYD_ALLOWED_HOSTS */
 	size_t		  nhosts;
+	struct gate_cidr *metrics_nets; /* PTYD_METRICS_ALLOW */
+	size_t		  nmetrics_nets;
+	char		 *metrics_users; /* PTYD_METRICS_USERS, or NULL */
 };
+
+/* Who may read the metrics by default: this host's own clients. */
+#define GATE_DEFAULT_METRICS "127.0.0.0/8,::1"
 
 #define GATE_DEFAULT_HOSTS "localhost,127.0.0.1,[::1]"
 
@@ -72,6 +78,20 @@ void gate_conf_free(struct gate_conf *);
  */
 int gate_conf_mode(struct gate_conf *, const char *auth, const char *local,
     const char **cause);
+
+/*
+ * The metrics are the operator's (DESIGN 6): counters of every user's
+ * terminals and typing.  allow: addresses or prefixes, comma-separated, a
+ * reader must be at (NULL or "": GATE_DEFAULT_METRICS; "none": nobody);
+ * users: the web users (REMOTE_USER, where auth = front) who may read
+ * them (NULL or "": none).  0, or -1 with *cause.
+ */
+int gate_conf_metrics(struct gate_conf *, const char *allow,
+    const char *users, const char **cause);
+/* A request that passed the gate, from client (its address as the gate
+ * decided it) with user ("" if none): may it read the metrics? */
+int gate_metrics_ok(const struct gate_conf *, const char *client,
+    const char *user);
 
 /* Parse an IPv4 or IPv6 literal (IPv6 optionally in brackets). 0 or -1. */
 int gate_ip_parse(const char *, struct gate_ip *);

@@ -443,7 +443,12 @@ ep_health(struct ctx *c, json_t *body)
 	json_decref(o);
 }
 
-/* Prometheus text.  ptyd's part only when it answers (ptyd_up). */
+/* Prometheus text.  ptyd's part only when it answers (ptyd_up); only to
+ * the operator (gate_metrics_ok). */
+#define METRICS_DENY_MESSAGE                                               \
+	"forbidden: metrics are the operator's: read them from an address " \
+	"in metrics_allow, as a user in metrics_users (ptyd.conf(5); "      \
+	"PTYD_METRICS_ALLOW, PTYD_METRICS_USERS)"
 static void
 ep_metrics(struct ctx *c, json_t *body)
 {
@@ -452,6 +457,10 @@ ep_metrics(struct ctx *c, json_t *body)
 	int		       up;
 
 	(void)body;
+	if (!gate_metrics_ok(&c->r->conf->gate, c->client, c->owner)) {
+		http_error(c->r, 403, METRICS_DENY_MESSAGE, 0);
+		return;
+	}
 	up = call_as(c, MSG_STATS, NULL, MSG_STATS_REPLY, &st, 1) == 0;
 	buf_init(&b, 1024 * 1024);
 	if (metrics_render(&b, up ? &st : NULL) == -1)
@@ -740,6 +749,7 @@ serve_params(struct ctx *c, const char *user, const char *client,
 		return (-1);
 	}
 	c->owner = user;
+	c->client = client;
 	snprintf(c->actor, sizeof(c->actor), "%s@%s", user, client);
 	q = http_query_get(req_param(c->r, "QUERY_STRING"), "session_id",
 	    c->qsid, sizeof(c->qsid));

@@ -22,6 +22,7 @@ struct ctx {
 	char	    endpoint[32];
 	const char *owner;			/* REMOTE_USER, "" if local */
 	char	    actor[PROTO_ACTOR_MAX + 1]; /* user@address */
+	const char *client;			/* the address alone */
 	char	    qsid[PROTO_SID_MAX + 1];	/* from the query */
 	int	    has_qsid;
 };

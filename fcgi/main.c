@@ -292,7 +292,9 @@ main_conf_ptyd(struct front_conf *conf)
 		main_nonempty(CONFIG_TRUSTED_PROXY_CIDRS),
 		main_nonempty(CONFIG_ALLOWED_HOSTS), &cause) == -1 ||
 	    gate_conf_mode(&conf->gate, config_str(main_cfg, CONFIG_AUTH),
-		config_str(main_cfg, CONFIG_LOCAL), &cause) == -1) {
+		config_str(main_cfg, CONFIG_LOCAL), &cause) == -1 ||
+	    gate_conf_metrics(&conf->gate, main_nonempty(CONFIG_METRICS_ALLOW),
+		main_nonempty(CONFIG_METRICS_USERS), &cause) == -1) {
 		flog_warnx("%s", cause);
 		return (1);
 	}

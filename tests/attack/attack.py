@@ -333,6 +333,14 @@ def storm(st, viewers):
                     viewers))
 
 
+# ---- the operator's metrics -----------------------------------------------------
+
+def metrics_to_users(st_basic):
+    """A web user of a shared account reads every user's counters."""
+    r = st_basic.client("alice").get("metrics")
+    return r.status == 403, "GET metrics as web user alice: %d" % r.status
+
+
 # ---- hostile output ----------------------------------------------------------
 
 # Output whose cost to the screen emulator is out of all proportion to its
@@ -455,6 +463,7 @@ def main():
         attempt("malformed FastCGI", malformed_records, st)
         attempt("backlog storm", storm, st, a.viewers)
         attempt("hostile output", hostile_output, st, root)
+        attempt("metrics to a web user", metrics_to_users, stb)
     finally:
         for s in reversed(stacks):
             try:

@@ -232,6 +232,26 @@ def test_metrics_is_behind_the_same_gate(ost):
     assert r.status == 405, r
 
 
+# Metrics are the operator's (issue 29): they count every user's
+# terminals and keystrokes, so a web user of a shared account (auth =
+# front) reads them only if metrics_users names them.  Before, every
+# authenticated user read them.
+def test_metrics_are_refused_to_a_web_user_not_named(make_stack):
+    st = make_stack("metrics-users", users=["alice:pw-a", "prom:pw-p"],
+                    env=["PTYD_METRICS_USERS=prom"])
+    r = st.client("alice").get("metrics")
+    assert r.status == 403, r
+    assert "metrics_users" in r.json()["error"], r
+    r = st.client("prom").get("metrics")
+    assert r.status == 200 and b"ptyd_up 1" in r.body, r
+
+
+def test_metrics_are_refused_outside_metrics_allow(make_stack):
+    st = make_stack("metrics-allow", env=["PTYD_METRICS_ALLOW=10.0.0.0/8"])
+    assert st.client().get("metrics").status == 403
+    assert st.client().get("health").status == 200
+
+
 # -- the audit log ----------------------------------------------------------
 
 def test_audit_log_refuses_update_and_delete_from_the_sqlite3_shell(ost,

@@ -658,3 +658,46 @@ Test(gate, deny_message_explains_configuration)
 	cr_expect(strstr(GATE_DENY_MESSAGE, "REMOTE_USER") != NULL);
 	cr_expect(strstr(GATE_DENY_MESSAGE, "PTYD_ALLOW_REMOTE") != NULL);
 }
+
+/* The metrics are the operator's (issue 29): by default this host's own
+ * clients with no web user; a web user only if named; "none" nobody. */
+static int
+metrics_ok(const char *allow, const char *users, const char *client,
+    const char *user)
+{
+	struct gate_conf conf;
+	const char	*cause = NULL;
+	int		 ok;
+
+	cr_assert_eq(gate_conf_load(&conf, NULL, NULL, NULL, NULL, &cause), 0);
+	cr_assert_eq(gate_conf_metrics(&conf, allow, users, &cause), 0, "%s",
+	    cause);
+	ok = gate_metrics_ok(&conf, client, user);
+	gate_conf_free(&conf);
+	return (ok);
+}
+
+Test(gate, metrics_are_the_operators)
+{
+	struct gate_conf conf;
+	const char	*cause = NULL;
+
+	cr_expect(metrics_ok(NULL, NULL, "127.0.0.1", ""));
+	cr_expect(metrics_ok(NULL, NULL, "::1", ""));
+	cr_expect(!metrics_ok(NULL, NULL, "192.168.1.9", ""));
+	cr_expect(!metrics_ok(NULL, NULL, "127.0.0.1", "alice"),
+	    "an authenticated web user is not the operator");
+	cr_expect(metrics_ok(NULL, "prom, alice", "127.0.0.1", "alice"));
+	cr_expect(!metrics_ok(NULL, "prom, alice", "127.0.0.1", "ali"));
+	cr_expect(!metrics_ok(NULL, "prom, alice", "127.0.0.1", "alice,"));
+	cr_expect(!metrics_ok(NULL, "prom", "203.0.113.5", "prom"),
+	    "the address counts for users too");
+	cr_expect(metrics_ok("10.0.0.0/8", NULL, "10.1.2.3", ""));
+	cr_expect(!metrics_ok("10.0.0.0/8", NULL, "127.0.0.1", ""));
+	cr_expect(!metrics_ok("none", NULL, "127.0.0.1", ""));
+	cr_expect(!metrics_ok(NULL, NULL, "not an address", ""));
+	cr_assert_eq(gate_conf_load(&conf, NULL, NULL, NULL, NULL, &cause), 0);
+	cr_expect_eq(gate_conf_metrics(&conf, "10.0.0.0/40", NULL, &cause), -1);
+	cr_expect(strstr(cause, "PTYD_METRICS_ALLOW") != NULL);
+	gate_conf_free(&conf);
+}
