@@ -145,6 +145,15 @@ sse_gap(struct buf *b, uint64_t id, uint64_t lost)
 }
 
 int
+sse_replay(struct buf *b, uint64_t id, int reason)
+{
+	sse_head(b, id, "replay");
+	buf_adds(b, reason == PROTO_REPLAY_SIZE ? "{\"reason\": \"size\"}" :
+						  "{\"reason\": \"cost\"}");
+	return (sse_tail(b));
+}
+
+int
 sse_closed(struct buf *b, uint64_t id, int has_code, int32_t code,
     const char *reason)
 {

@@ -45,6 +45,9 @@ int sse_screen(struct buf *, struct buf *scratch, int first,
     const struct msg_screen *);
 /* gap {"lost": N} */
 int sse_gap(struct buf *, uint64_t id, uint64_t lost);
+/* attach=screen got no screen but the raw replay from id on: reason
+ * PROTO_REPLAY_SIZE ("size") or PROTO_REPLAY_COST ("cost"). */
+int sse_replay(struct buf *, uint64_t id, int reason);
 /* terminal_closed {"exit_code": N|null, "reason": "..."} */
 int sse_closed(struct buf *, uint64_t id, int has_code, int32_t code,
     const char *reason);

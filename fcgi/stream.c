@@ -216,6 +216,7 @@ stream_frame(struct stream *s, const struct frame_hdr *h, const uint8_t *p)
 	struct msg_gap	  mg;
 	struct msg_exit	  mx;
 	struct msg_screen ms;
+	struct msg_replay mr;
 	enum stream_end	  e;
 
 	switch (h->type) {
@@ -242,6 +243,17 @@ stream_frame(struct stream *s, const struct frame_hdr *h, const uint8_t *p)
 		s->end = mg.pos;
 		s->pos = mg.pos;
 		if (sse_gap(&s->out, mg.pos, mg.lost) == -1)
+			return (END_ERROR);
+		return (END_NONE);
+	case MSG_REPLAY:
+		if (msg_decode(MSG_REPLAY, p, h->len, &mr) == -1 ||
+		    (mr.reason != PROTO_REPLAY_SIZE &&
+			mr.reason != PROTO_REPLAY_COST))
+			break;
+		if ((e = stream_flush_tail(s)) != END_NONE)
+			return (e);
+		s->end = s->pos = mr.pos;
+		if (sse_replay(&s->out, mr.pos, mr.reason) == -1)
 			return (END_ERROR);
 		return (END_NONE);
 	case MSG_EXIT:

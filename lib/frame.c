@@ -176,6 +176,10 @@ static const struct field gap_fields[] = {
 	NUM(F_U64, msg_gap, lost),
 	NUM(F_U64, msg_gap, pos),
 };
+static const struct field replay_fields[] = {
+	NUM(F_U64, msg_replay, pos),
+	NUM(F_U8, msg_replay, reason),
+};
 static const struct field exit_fields[] = {
 	NUM(F_U8, msg_exit, has_exit_code),
 	NUM(F_I32, msg_exit, exit_code),
@@ -213,6 +217,7 @@ static const struct msg_desc msgs[] = {
 	DESC(MSG_GAP, gap_fields),
 	DESC(MSG_EXIT, exit_fields),
 	DESC(MSG_SCREEN, screen_fields),
+	DESC(MSG_REPLAY, replay_fields),
 };
 
 static const struct msg_desc *

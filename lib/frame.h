@@ -218,6 +218,11 @@ struct msg_gap {
 	uint64_t pos;
 };
 
+struct msg_replay {
+	uint64_t pos;
+	uint8_t	 reason;
+};
+
 struct msg_exit {
 	uint8_t	 has_exit_code;
 	int32_t	 exit_code;

@@ -43,7 +43,7 @@
 /* 2: MSG_INPUT carries an input_id.  3: MSG_INPUT carries an actor,
  * MSG_STATS_REPLY the counters of /api/terminal/metrics.  4: MSG_ATTACHED
  * says where the replay ends.  5: MSG_ATTACH carries a mode, MSG_SCREEN.
- * 6: MSG_STATS_REPLY carries the caps in force. */
+ * 6: MSG_STATS_REPLY carries the caps in force; MSG_REPLAY. */
 #define PROTO_VERSION	  6
 #define PROTO_HDR_LEN	  8
 #define PROTO_MAX_PAYLOAD (256 * 1024)
@@ -138,6 +138,16 @@ enum {
 	 * MSG_ATTACHED (and MSG_GAP), to a PROTO_ATTACH_SCREEN viewer without
 	 * a usable resume position. */
 	MSG_SCREEN = 0x0305,
+	/* u64 pos (where the raw replay starts), u8 reason
+	 * (PROTO_REPLAY_*): a PROTO_ATTACH_SCREEN viewer gets no screen but
+	 * the raw replay, in place of MSG_SCREEN. */
+	MSG_REPLAY = 0x0306,
+};
+
+/* Why a viewer that asked for the screen gets the raw replay. */
+enum {
+	PROTO_REPLAY_SIZE = 1, /* too big for an emulator */
+	PROTO_REPLAY_COST = 2, /* the screen would cost too much to draw */
 };
 
 /* MSG_ATTACH modes: how a viewer without a usable resume position starts. */

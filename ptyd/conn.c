@@ -63,7 +63,7 @@
 #include "xmalloc.h"
 
 #define CONN_BATCH   16 /* output frames per writev */
-#define CONN_CTL_MAX 96 /* ATTACHED + GAP, or EXIT */
+#define CONN_CTL_MAX 128 /* ATTACHED + GAP + REPLAY, or EXIT */
 /* Reply buffer kept between requests on one connection. */
 #define CONN_OUT_KEEP 4096
 /* Output bytes per loop turn: to one viewer, and to all.  A turn's writes
@@ -121,6 +121,7 @@ struct conn {
 	uint8_t	      ctl_off;
 	size_t	      shot_off; /* of v.shot: MSG_SCREEN frames, after ctl */
 	uint8_t	      exit_queued;
+	uint8_t	      gapped; /* a GAP went first: it says the replay is raw */
 	uint8_t	      blocked;	/* socket full */
 	uint8_t	      inflight; /* a frame partly written */
 	uint8_t	      prefix[FRAME_OUTPUT_PREFIX];
@@ -356,6 +357,7 @@ conn_attach(struct conn *c, const struct msg_attach *m, int64_t now)
 		mg.lost = lost;
 		mg.pos = resume;
 		conn_queue_ctl(c, MSG_GAP, &mg);
+		c->gapped = 1;
 	}
 	/* attach=screen without a usable resume position: the screen as it
 	 * stands at the ring's end, then live output from there. */
@@ -627,9 +629,22 @@ conn_stream_send(struct conn *c, const uint8_t *p, size_t len, size_t *off,
 static int
 conn_stream_ctl(struct conn *c, int64_t now)
 {
-	size_t off = c->ctl_off;
-	int    r;
+	struct msg_replay mr;
+	size_t		  off;
+	int		  r;
 
+	/* No screen after all: say so before the raw replay, unless a GAP
+	 * did (its id is the same: ids strictly increase). */
+	if (c->v.screen_raw != 0 && !c->v.screen_wait) {
+		if (c->ctl_off == c->ctl_len)
+			c->ctl_off = c->ctl_len = 0;
+		mr.pos = c->v.pos;
+		mr.reason = (uint8_t)c->v.screen_raw;
+		if (!c->gapped)
+			conn_queue_ctl(c, MSG_REPLAY, &mr);
+		c->v.screen_raw = 0;
+	}
+	off = c->ctl_off;
 	r = conn_stream_send(c, c->ctl, c->ctl_len, &off, now);
 	c->ctl_off = (uint8_t)off;
 	if (r == 0)

@@ -57,6 +57,7 @@ struct viewer {
 	 * unref); screen_wait while the emulator catches up for it. */
 	struct screen_shot *shot;
 	int		    screen_wait;
+	int		    screen_raw; /* PROTO_REPLAY_*: say so, once */
 };
 TAILQ_HEAD(viewer_list, viewer);
 

@@ -16,6 +16,7 @@
 #include "ev.h"
 #include "log.h"
 #include "mirror.h"
+#include "proto.h"
 #include "ptyd.h"
 #include "screen.h"
 #include "term.h"
@@ -147,32 +148,36 @@ term_screen_give(struct term *t, struct viewer *v)
 	v->shot = screen_shot_get(t->screen, v->pos);
 }
 
-/* The waiting viewers get their screen (done) or the raw replay from
- * where they wait (the work would have cost too much). */
+/* The waiting viewers get their screen (done), or the raw replay from
+ * where they wait: the terminal grew too big for an emulator meanwhile,
+ * or its screen would have cost too much to draw. */
 static void
 term_screen_hand_out(struct term *t, int done)
 {
 	struct viewer *v;
 	char	       detail[96];
+	int	       raw = 0;
 
+	if (!done && (t->screen == NULL || !screen_fits(t->rows, t->cols)))
+		raw = PROTO_REPLAY_SIZE;
+	else if (!done) {
+		raw = PROTO_REPLAY_COST;
+		snprintf(detail, sizeof(detail),
+		    "screen cost over %llu units: raw replay",
+		    (unsigned long long)SCREEN_SYNC_WORK);
+		log_info("term %s: %s", t->sid, detail);
+	}
 	TAILQ_FOREACH(v, &t->viewers, entry) {
 		if (!v->screen_wait)
 			continue;
 		v->screen_wait = 0;
+		v->screen_raw = raw;
 		if (done)
 			term_screen_give(t, v);
-		else {
-			snprintf(detail, sizeof(detail),
-			    "screen cost over %llu units: raw replay",
-			    (unsigned long long)SCREEN_SYNC_WORK);
+		else if (raw == PROTO_REPLAY_COST)
 			mirror_event(t, ev_now(), "screen", v->actor, detail);
-		}
 		v->wake(v);
 	}
-	if (!done)
-		log_info("term %s: the screen would cost more than %llu "
-			 "units: raw replay",
-		    t->sid, (unsigned long long)SCREEN_SYNC_WORK);
 	t->screen_spent = 0;
 	term_viewer_progress(t);
 }
@@ -211,8 +216,10 @@ term_viewer_screen(struct viewer *v)
 	uint64_t     target;
 
 	/* Too big for an emulator: the raw replay, from where v stands. */
-	if (!screen_fits(t->rows, t->cols))
+	if (!screen_fits(t->rows, t->cols)) {
+		v->screen_raw = PROTO_REPLAY_SIZE;
 		return;
+	}
 	if (t->screen == NULL)
 		t->screen = screen_new(t->rows, t->cols);
 	/*

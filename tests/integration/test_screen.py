@@ -12,6 +12,7 @@ import time
 import pytest
 
 from ptyd_http import Transcript, read_output_until
+from ptyd_stack import wait_for
 
 pyte = pytest.importorskip("pyte", reason="python3-pyte (scripts/setup)")
 
@@ -335,3 +336,42 @@ def small_ring_start(c, sid):
         return ev.id - len(ev.payload)
     finally:
         r.close()
+
+
+# A screen no emulator is kept for, or one that would cost too much to
+# draw, is the raw replay, and the stream says so first (issue 29): a
+# `replay` event with the reason, its id where the raw bytes start.
+def test_a_screen_too_big_for_an_emulator_says_replay_size(stack, watched):
+    sid, w = watched(rows=300, cols=300)
+    w.type("echo big-$((6*7))\r", b"big-42")
+    with stack.client().stream(sid, query=SCREEN) as s:
+        assert s.status == 200, s.body
+        ev = first_event(s)
+        assert ev.name == "replay", ev
+        assert ev.data == {"reason": "size"}, ev
+        assert int(ev.id) == w.tr.start, (ev.id, w.tr.start)
+        read_output_until(s, b"big-42")
+
+
+def test_a_screen_that_would_cost_too_much_is_replayed_raw(stack, watched,
+                                                         tmp_path):
+    sid, w = watched()
+    # 600 kB of ESC # 8: every cell drawn per 3 bytes, 2.5 s to draw.
+    f = tmp_path / "decaln"
+    f.write_bytes(b"\033#8" * 200000)
+    f.chmod(0o644)
+    tmp_path.chmod(0o755)
+    w.type("cat %s; echo done-$((6*7))\r" % f, b"done-42", timeout=60)
+    c = stack.client()
+    with c.stream(sid, query=SCREEN, encoding="base64") as s:
+        assert s.status == 200, s.body
+        ev = first_event(s, timeout=30)
+        assert ev.name == "replay", ev
+        assert ev.data == {"reason": "cost"}, ev
+        tr = Transcript()
+        read_output_until(s, b"done-42", tr, timeout=60)
+        assert b"\033#8" * 1000 in bytes(tr.data)
+    wait_for(lambda: stack.db(
+        "SELECT count(*) AS n FROM terminal_events WHERE kind = 'screen' "
+        "AND session_id = ?", (sid,))[0]["n"] == 1, 5,
+        what="a screen event in the audit log")
