@@ -821,8 +821,8 @@ gate_conf_mode(struct gate_conf *conf, const char *auth, const char *local,
 }
 
 int
-gate_conf_metrics(struct gate_conf *conf, const char *allow,
-    const char *users, const char **cause)
+gate_conf_metrics(struct gate_conf *conf, const char *allow, const char *users,
+    const char **cause)
 {
 	if (allow == NULL || allow[0] == '\0')
 		allow = GATE_DEFAULT_METRICS;
@@ -869,8 +869,9 @@ gate_metrics_ok(const struct gate_conf *conf, const char *client,
 	size_t	       i;
 
 	/* A web user, only if named; the address counts for everyone. */
-	if (user[0] != '\0' && (conf->metrics_users == NULL ||
-				   !gate_list_has(conf->metrics_users, user)))
+	if (user[0] != '\0' &&
+	    (conf->metrics_users == NULL ||
+		!gate_list_has(conf->metrics_users, user)))
 		return (0);
 	if (gate_ip_parse(client, &ip) == -1)
 		return (0);

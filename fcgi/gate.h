@@ -86,8 +86,8 @@ int gate_conf_mode(struct gate_conf *, const char *auth, const char *local,
  * users: the web users (REMOTE_USER, where auth = front) who may read
  * them (NULL or "": none).  0, or -1 with *cause.
  */
-int gate_conf_metrics(struct gate_conf *, const char *allow,
-    const char *users, const char **cause);
+int gate_conf_metrics(struct gate_conf *, const char *allow, const char *users,
+    const char **cause);
 /* A request that passed the gate, from client (its address as the gate
  * decided it) with user ("" if none): may it read the metrics? */
 int gate_metrics_ok(const struct gate_conf *, const char *client,

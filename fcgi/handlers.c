@@ -445,9 +445,9 @@ ep_health(struct ctx *c, json_t *body)
 
 /* Prometheus text.  ptyd's part only when it answers (ptyd_up); only to
  * the operator (gate_metrics_ok). */
-#define METRICS_DENY_MESSAGE                                               \
+#define METRICS_DENY_MESSAGE \
 	"forbidden: metrics are the operator's: read them from an address " \
-	"in metrics_allow, as a user in metrics_users (ptyd.conf(5); "      \
+	"in metrics_allow, as a user in metrics_users (ptyd.conf(5); " \
 	"PTYD_METRICS_ALLOW, PTYD_METRICS_USERS)"
 static void
 ep_metrics(struct ctx *c, json_t *body)

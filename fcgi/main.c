@@ -284,8 +284,8 @@ main_conf_ptyd(struct front_conf *conf)
 	    config_str(main_cfg, CONFIG_PTYD_PROGRAM));
 	snprintf(conf->ptyd.umask, sizeof(conf->ptyd.umask), "%04o",
 	    (unsigned int)main_umask & 0777);
-	conf->ptyd.front = strcmp(config_str(main_cfg, CONFIG_AUTH),
-			       "front") == 0;
+	conf->ptyd.front = strcmp(config_str(main_cfg, CONFIG_AUTH), "front") ==
+	    0;
 	if (gate_conf_load(&conf->gate,
 		config_num(main_cfg, CONFIG_ALLOW_REMOTE) ? "1" : "0",
 		config_num(main_cfg, CONFIG_TRUST_FORWARDED_FOR) ? "1" : "0",

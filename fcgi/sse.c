@@ -148,8 +148,9 @@ int
 sse_replay(struct buf *b, uint64_t id, int reason)
 {
 	sse_head(b, id, "replay");
-	buf_adds(b, reason == PROTO_REPLAY_SIZE ? "{\"reason\": \"size\"}" :
-						  "{\"reason\": \"cost\"}");
+	buf_adds(b,
+	    reason == PROTO_REPLAY_SIZE ? "{\"reason\": \"size\"}" :
+					  "{\"reason\": \"cost\"}");
 	return (sse_tail(b));
 }
 

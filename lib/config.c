@@ -169,8 +169,7 @@ static const struct config_def config_defs[CONFIG_NKEYS] = {
 	[CONFIG_TRUST_FORWARDED_FOR] = { "trust_forwarded_for", T_BOOL, 0, F,
 	    "no", 0, 1, NULL, "yes|no", "believe X-Forwarded-For from them" },
 	[CONFIG_METRICS_ALLOW] = { "metrics_allow", T_STRING, 0, F, NULL, 0, 0,
-	    NULL, "LIST|none",
-	    "addresses that may read metrics (loopback)" },
+	    NULL, "LIST|none", "addresses that may read metrics (loopback)" },
 	[CONFIG_METRICS_USERS] = { "metrics_users", T_STRING, 0, F, NULL, 0, 0,
 	    NULL, "LIST", "web users who may read metrics (none)" },
 };

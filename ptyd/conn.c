@@ -654,8 +654,8 @@ conn_stream_ctl(struct conn *c, int64_t now)
 		return (0);
 	if (c->v.shot == NULL)
 		return (1);
-	if (!conn_stream_send(c, c->v.shot->data, c->v.shot->len,
-		&c->shot_off, now))
+	if (!conn_stream_send(c, c->v.shot->data, c->v.shot->len, &c->shot_off,
+		now))
 		return (0);
 	screen_shot_unref(c->v.shot);
 	c->v.shot = NULL;

@@ -993,8 +993,9 @@ screen_feed_ring(struct screen *s, const struct ring *r, uint64_t target,
 
 	while (s->fed < target && s->work < stop) {
 		screen_changed(s);
-		n = ring_peek(r, s->fed, screen_chunk(s, stop - s->work,
-					     target - s->fed), iov, &cnt);
+		n = ring_peek(r, s->fed,
+		    screen_chunk(s, stop - s->work, target - s->fed), iov,
+		    &cnt);
 		if (n == 0)
 			break;
 		for (i = 0; i < cnt; i++)

@@ -81,10 +81,10 @@ void screen_scan_output(struct screen *, uint64_t pos, const uint8_t *, size_t);
  * stands at or past target.  It starts again from the ring's oldest byte
  * if bytes it never saw have left the ring.
  */
-int	 screen_sync_step(struct screen *, const struct ring *, uint64_t target,
-	 uint64_t budget);
+int screen_sync_step(struct screen *, const struct ring *, uint64_t target,
+    uint64_t budget);
 /* Steps until it stands at the ring's end (tests, fuzzing). */
-void	 screen_sync(struct screen *, const struct ring *);
+void screen_sync(struct screen *, const struct ring *);
 /* The ring position it stands for; the units it has spent, ever. */
 uint64_t screen_fed(const struct screen *);
 uint64_t screen_work(const struct screen *);

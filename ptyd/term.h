@@ -133,9 +133,9 @@ struct term {
 
 	/* The emulator catching up for waiting viewers (termview.c). */
 	TAILQ_ENTRY(term) screen_entry;
-	int		  screen_queued;
-	uint64_t	  screen_target; /* where their screen stands */
-	uint64_t	  screen_spent;	 /* units spent on it so far */
+	int	 screen_queued;
+	uint64_t screen_target; /* where their screen stands */
+	uint64_t screen_spent;	/* units spent on it so far */
 };
 
 struct term_start_req {

@@ -167,7 +167,7 @@ term_screen_hand_out(struct term *t, int done)
 		    (unsigned long long)SCREEN_SYNC_WORK);
 		log_info("term %s: %s", t->sid, detail);
 	}
-	TAILQ_FOREACH(v, &t->viewers, entry) {
+	TAILQ_FOREACH (v, &t->viewers, entry) {
 		if (!v->screen_wait)
 			continue;
 		v->screen_wait = 0;

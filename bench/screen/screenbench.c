@@ -24,8 +24,10 @@ static const struct {
 	const char *name;
 	const char *seq;
 } kinds[] = {
-	{ "text", "the quick brown fox jumps over the lazy dog 0123456789\r\n" },
-	{ "sgr text", "\033[1;31mred\033[0m \033[38;5;33mblue\033[0m plain\r\n" },
+	{ "text",
+	    "the quick brown fox jumps over the lazy dog 0123456789\r\n" },
+	{ "sgr text",
+	    "\033[1;31mred\033[0m \033[38;5;33mblue\033[0m plain\r\n" },
 	{ "DECALN", "\033#8" },
 	{ "margins", "\033[?69h\033[2;79s\033[1;24r\033[24H\n" },
 	{ "REP", "x\033[65535b\r" },
@@ -103,8 +105,9 @@ main(int argc, char **argv)
 			cols = (unsigned)atoi(argv[i + 1]);
 	}
 	if (rounds < 1 || rounds > 16 || !screen_fits(rows, cols)) {
-		fprintf(stderr, "usage: screenbench [--rounds 1-16] "
-				"[--rows R --cols C] (at most %d cells)\n",
+		fprintf(stderr,
+		    "usage: screenbench [--rounds 1-16] "
+		    "[--rows R --cols C] (at most %d cells)\n",
 		    SCREEN_CELLS_MAX);
 		return (2);
 	}

@@ -749,12 +749,12 @@ ring_of(struct ring *r, const char *seq, size_t n)
 Test(screen, a_step_spends_its_budget_not_its_bytes, .timeout = 30)
 {
 	static const char *worst[] = {
-		"\033#8",			  /* DECALN */
+		"\033#8",			   /* DECALN */
 		"\033[?69h\033[5;75s\033[1;24r\n", /* scroll in margins */
-		"x\033[65535b",		  /* REP */
-		"\033[1;24r\033[12H\033[24L",	  /* insert lines */
-		"\033[1;24r\033[12H\033[24M",	  /* delete lines */
-		"\033[J\033[1J",		  /* erase all twice */
+		"x\033[65535b",			   /* REP */
+		"\033[1;24r\033[12H\033[24L",	   /* insert lines */
+		"\033[1;24r\033[12H\033[24M",	   /* delete lines */
+		"\033[J\033[1J",		   /* erase all twice */
 	};
 	struct screen *s;
 	struct ring    r;
