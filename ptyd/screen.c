@@ -32,6 +32,15 @@
 #include "vtfeed.h"
 #include "xmalloc.h"
 
+/*
+ * Work units (screen.h) beyond a unit a byte and a cell: a call into
+ * libvterm (a sequence dispatched, or a run of text), a pen looked up, a
+ * line encoded for the scrollback.  fuzz_screen_cost found output made of
+ * these at 40 to 70 ns a unit while they were free.
+ */
+#define SCREEN_CALL_UNITS 16
+#define SCREEN_LINE_UNITS 32
+
 /* Modes tracked by the scanner. */
 #define SCREEN_M_CKM	 0x01 /* ?1: application cursor keys */
 #define SCREEN_M_KEYPAD	 0x02 /* ESC =: application keypad */
@@ -319,6 +328,8 @@ screen_grid(struct screen *s)
 static uint32_t
 screen_pen_id(struct screen *s, const struct gpen *p)
 {
+	/* A lookup, and the table's collection amortized. */
+	s->work += SCREEN_CALL_UNITS;
 	return (pens_id(&s->pens, p, s->g, 2, s->pen_ids, 2));
 }
 
@@ -354,6 +365,7 @@ screen_push_rows(struct screen *s, unsigned int n)
 	unsigned int r;
 
 	for (r = 0; r < n && r < s->g[0].rows; r++) {
+		s->work += s->g[0].cols + SCREEN_LINE_UNITS;
 		b.len = 0;
 		screen_encode_cells(s, &b, s->g[0].row[r], (int)s->g[0].cols);
 		scrollback_push(&s->sb, b.p != NULL ? b.p : (const uint8_t *)"",
@@ -987,7 +999,7 @@ screen_feed_ring(struct screen *s, const struct ring *r, uint64_t target,
     uint64_t budget)
 {
 	struct iovec iov[2];
-	uint64_t     stop = s->work + budget;
+	uint64_t     stop = s->work + budget, calls;
 	size_t	     n;
 	int	     i, cnt;
 
@@ -998,10 +1010,11 @@ screen_feed_ring(struct screen *s, const struct ring *r, uint64_t target,
 		    &cnt);
 		if (n == 0)
 			break;
+		calls = s->vf.calls;
 		for (i = 0; i < cnt; i++)
 			vtfeed_write(&s->vf, s->vt, iov[i].iov_base,
 			    iov[i].iov_len);
-		s->work += n;
+		s->work += n + (s->vf.calls - calls) * SCREEN_CALL_UNITS;
 		s->fed += n;
 	}
 	return (s->fed >= target);

@@ -29,6 +29,15 @@ vtfeed_reset(struct vtfeed *f)
 	memset(f, 0, sizeof(*f));
 }
 
+/* Everything libvterm is given goes through here: the calls are counted
+ * (screen.c charges each, beyond its bytes). */
+static void
+vtfeed_put(struct vtfeed *f, VTerm *vt, const char *p, size_t n)
+{
+	f->calls++;
+	vterm_input_write(vt, p, n);
+}
+
 /* A byte of text: the last character's bytes. */
 static void
 vtfeed_graphic(struct vtfeed *f, uint8_t c)
@@ -63,7 +72,7 @@ vtfeed_rep(struct vtfeed *f, VTerm *vt)
 		k = n - i < VTFEED_REP_RUN ? n - i : VTFEED_REP_RUN;
 		for (j = 0; j < k; j++)
 			memcpy(run + j * f->lastlen, f->last, f->lastlen);
-		vterm_input_write(vt, (const char *)run, k * f->lastlen);
+		vtfeed_put(f, vt, (const char *)run, k * f->lastlen);
 	}
 }
 
@@ -102,7 +111,7 @@ vtfeed_final(struct vtfeed *f, VTerm *vt, uint8_t c)
 		vtfeed_rep(f, vt);
 	else if (f->state != VTFEED_DROP) {
 		f->seq[f->seqlen++] = c; /* room: see vtfeed_hold */
-		vterm_input_write(vt, (const char *)f->seq, f->seqlen);
+		vtfeed_put(f, vt, (const char *)f->seq, f->seqlen);
 	}
 	f->state = VTFEED_GROUND;
 }
@@ -144,7 +153,7 @@ vtfeed_seq(struct vtfeed *f, VTerm *vt, uint8_t c)
 	if (c >= 0x80 || c == 0x7f)
 		f->state = VTFEED_DROP; /* malformed: dropped to its end */
 	else if (c < 0x20)
-		vterm_input_write(vt, (const char *)&c, 1);
+		vtfeed_put(f, vt, (const char *)&c, 1);
 	else if (f->state == VTFEED_ESC)
 		vtfeed_esc(f, vt, c);
 	else if (c < 0x40) {
@@ -197,7 +206,7 @@ vtfeed_write(struct vtfeed *f, VTerm *vt, const uint8_t *p, size_t n)
 		     run++)
 			vtfeed_graphic(f, p[i + run]);
 		if (run != 0) {
-			vterm_input_write(vt, (const char *)p + i, run);
+			vtfeed_put(f, vt, (const char *)p + i, run);
 			i += run;
 			continue;
 		}

@@ -45,6 +45,7 @@ struct vtfeed {
 	unsigned nargs;	   /* CSI: parameters so far, this one included */
 	uint8_t	 last[4];  /* the last graphic character's UTF-8 */
 	size_t	 lastlen;
+	uint64_t calls; /* into libvterm, ever */
 };
 
 void vtfeed_reset(struct vtfeed *);

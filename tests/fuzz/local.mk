@@ -46,7 +46,8 @@ FUZZ_CC = clang
 FUZZ_FLAGS = -g -O1 -fsanitize=fuzzer,address,undefined \
 	-fno-sanitize-recover=undefined -D_GNU_SOURCE -I$(srcdir)/lib
 fuzz: tests/fuzz/fuzz_frame-libfuzzer tests/fuzz/fuzz_request-libfuzzer \
-    tests/fuzz/fuzz_fcgi-libfuzzer tests/fuzz/fuzz_screen-libfuzzer
+    tests/fuzz/fuzz_fcgi-libfuzzer tests/fuzz/fuzz_screen-libfuzzer \
+    tests/fuzz/fuzz_screen_cost-libfuzzer
 tests/fuzz/fuzz_frame-libfuzzer: $(srcdir)/tests/fuzz/fuzz_frame.c \
     $(srcdir)/lib/frame.c $(srcdir)/lib/frame.h $(srcdir)/lib/proto.h
 	$(AM_V_CCLD)mkdir -p tests/fuzz && $(FUZZ_CC) $(FUZZ_FLAGS) -o $@ \
@@ -76,7 +77,8 @@ tests/fuzz/fuzz_fcgi-libfuzzer: $(FUZZ_FCGI_SRCS) $(srcdir)/fcgi/fcgi_guard.h \
 	$(AM_V_CCLD)mkdir -p tests/fuzz && $(FUZZ_CC) $(FUZZ_FLAGS) \
 	    -I$(srcdir)/fcgi $(FCGI_CFLAGS) -o $@ $(FUZZ_FCGI_SRCS) \
 	    $(FCGI_LIBS) -lpthread
-FUZZ_SCREEN_SRCS = $(srcdir)/tests/fuzz/fuzz_screen.c $(srcdir)/ptyd/screen.c \
+FUZZ_SCREEN_SRCS = $(srcdir)/tests/fuzz/fuzz_screen.c $(FUZZ_SCREEN_LIB)
+FUZZ_SCREEN_LIB = $(srcdir)/ptyd/screen.c \
 	$(srcdir)/ptyd/grid.c $(srcdir)/ptyd/scrollback.c $(srcdir)/ptyd/vtfeed.c \
 	$(srcdir)/ptyd/ring.c \
 	$(srcdir)/ptyd/xmalloc.c \
@@ -87,6 +89,17 @@ tests/fuzz/fuzz_screen-libfuzzer: $(FUZZ_SCREEN_SRCS) $(srcdir)/ptyd/screen.h \
 	$(AM_V_CCLD)mkdir -p tests/fuzz && $(FUZZ_CC) $(FUZZ_FLAGS) \
 	    -I$(srcdir)/ptyd $(VTERM_CFLAGS) -o $@ $(FUZZ_SCREEN_SRCS) \
 	    $(VTERM_LIBS) $(ZLIB_LIBS)
+# What a step costs in time (fuzz_screen_cost.c): no sanitizers, -O2.
+FUZZ_SCREEN_COST_SRCS = $(srcdir)/tests/fuzz/fuzz_screen_cost.c \
+	$(FUZZ_SCREEN_LIB)
+tests/fuzz/fuzz_screen_cost-libfuzzer: $(FUZZ_SCREEN_COST_SRCS) \
+    $(srcdir)/ptyd/screen.h $(srcdir)/ptyd/vtfeed.h $(srcdir)/ptyd/grid.h \
+    $(srcdir)/ptyd/scrollback.h
+	$(AM_V_CCLD)mkdir -p tests/fuzz && $(FUZZ_CC) -g -O2 -fsanitize=fuzzer \
+	    -D_GNU_SOURCE -I$(srcdir)/lib -I$(srcdir)/ptyd $(VTERM_CFLAGS) \
+	    -o $@ $(FUZZ_SCREEN_COST_SRCS) $(VTERM_LIBS) $(ZLIB_LIBS)
+EXTRA_DIST += tests/fuzz/fuzz_screen_cost.c
 CLEANFILES += tests/fuzz/fuzz_frame-libfuzzer tests/fuzz/fuzz_request-libfuzzer \
-	tests/fuzz/fuzz_fcgi-libfuzzer tests/fuzz/fuzz_screen-libfuzzer
+	tests/fuzz/fuzz_fcgi-libfuzzer tests/fuzz/fuzz_screen-libfuzzer \
+	tests/fuzz/fuzz_screen_cost-libfuzzer
 .PHONY: fuzz
