@@ -164,6 +164,9 @@ static const struct config_def config_defs[CONFIG_NKEYS] = {
 	    NULL, 0, 0, NULL, "LIST", "proxies whose forwarded headers count" },
 	[CONFIG_TRUST_FORWARDED_FOR] = { "trust_forwarded_for", T_BOOL, 0, F,
 	    "no", 0, 1, NULL, "yes|no", "believe X-Forwarded-For from them" },
+	[CONFIG_FRAME_ANCESTORS] = { "frame_ancestors", T_STRING, 0, F,
+	    "'self'", 0, 0, NULL, "SOURCES",
+	    "who may frame the API's answers: 'self', 'none' or origins" },
 };
 
 /* Old option names that keep working. */
