@@ -21,6 +21,8 @@
 #define FRONT_INPUT_CHARS CONTRACT_INPUT_CHARS
 #define FRONT_CALL_MS	  5000		       /* one exchange with ptyd */
 #define FRONT_RETRY_AFTER CONTRACT_RETRY_AFTER /* lib/contract.h */
+/* The frame rule's header lines (http_frame_headers), NUL included. */
+#define FRONT_FRAME_MAX 1024
 
 struct front_conf {
 	struct gate_conf gate;
@@ -28,6 +30,9 @@ struct front_conf {
 	struct ptyd_conf ptyd;
 	int64_t		 heartbeat_ms; /* --heartbeat, PTYD_HEARTBEAT */
 	size_t		 stream_padding; /* CGI: bytes per stream write */
+	/* Who may frame our answers (frame_ancestors, DESIGN 6), as the
+	 * header lines every answer carries. */
+	char frame_headers[FRONT_FRAME_MAX];
 };
 
 #endif /* FRONT_FRONT_H */

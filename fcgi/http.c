@@ -446,6 +446,74 @@ http_reason(int status)
 	return ("Unknown");
 }
 
+/* A source of frame-ancestors other than a keyword: scheme:, a host with
+ * its scheme, port and path, a wildcard label; no character that could
+ * end the source, the directive or the header. */
+static int
+http_frame_source_ok(const char *s, size_t len)
+{
+	size_t i;
+
+	if (len == 0)
+		return (0);
+	for (i = 0; i < len; i++) {
+		if (!isalnum((unsigned char)s[i]) &&
+		    strchr("-._~:/*[]%+", s[i]) == NULL)
+			return (0);
+	}
+	return (1);
+}
+
+int
+http_frame_headers(const char *ancestors, char *out, size_t size,
+    const char **cause)
+{
+	const char *p = ancestors, *xfo = "";
+	char	    list[512];
+	size_t	    len, used = 0, n = 0, none = 0, self = 0;
+	int	    rv;
+
+	*cause = "frame_ancestors: 'self', 'none', or origins separated by "
+		 "spaces (https://portal.example.com)";
+	if (ancestors == NULL)
+		return (-1);
+	/* The sources, one space between each. */
+	for (; *(p += strspn(p, " ")) != '\0'; p += len) {
+		len = strcspn(p, " ");
+		if (len == 6 && strncmp(p, "'none'", 6) == 0)
+			none++;
+		else if (len == 6 && strncmp(p, "'self'", 6) == 0)
+			self++;
+		else if (!http_frame_source_ok(p, len))
+			return (-1);
+		if (used + len + 2 > sizeof(list)) {
+			*cause = "frame_ancestors: too long";
+			return (-1);
+		}
+		if (n++ > 0)
+			list[used++] = ' ';
+		memcpy(list + used, p, len);
+		used += len;
+	}
+	list[used] = '\0';
+	/* 'none' stands alone, or it would say nothing at all. */
+	if (n == 0 || (none > 0 && n > 1))
+		return (-1);
+	if (none > 0)
+		xfo = "X-Frame-Options: DENY\r\n";
+	else if (self == n)
+		xfo = "X-Frame-Options: SAMEORIGIN\r\n";
+	rv = snprintf(out, size,
+	    "Content-Security-Policy: frame-ancestors %s; default-src 'none'"
+	    "\r\n%s",
+	    list, xfo);
+	if (rv < 0 || (size_t)rv >= size) {
+		*cause = "frame_ancestors: too long";
+		return (-1);
+	}
+	return (0);
+}
+
 int
 http_respond(struct req *r, int status, const char *ctype, const char *cache,
     const char *extra, const char *body, size_t len)
@@ -463,6 +531,8 @@ http_respond(struct req *r, int status, const char *ctype, const char *cache,
 	buf_adds(&b, "\r\nCache-Control: ");
 	buf_adds(&b, cache);
 	buf_adds(&b, "\r\n");
+	buf_adds(&b,
+	    r->conf != NULL ? r->conf->frame_headers : HTTP_FRAME_DEFAULT);
 	if (extra != NULL)
 		buf_adds(&b, extra);
 	buf_adds(&b, "Content-Length: ");

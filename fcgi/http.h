@@ -136,8 +136,29 @@ int req_finish_fcgi(struct req *);
 
 const char *http_reason(int status);
 
-/* A whole response: status, Content-Type, Cache-Control, optional extra
- * header lines (each ending "\r\n"), Content-Length, body. */
+/*
+ * The frame rule (DESIGN 6) as header lines, each ending "\r\n", into out:
+ * Content-Security-Policy with frame-ancestors and default-src 'none' (an
+ * answer of ours loads nothing), and X-Frame-Options for browsers that
+ * know no CSP where it says the same ('self': SAMEORIGIN, 'none': DENY;
+ * none when other origins may frame).  ancestors is the frame_ancestors
+ * setting: 'self', 'none', or sources separated by spaces ('self',
+ * scheme:, scheme://host[:port][/path], *.host); nothing that could end
+ * the directive or the header (";", ",", quotes, controls).  0, or -1
+ * with *cause set.
+ */
+int http_frame_headers(const char *ancestors, char *out, size_t size,
+    const char **cause);
+/* The rule's default (lib/config.c's frame_ancestors), for an answer
+ * before the settings are read. */
+#define HTTP_FRAME_DEFAULT_ANCESTORS "'self'"
+#define HTTP_FRAME_DEFAULT \
+	"Content-Security-Policy: frame-ancestors 'self'; default-src " \
+	"'none'\r\nX-Frame-Options: SAMEORIGIN\r\n"
+
+/* A whole response: status, Content-Type, Cache-Control, the frame rule,
+ * optional extra header lines (each ending "\r\n"), Content-Length,
+ * body. */
 int http_respond(struct req *, int status, const char *ctype, const char *cache,
     const char *extra, const char *body, size_t len);
 /* JSON response with Cache-Control: no-store. */

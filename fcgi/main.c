@@ -312,7 +312,7 @@ main_configure(int argc, char *argv[], struct front_conf *conf,
 		"Without listen: FastCGI on fd 0 if it is a listening socket "
 		"(spawn-fcgi),\nelse one CGI request from the environment.\n",
 		NULL, NULL, NULL, 0 };
-	const char	  *query = getenv("QUERY_STRING");
+	const char	  *query = getenv("QUERY_STRING"), *cause;
 	int		   rv;
 
 	/*
@@ -332,6 +332,13 @@ main_configure(int argc, char *argv[], struct front_conf *conf,
 	conf->heartbeat_ms = config_us(main_cfg, CONFIG_HEARTBEAT) / 1000;
 	conf->stream_padding = (size_t)config_num(main_cfg,
 	    CONFIG_STREAM_PADDING);
+	if (http_frame_headers(config_str(main_cfg, CONFIG_FRAME_ANCESTORS),
+		conf->frame_headers, sizeof(conf->frame_headers),
+		&cause) == -1) {
+		flog_warnx("%s (%s)", cause,
+		    config_origin(main_cfg, CONFIG_FRAME_ANCESTORS));
+		return (1);
+	}
 	o->listen_spec = main_nonempty(CONFIG_LISTEN);
 	if ((rv = main_conf_perm(o)) != 0 || (rv = main_conf_ptyd(conf)) != 0)
 		return (rv);
@@ -384,7 +391,7 @@ main_cgi_refuse(int rv)
 		return;
 	fputs("Status: 500 Internal Server Error\r\n"
 	      "Content-Type: application/json\r\n"
-	      "Cache-Control: no-store\r\n\r\n"
+	      "Cache-Control: no-store\r\n" HTTP_FRAME_DEFAULT "\r\n"
 	      "{\"error\": \"ptyd.fcgi cannot read its settings: see the "
 	      "web server's error log\"}\n",
 	    stdout);

@@ -64,12 +64,12 @@
 /* SO_SNDBUF of the connection to the web server (the kernel doubles it). */
 static const int stream_sndbuf = 16 * 1024;
 
+/* Then the frame rule's lines (DESIGN 6) and the blank line. */
 static const char stream_headers[] =
     "Status: 200 OK\r\n"
     "Content-Type: text/event-stream; charset=utf-8\r\n"
     "Cache-Control: no-cache\r\n"
-    "X-Accel-Buffering: no\r\n"
-    "\r\n";
+    "X-Accel-Buffering: no\r\n";
 
 int
 stream_pending(const struct stream *s)
@@ -622,6 +622,10 @@ stream_begin(struct stream *s)
 {
 	s->r->responded = 1;
 	buf_add(&s->out, stream_headers, sizeof(stream_headers) - 1);
+	buf_adds(&s->out,
+	    s->r->conf != NULL ? s->r->conf->frame_headers :
+				 HTTP_FRAME_DEFAULT);
+	buf_add(&s->out, "\r\n", 2);
 	(void)stream_replayed(s);
 	s->quiet_since = client_now_ms();
 }

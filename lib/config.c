@@ -172,6 +172,9 @@ static const struct config_def config_defs[CONFIG_NKEYS] = {
 	    NULL, "LIST|none", "addresses that may read metrics (loopback)" },
 	[CONFIG_METRICS_USERS] = { "metrics_users", T_STRING, 0, F, NULL, 0, 0,
 	    NULL, "LIST", "web users who may read metrics (none)" },
+	[CONFIG_FRAME_ANCESTORS] = { "frame_ancestors", T_STRING, 0, F,
+	    "'self'", 0, 0, NULL, "SOURCES",
+	    "who may frame the API's answers: 'self', 'none' or origins" },
 };
 
 /* Old option names that keep working. */

@@ -20,6 +20,8 @@ import { SearchAddon } from './node_modules/@xterm/addon-search/lib/addon-search
 import { WebLinksAddon } from './node_modules/@xterm/addon-web-links/lib/addon-web-links.mjs';
 import { WebglAddon } from './node_modules/@xterm/addon-webgl/lib/addon-webgl.mjs';
 
+import { sanitizePaste, isMultiLine, pasteLines, hasControl } from './paste.mjs';
+
 const API = 'api/terminal/';
 const PENDING_MAX = 1 << 20;     // UTF-16 units queued at most (a huge paste)
 const RESIZE_DEBOUNCE_MS = 120;
@@ -111,6 +113,7 @@ const DEFAULTS = {
 	scrollback: 10000,
 	copyOnSelect: false,
 	rightClickPaste: true,
+	pasteConfirm: true,
 	bell: 'visual',
 	renderer: 'auto',
 	warnOnLeave: 'program',
@@ -1220,13 +1223,55 @@ async function copyText(text) {
 	}
 }
 
+// Every paste goes through here, whichever way it came (DESIGN 6): the
+// text loses its control characters (paste.mjs: an ESC[201~ in it would
+// end xterm.js's bracket, and what followed ran as typed), and a paste of
+// more than one line waits for a yes when pasteConfirm is on, as a
+// program may run each line at its line break.  Then xterm.js brackets it.
+async function pasteText(raw) {
+	const text = sanitizePaste(raw);
+	if (text !== raw)
+		notice('control characters were removed from the paste');
+	if (!text)
+		return;
+	if (settings.pasteConfirm && isMultiLine(text) && !(await confirmPaste(text))) {
+		term.focus();
+		return;
+	}
+	claim();
+	term.paste(text);
+	term.focus();
+}
+
+// The question before a paste of more than one line: its first lines as
+// text, Paste or Cancel (Escape).  Resolves true for Paste.
+const PASTE_PREVIEW_LINES = 8;
+const PASTE_PREVIEW_CHARS = 160;
+function confirmPaste(text) {
+	const dlg = $('paste-confirm');
+	const n = pasteLines(text);
+	$('paste-count').textContent = `The paste has ${n} line${n === 1 ? '' : 's'}` +
+	    (n === 1 ? ' and ends with a line break' : '') +
+	    ': a program that does not wait for Enter runs each one at its line break.';
+	const lines = text.replace(/\r\n?/g, '\n').split('\n').slice(0, PASTE_PREVIEW_LINES)
+	    .map((l) => (l.length > PASTE_PREVIEW_CHARS ? l.slice(0, PASTE_PREVIEW_CHARS) + '…' : l));
+	$('paste-preview').textContent = lines.join('\n') + (n > PASTE_PREVIEW_LINES ? '\n…' : '');
+	dlg.returnValue = '';
+	return new Promise((resolve) => {
+		dlg.addEventListener('close', () => resolve(dlg.returnValue === 'paste'), { once: true });
+		dlg.showModal();
+		// Enter pastes, as it would have without the question; Escape
+		// or Cancel does not.  (No autofocus attribute: Chromium refuses
+		// it in a frame of another origin, and says so on the console.)
+		$('paste-ok').focus();
+	});
+}
+
 async function pasteFromClipboard() {
 	try {
 		const text = await navigator.clipboard.readText();
-		if (text) {
-			claim();
-			term.paste(text);
-		}
+		if (text)
+			await pasteText(text);
 		return true;
 	} catch (e) {
 		notice('the browser does not let this page read the clipboard: use Ctrl+V');
@@ -1310,6 +1355,29 @@ function pageKeyName(e) {
 	return null;
 }
 term.attachCustomKeyEventHandler(pageKey);
+
+// The browser's paste, whichever way it comes (Ctrl+V, Cmd+V, the browser's
+// own context menu, a middle click on Linux, which xterm.js turns into a
+// paste into its textarea): taken in the capture phase, before xterm.js's
+// own listeners on the textarea and the terminal see it, and sent through
+// pasteText.
+$('term').addEventListener('paste', (e) => {
+	e.preventDefault();
+	e.stopPropagation();
+	pasteText(e.clipboardData ? e.clipboardData.getData('text/plain') : '');
+}, true);
+// A phone keyboard's clipboard suggestion arrives as typed text (an input
+// event), which xterm.js sends as it is: one that holds a control
+// character is a paste, and goes the same way.  Typing never puts one
+// there (Enter, Tab and Escape are keys xterm.js takes before any input).
+$('term').addEventListener('input', (e) => {
+	if (!e.data || e.isComposing || !hasControl(e.data))
+		return;
+	e.stopPropagation();
+	if (e.target && 'value' in e.target)
+		e.target.value = '';
+	pasteText(e.data);
+}, true);
 
 term.onSelectionChange(() => {
 	if (settings.copyOnSelect && term.hasSelection())

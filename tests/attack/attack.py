@@ -420,6 +420,107 @@ def hostile_output(st, root):
     return worst < 50, ("another terminal's keystroke p99: %s; quiet p99 "
                         "%.1f ms" % ("; ".join(seen),
                                      pctl(k0, 0.99) * 1e3))
+# ---- the page: framing and pastes (issue 29) ------------------------------------
+
+REPO = os.path.dirname(os.path.dirname(HERE))
+# What xterm.js makes of a paste when the program asked for bracketing.
+BRACKET = "\x1b[200~%s\x1b[201~"
+
+
+def frame_rule(headers):
+    """(ok, what it says): only this origin may frame the answer."""
+    csp = headers.get("content-security-policy", "")
+    xfo = headers.get("x-frame-options", "")
+    return ("frame-ancestors 'self'" in csp and xfo == "SAMEORIGIN",
+            "%r/%r" % (csp[-40:], xfo))
+
+
+def framing(st):
+    """A page of another origin framed the terminal at opacity 0.01 and
+    the visitor's click ran in their shell.  The page and every kind of
+    API answer must say only this origin may frame them (a browser obeys:
+    tests/browser/security.mjs), and the page may run only its own
+    scripts."""
+    c = st.client()
+    sid = "atk-frame-" + secrets.token_hex(3)
+    seen = {"page": c.request("GET", "/").headers,
+            "list": c.get("list").headers,
+            "405": c.get("start").headers}
+    if c.start(sid).status == 200:
+        s = c.stream(sid)
+        seen["stream"] = s.headers
+        s.close()
+        c.close_term(sid)
+    bad = ["%s %s" % (k, frame_rule(h)[1]) for k, h in seen.items()
+           if not frame_rule(h)[0]]
+    script = [d for d in seen["page"].get("content-security-policy",
+                                          "").split(";")
+              if d.strip().startswith("script-src")]
+    if script != [" script-src 'self'"]:
+        bad.append("page script-src %r" % (script,))
+    return not bad and "stream" in seen, (
+        "not framed: %s" % ", ".join(seen) if not bad else "; ".join(bad))
+
+
+def sanitize_paste(node, text):
+    """web/paste.mjs's sanitizePaste(text), run by node."""
+    import json     # (here: this section stays whole for a merge by hand)
+    code = ("import { sanitizePaste } from %s;\n"
+            "let t = ''; process.stdin.setEncoding('utf8');\n"
+            "process.stdin.on('data', (d) => { t += d; });\n"
+            "process.stdin.on('end', () => process.stdout.write("
+            "JSON.stringify(sanitizePaste(t))));\n"
+            % json.dumps("file://" + os.path.join(REPO, "web", "paste.mjs")))
+    r = subprocess.run([node, "--input-type=module", "-e", code],
+                       input=text.encode(), capture_output=True, timeout=30)
+    if r.returncode != 0:
+        raise RuntimeError(r.stderr.decode(errors="replace")[-300:])
+    return json.loads(r.stdout.decode())
+
+
+def paste_escape(st):
+    """Clipboard text with an ESC[201~ inside ended xterm.js's bracket,
+    and "echo harmless ESC[201~ ^U touch X CR" ran touch X.  What the
+    page's sanitiser leaves, bracketed as xterm.js does, must run nothing
+    in a real bash; the raw text, bracketed, shows the attack is real."""
+    node = shutil.which("node")
+    if node is None:
+        return True, "not tried: needs node"
+    tag = secrets.token_hex(4)
+    x, control = ("/tmp/ptyd-attack-paste-%s-%s" % (tag, n)
+                  for n in ("X", "control"))
+    clean = sanitize_paste(node, "echo harmless \x1b[201~\x15touch %s\r"
+                           % x)
+    left = sorted({"U+%04X" % ord(ch) for ch in clean
+                   if (ord(ch) < 0x20 and ch not in "\t\n\r")
+                   or 0x7f <= ord(ch) <= 0x9f})
+    c = st.client()
+    sid = "atk-paste-" + tag
+    try:
+        if c.start(sid).status != 200:
+            return False, "no terminal"
+        with Shell(c, sid) as sh:
+            sh.run("true")
+            sh.send(BRACKET % clean)
+            sh.send("\r")
+            sh.run("true")
+            ran = os.path.exists(x)
+            sh.send(BRACKET % ("echo harmless \x1b[201~\x15touch %s\r"
+                               % control))
+            sh.send("\r")
+            sh.run("true")
+            real = os.path.exists(control)
+        c.close_term(sid)
+    finally:
+        for f in (x, control):
+            if os.path.exists(f):
+                os.unlink(f)
+    return not ran and not left, (
+        "sanitised %r: %s; unsanitised: %s" % (
+            clean.replace(x, "X"),
+            "ran touch" if ran else "ran nothing",
+            "ran touch (the attack is real here)" if real else
+            "ran nothing"))
 
 
 def main():
@@ -461,6 +562,8 @@ def main():
         attempt("retry after a stop", retry_after_stop, st)
         attempt("retry after a cut", retry_after_cut, st)
         attempt("malformed FastCGI", malformed_records, st)
+        attempt("framing", framing, st)
+        attempt("paste escape", paste_escape, st)
         attempt("backlog storm", storm, st, a.viewers)
         attempt("hostile output", hostile_output, st, root)
         attempt("metrics to a web user", metrics_to_users, stb)

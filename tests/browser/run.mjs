@@ -27,6 +27,7 @@ import { chromium } from 'playwright-core';
 
 import { correctnessTests } from './correctness.mjs';
 import { featureTests } from './features.mjs';
+import { securityTests } from './security.mjs';
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const STACK = path.join(REPO, 'scripts', 'ptyd-stack');
@@ -459,10 +460,11 @@ test('screenshot of a terminal in use', async ({ ctx, errors }) => {
 const helpers = {
 	main: () => main, startStack, runStack, newSid, watchPage, screenLines, poll,
 	waitLine, waitLineEnd, countLines, statusText, ready, type, openPage,
-	OUT, VIEWPORT,
+	freePort, OUT, VIEWPORT,
 };
 correctnessTests(test, helpers);
 featureTests(test, helpers);
+securityTests(test, helpers);
 
 // ---- runner ---------------------------------------------------------------------
 

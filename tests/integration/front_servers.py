@@ -470,6 +470,15 @@ def keystrokes(c, sid, stream, tr, n=10, timeout=5):
     return out
 
 
+def assert_frame_rule(headers, ancestors="'self'"):
+    """An API answer's frame rule, as ptyd.fcgi writes it by default:
+    CSP frame-ancestors with default-src 'none', X-Frame-Options
+    SAMEORIGIN.  headers: lower-cased names."""
+    assert headers.get("content-security-policy") == (
+        "frame-ancestors %s; default-src 'none'" % ancestors), headers
+    assert headers.get("x-frame-options") == "SAMEORIGIN", headers
+
+
 def exercise(port, name, rounds=10, figures=None):
     """Start, input and its echo on the stream, a reconnect by
     Last-Event-ID (exactly the bytes after it: none twice, none lost),
@@ -483,12 +492,16 @@ def exercise(port, name, rounds=10, figures=None):
     assert r.status == 200, r
     body = r.json()
     assert body["ok"] is True and body["running"] is True, body
+    # The frame rule (DESIGN 6) passes through every server: ptyd.fcgi
+    # says it on each answer.
+    assert_frame_rule(r.headers)
 
     s = c.stream(sid)
     try:
         assert s.status == 200, (s.status, s.body)
         assert s.headers["content-type"].startswith("text/event-stream"), \
             s.headers
+        assert_frame_rule(s.headers)
         tr = Transcript()
         # The first POST while the stream holds its connection: under
         # mod_fcgid it once waited a second for a process (issue 14).

@@ -190,7 +190,8 @@ class Stack:
     """
 
     def __init__(self, root, name="stack", ptyd_args=(), users=(), env=(),
-                 fcgi_args=(), shell_args=True, auth=None):
+                 fcgi_args=(), shell_args=True, auth=None,
+                 frame_ancestors=None):
         self.root = os.path.join(root, name)
         self.state = os.path.join(self.root, "state")
         self.home = os.path.join(self.root, "home")
@@ -201,6 +202,8 @@ class Stack:
         self.env_pairs = list(env)
         self.fcgi_args = list(fcgi_args)
         self.auth = auth        # --auth of ptyd-stack; None: its default
+        # --frame-ancestors of ptyd-stack; None: its default, 'self'
+        self.frame_ancestors = frame_ancestors
         self.port = None
         self.started = False
         self.extra_pids = []    # processes a test started for this stack
@@ -234,6 +237,8 @@ class Stack:
                             "--state", self.state)
             if self.auth is not None:
                 cmd += ["--auth", self.auth]
+            if self.frame_ancestors is not None:
+                cmd += ["--frame-ancestors", self.frame_ancestors]
             for u in self.user_args:
                 cmd += ["--user", u]
             for a in self.fcgi_args:

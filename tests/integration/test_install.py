@@ -323,6 +323,7 @@ http {{
         listen 127.0.0.1:{port};
         server_name localhost;
         include ptyd/ptyd-location.conf;
+        set $ptyd_frame_ancestors "'self'";
         include ptyd/ptyd-page.conf;
     }}
 }}
@@ -503,6 +504,10 @@ def test_installed_stack_as_www_data(installed, installed_stack, front):
         assert a.status == 200 and a.body, (n, a)
     assert "no-cache" in page.header("cache-control", ""), page.headers
     assert page.header("x-content-type-options") == "nosniff", page.headers
+    # Only this origin may frame it (DESIGN 6).
+    assert "frame-ancestors 'self'" in page.header(
+        "content-security-policy", ""), page.headers
+    assert page.header("x-frame-options") == "SAMEORIGIN", page.headers
     assert c.request("GET", "/node_modules/x.js").status in (403, 404)
 
     # A terminal over HTTP, through nginx's www-data workers, ptyd.fcgi's

@@ -252,3 +252,54 @@ Test(http, a_cgi_variable_that_comes_twice_is_no_value)
 	cr_expect_str_eq(first, "192.168.1.5", "getenv sees the first");
 	cr_expect_str_eq(rip, "10.0.0.7");
 }
+
+/*
+ * The frame rule (DESIGN 6): another site framed the terminal page and the
+ * visitor's clicks ran in their shell.  Every answer says who may frame
+ * it; X-Frame-Options only where it agrees with the CSP.
+ */
+static const char *
+frame(const char *ancestors)
+{
+	static char out[1024];
+	const char *cause;
+
+	if (http_frame_headers(ancestors, out, sizeof(out), &cause) == -1)
+		return (NULL);
+	return (out);
+}
+
+Test(http, frame_rule_default_is_same_origin)
+{
+	cr_expect_str_eq(frame("'self'"),
+	    "Content-Security-Policy: frame-ancestors 'self'; "
+	    "default-src 'none'\r\nX-Frame-Options: SAMEORIGIN\r\n");
+	cr_expect_str_eq(frame(HTTP_FRAME_DEFAULT_ANCESTORS),
+	    HTTP_FRAME_DEFAULT);
+	cr_expect_str_eq(frame("'none'"),
+	    "Content-Security-Policy: frame-ancestors 'none'; "
+	    "default-src 'none'\r\nX-Frame-Options: DENY\r\n");
+}
+
+Test(http, frame_rule_other_origins_drop_x_frame_options)
+{
+	cr_expect_str_eq(frame("  'self'   https://portal.example.com:8443 "),
+	    "Content-Security-Policy: frame-ancestors 'self' "
+	    "https://portal.example.com:8443; default-src 'none'\r\n");
+	cr_expect_str_eq(frame("https://*.example.com"),
+	    "Content-Security-Policy: frame-ancestors https://*.example.com; "
+	    "default-src 'none'\r\n");
+}
+
+Test(http, frame_rule_refuses_what_could_end_the_header)
+{
+	cr_expect_null(frame(""));
+	cr_expect_null(frame("   "));
+	cr_expect_null(frame(NULL));
+	cr_expect_null(frame("'self'; script-src *"));
+	cr_expect_null(frame("https://a.example,https://b.example"));
+	cr_expect_null(frame("https://a.example\r\nSet-Cookie: x=1"));
+	cr_expect_null(frame("'unsafe-inline'"));
+	cr_expect_null(frame("\"https://a.example\""));
+	cr_expect_null(frame("'none' https://a.example"));
+}
