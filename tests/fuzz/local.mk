@@ -38,7 +38,7 @@ EXTRA_DIST += tests/fuzz/fuzz_fcgi.sh tests/fuzz/make-corpus-fcgi.py
 noinst_PROGRAMS += tests/fuzz/fuzz_screen
 tests_fuzz_fuzz_screen_SOURCES = tests/fuzz/fuzz_screen.c tests/fuzz/fuzz_main.c
 tests_fuzz_fuzz_screen_CFLAGS = $(AM_CFLAGS) -I$(srcdir)/ptyd $(VTERM_CFLAGS)
-tests_fuzz_fuzz_screen_LDADD = ptyd/libptyd.a libwire.a $(VTERM_LIBS) $(ZLIB_LIBS)
+tests_fuzz_fuzz_screen_LDADD = ptyd/libptyd.a libwire.a $(VTERM_LIBS) $(ZLIB_LIBS) $(NETTLE_LIBS)
 TESTS += tests/fuzz/fuzz_screen.sh
 EXTRA_DIST += tests/fuzz/fuzz_screen.sh
 
@@ -86,7 +86,7 @@ tests/fuzz/fuzz_screen-libfuzzer: $(FUZZ_SCREEN_SRCS) $(srcdir)/ptyd/screen.h \
     $(srcdir)/ptyd/grid.h $(srcdir)/ptyd/scrollback.h
 	$(AM_V_CCLD)mkdir -p tests/fuzz && $(FUZZ_CC) $(FUZZ_FLAGS) \
 	    -I$(srcdir)/ptyd $(VTERM_CFLAGS) -o $@ $(FUZZ_SCREEN_SRCS) \
-	    $(VTERM_LIBS) $(ZLIB_LIBS)
+	    $(VTERM_LIBS) $(ZLIB_LIBS) $(NETTLE_LIBS)
 CLEANFILES += tests/fuzz/fuzz_frame-libfuzzer tests/fuzz/fuzz_request-libfuzzer \
 	tests/fuzz/fuzz_fcgi-libfuzzer tests/fuzz/fuzz_screen-libfuzzer
 .PHONY: fuzz

@@ -517,7 +517,7 @@ Test(config, print_shows_every_key_its_value_and_origin)
 	cr_expect_null(strstr(out, "auth ="), "not a key of ptyd");
 	for (k = 0; k < len; k++)
 		lines += out[k] == '\n';
-	cr_expect_eq(lines, 21, "%s", out); /* 20 keys, 2 shell_args */
+	cr_expect_eq(lines, 22, "%s", out); /* 21 keys, 2 shell_args */
 	free(out);
 	config_free(c);
 }
