@@ -61,7 +61,8 @@ enum config_type {
 	T_BYTES,
 	T_BOOL,
 	T_OCTAL, /* min: bits it must have, max: bits it may have */
-	T_ENUM
+	T_ENUM,
+	T_ANCHOR /* syslog, none, or unix:/ABSOLUTE/PATH */
 };
 
 #define F_LIST	0x1 /* [list]: values accumulate within a layer */
@@ -96,6 +97,9 @@ static const struct config_def config_defs[CONFIG_NKEYS] = {
 	    "debug|info|warn", "LEVEL", "debug, info or warn" },
 	[CONFIG_PIDFILE] = { "pidfile", T_PATH, F_EMPTY, D, NULL, 0, 0, NULL,
 	    "PATH", "pid file, \"\" for none (<state_dir>/ptyd.pid)" },
+	[CONFIG_AUDIT_ANCHOR] = { "audit_anchor", T_ANCHOR, 0, D | C, "syslog",
+	    0, 0, NULL, "syslog|none|unix:PATH",
+	    "where the audit chain's head is sent (system log)" },
 	[CONFIG_SHELL] = { "shell", T_PATH, 0, D, NULL, 0, 0, NULL, "PATH",
 	    "the shell ($SHELL, else bash, else sh)" },
 	[CONFIG_SHELL_ARG] = { "shell_arg", T_STRING, F_LIST, D, NULL, 0, 0,
@@ -529,6 +533,15 @@ config_check(struct config *c, enum config_key k, const char *s,
 			    "%s: '%s': want an octal mode "
 			    "with %04llo and within %04llo",
 			    where, s, c->min[k], c->max[k]));
+		break;
+	case T_ANCHOR:
+		/* sun_path holds 107 bytes and the NUL. */
+		if (strcmp(s, "syslog") != 0 && strcmp(s, "none") != 0 &&
+		    (strncmp(s, "unix:/", 6) != 0 || strlen(s + 5) > 107))
+			return (config_fail(c,
+			    "%s: '%s': want syslog, none or"
+			    " unix:/ABSOLUTE/PATH",
+			    where, s));
 		break;
 	case T_ENUM:
 		if ((v = config_word(d->words, s)) == -1)

@@ -28,18 +28,25 @@ ptyd_libptyd_a_SOURCES = \
 	ptyd/proc.c ptyd/proc.h \
 	ptyd/reap.c ptyd/reap.h \
 	ptyd/stats.c ptyd/stats.h \
-	ptyd/store.c ptyd/store.h
+	ptyd/store.c ptyd/store.h \
+	ptyd/chain.c ptyd/chain.h ptyd/chaindb.c ptyd/chaindb.h \
+	ptyd/anchor.c ptyd/anchor.h ptyd/audit.c ptyd/audit.h
 nodist_ptyd_libptyd_a_SOURCES = ptyd/schema.c
 BUILT_SOURCES += ptyd/schema.c
-ptyd_libptyd_a_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS) $(VTERM_CFLAGS)
+ptyd_libptyd_a_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS) $(VTERM_CFLAGS) \
+	$(NETTLE_CFLAGS)
 # ptyd/schema.c is generated in the build tree; it includes "store.h".
 # -iquote, not -I: ptyd/spawn.h must not shadow the system <spawn.h>.
 ptyd_libptyd_a_CPPFLAGS = $(AM_CPPFLAGS) -iquote $(srcdir)/ptyd
 
 ptyd_ptyd_SOURCES = ptyd/main.c
 ptyd_ptyd_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS)
-ptyd_ptyd_LDADD = ptyd/libptyd.a libwire.a $(SQLITE_LIBS) $(VTERM_LIBS) $(ZLIB_LIBS) -lutil
+ptyd_ptyd_LDADD = ptyd/libptyd.a libwire.a $(SQLITE_LIBS) $(VTERM_LIBS) $(ZLIB_LIBS) $(NETTLE_LIBS) \
+	$(NETTLE_LIBS) -lutil
 
-ptyd_ptydctl_SOURCES = ptyd/ptydctl.c ptyd/ptydctl.h ptyd/ptydctl_prune.c
-ptyd_ptydctl_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS)
-ptyd_ptydctl_LDADD = libwire.a $(SQLITE_LIBS)
+# The audit chain's files (chain.c, chaindb.c, anchor.c) come from
+# libptyd.a: the same objects ptyd writes the chain with.
+ptyd_ptydctl_SOURCES = ptyd/ptydctl.c ptyd/ptydctl.h ptyd/ptydctl_prune.c \
+	ptyd/ptydctl_audit.c
+ptyd_ptydctl_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS) $(NETTLE_CFLAGS)
+ptyd_ptydctl_LDADD = ptyd/libptyd.a libwire.a $(SQLITE_LIBS) $(NETTLE_LIBS)

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "account.h"
+#include "audit.h"
 #include "config.h"
 #include "conn.h"
 #include "ev.h"
@@ -422,6 +423,7 @@ main_conf_paths(void)
 	}
 	ptyd_conf.state_dir = config_str(main_cfg, CONFIG_STATE_DIR);
 	ptyd_conf.db = config_str(main_cfg, CONFIG_DB);
+	ptyd_conf.audit_anchor = config_str(main_cfg, CONFIG_AUDIT_ANCHOR);
 	ptyd_conf.socket = config_str(main_cfg, CONFIG_SOCKET);
 	ptyd_conf.pidfile = config_str(main_cfg, CONFIG_PIDFILE);
 	if (ptyd_conf.pidfile != NULL && *ptyd_conf.pidfile == '\0')
@@ -568,6 +570,10 @@ static void
 main_open_store(void)
 {
 	main_mkparents(ptyd_conf.db);
+	/* Before the store: its first head is the start anchor. */
+	if (audit_init(ptyd_conf.audit_anchor, ptyd_conf.db) == -1)
+		fatalx("audit_anchor: %s: want syslog, none or unix:PATH",
+		    ptyd_conf.audit_anchor);
 	main_store = store_open(ptyd_conf.db,
 	    (double)ev_wall_us(ev_now()) / 1e6);
 	if (main_store == NULL)
@@ -627,6 +633,7 @@ main_finish(void)
 	proc_sweep_flush();
 	mirror_flush(ev_now());
 	store_close(main_store);
+	audit_done();
 	term_done();
 	sig_done();
 	ev_done();

@@ -56,6 +56,7 @@ struct ptyd_config {
 	/* Where things are (lib/config.c; NULL: none). */
 	const char *state_dir;
 	const char *db;
+	const char *audit_anchor; /* syslog, none, unix:PATH */
 	const char *socket;
 	const char *log; /* NULL: stderr, or syslog */
 	int	    log_syslog;

@@ -4,7 +4,8 @@
  * Owns: the command line, the command table, and the printing of
  * replies (aligned columns for people, --json for programs).  Does not own
  * the protocol (lib/proto.h, lib/frame.c), the socket I/O (lib/client.c),
- * or the audit log's pruning (ptydctl_prune.c).
+ * or the audit log's pruning (ptydctl_prune.c) and verifying
+ * (ptydctl_audit.c).
  *
  *   ptydctl [--socket PATH] [--owner NAME] COMMAND ...
  *     list [--all] [--json]  one line per terminal, aligned columns
@@ -14,6 +15,9 @@
  *     stats [--json]         every counter of MSG_STATS
  *     prune --before DAYS|YYYY-MM-DD [--db PATH]
  *                            remove older audit events (ptydctl_prune.c)
+ *     audit verify [--db PATH] [--anchors FILE|-] [--json]
+ *                            check the audit log's hash chain against
+ *                            its anchors (ptydctl_audit.c)
  *     version
  *     start SID [--rows N] [--cols N] [--workspace DIR] [--restart]
  *     input SID DATA         DATA with \n \r \t \e \\ \xHH escapes
@@ -61,6 +65,7 @@ static const char ctl_synopsis[] =
     "       ptydctl [--socket PATH] health [--json]\n"
     "       ptydctl [--socket PATH] stats [--json]\n"
     "       ptydctl [--db PATH] prune --before DAYS|YYYY-MM-DD\n"
+    "       ptydctl [--db PATH] audit verify [--anchors FILE|-] [--json]\n"
     "       ptydctl version\n"
     "       ptydctl [--socket PATH] [--owner NAME] start SID [--rows N]\n"
     "               [--cols N] [--workspace DIR] [--restart]\n"
@@ -149,7 +154,7 @@ ctl_time(int64_t us)
 }
 
 /* A JSON string: quotes, backslash and control characters escaped. */
-static void
+void
 ctl_json_str(const char *s)
 {
 	putchar('"');
@@ -872,6 +877,7 @@ static const struct ctl_cmd {
 	{ "health", 0, 0, 1, ctl_health },
 	{ "stats", 0, 0, 1, ctl_stats },
 	{ "prune", -1, -1, 0, ctl_prune },
+	{ "audit", -1, -1, 0, ctl_audit },
 	{ "version", 0, 0, 0, ctl_version },
 	{ "start", -1, -1, 1, ctl_start },
 	{ "input", 2, 2, 1, ctl_input },
@@ -912,6 +918,18 @@ const char *
 ctl_db(void)
 {
 	return (config_str(ctl_cfg, CONFIG_DB));
+}
+
+const char *
+ctl_audit_anchor(void)
+{
+	return (config_str(ctl_cfg, CONFIG_AUDIT_ANCHOR));
+}
+
+int
+ctl_want_json(void)
+{
+	return (ctl_json);
 }
 
 /* Run the command argv[0]. */

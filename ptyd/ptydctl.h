@@ -17,7 +17,16 @@ const char *ctl_actor(void);
 /* The database as ptyd finds it (the db setting, lib/config.c). */
 const char *ctl_db(void);
 
+/* The audit_anchor setting: where prune sends its anchors. */
+const char *ctl_audit_anchor(void);
+/* --json was given. */
+int ctl_want_json(void);
+/* s as a JSON string, quotes included, to stdout. */
+void ctl_json_str(const char *s);
+
 /* prune --before DAYS|YYYY-MM-DD [--db PATH] (ptydctl_prune.c). */
 int ctl_prune(int argc, char **argv);
+/* audit verify [--db PATH] [--anchors FILE|-] (ptydctl_audit.c). */
+int ctl_audit(int argc, char **argv);
 
 #endif /* PTYDCTL_H */

@@ -5,12 +5,18 @@
  * UPDATE and DELETE (sql/schema.sql's triggers) unless a row of
  * prune_permit allows the DELETE of events older than its cutoff; this
  * command inserts that permit, deletes, logs a `prune` event saying how
- * many events went and who asked, and deletes the permit, all in one
- * transaction, so no permit ever outlives it.  prune events themselves are
- * never pruned.  Works on the database file directly (ptyd need not run);
- * it waits up to CTL_PRUNE_WAIT_MS for ptyd's write lock, and ptyd, which
- * never waits, retries its own flush a second later.  Does not own: the
- * schema (sql/schema.sql) or the other commands (ptydctl.c).
+ * many events went, who asked and through which seq the chain went
+ * (chaindb_prune), and deletes the permit, all in one transaction, so no
+ * permit ever outlives it.  prune events themselves are never pruned.
+ * Once committed, two anchor lines go to the audit_anchor destination:
+ * the prune (through seq N, row N's hash) and the head (the prune event's
+ * own row), so that ptydctl audit verify can tell this prune from rows
+ * removed by hand.  Works on the database file directly (ptyd need not
+ * run); it waits up to CTL_PRUNE_WAIT_MS for ptyd's write lock, and ptyd,
+ * which never waits, retries its own flush a second later, and takes the
+ * prune event as part of its chain.  Does not own: the schema
+ * (sql/schema.sql), the chain (chaindb.c) or the other commands
+ * (ptydctl.c).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -24,22 +30,14 @@
 #include <unistd.h>
 
 #include <sqlite3.h>
+#include <syslog.h>
 
+#include "anchor.h"
+#include "chaindb.h"
 #include "ptydctl.h"
 
 #define CTL_PRUNE_WAIT_MS    10000
-#define CTL_PRUNE_MIN_SCHEMA 3 /* the version with prune_permit */
-
-/* The steps inside the transaction, in order; ?1 is the cutoff. */
-static const char *const ctl_prune_sql[] = {
-	"INSERT INTO prune_permit (before) VALUES (?1)",
-	"DELETE FROM terminal_events WHERE at < ?1 AND kind <> 'prune'",
-	"INSERT INTO terminal_events (at, kind, actor, detail) VALUES"
-	" ((julianday('now') - 2440587.5) * 86400, 'prune', ?2,"
-	" 'removed ' || ?3 || ' events before ' ||"
-	" datetime(?1, 'unixepoch') || ' UTC')",
-	"DELETE FROM prune_permit",
-};
+#define CTL_PRUNE_MIN_SCHEMA 5 /* the version with the hash chain */
 
 /* DAYS (a whole number) or YYYY-MM-DD (UTC midnight) as Unix seconds. */
 static double
@@ -66,33 +64,33 @@ ctl_prune_cutoff(const char *s)
 	return ((double)timegm(&tm));
 }
 
-/* Run the steps; the number of events deleted, or -1 (message printed). */
-static int64_t
-ctl_prune_run(sqlite3 *db, double before)
+/* The prune's two anchor lines; a failure is said, not fatal: the rows
+ * are gone either way, and verify will say the prune is not vouched for. */
+static void
+ctl_prune_anchor(const char *path, const struct chaindb_prune *p)
 {
-	sqlite3_stmt *st = NULL;
-	int64_t	      n = 0;
-	size_t	      i;
+	struct anchor_dest d;
+	struct anchor	   a;
+	char		   line[ANCHOR_LINE_MAX];
+	int		   i;
 
-	for (i = 0; i < sizeof(ctl_prune_sql) / sizeof(ctl_prune_sql[0]); i++) {
-		if (sqlite3_prepare_v2(db, ctl_prune_sql[i], -1, &st, NULL) !=
-		    SQLITE_OK)
-			return (-1);
-		sqlite3_bind_double(st, 1, before);
-		if (sqlite3_bind_parameter_count(st) >= 2) {
-			sqlite3_bind_text(st, 2, ctl_actor(), -1,
-			    SQLITE_STATIC);
-			sqlite3_bind_int64(st, 3, n);
-		}
-		if (sqlite3_step(st) != SQLITE_DONE) {
-			sqlite3_finalize(st);
-			return (-1);
-		}
-		if (i == 1)
-			n = sqlite3_changes(db);
-		sqlite3_finalize(st);
+	if (anchor_dest_parse(ctl_audit_anchor(), &d) == -1 ||
+	    d.to == ANCHOR_TO_NONE)
+		return;
+	for (i = 0; i < 2; i++) {
+		memset(&a, 0, sizeof(a));
+		a.kind = i == 0 ? ANCHOR_PRUNE : ANCHOR_HEAD;
+		a.seq = i == 0 ? p->through : p->seq;
+		a.has_hash = i == 0 ? p->has_hash : 1;
+		memcpy(a.hash, i == 0 ? p->hash : p->seq_hash, CHAIN_HASH_LEN);
+		if (anchor_format(line, sizeof(line), &a, path) == -1 ||
+		    anchor_send(&d, LOG_NOTICE, line, time(NULL)) == -1)
+			fprintf(stderr,
+			    "ptydctl: prune: the anchor \"%s\" was not sent to"
+			    " %s: %s; ptydctl audit verify will report this"
+			    " prune as not vouched for\n",
+			    line, d.path, strerror(errno));
 	}
-	return (n);
 }
 
 /* Open path for writing, and check it has the prune permit's schema. */
@@ -118,8 +116,8 @@ ctl_prune_open(const char *path)
 	sqlite3_finalize(st);
 	if (version < CTL_PRUNE_MIN_SCHEMA) {
 		fprintf(stderr,
-		    "ptydctl: prune: %s has schema version %d; start ptyd"
-		    " on it once to upgrade it\n",
+		    "ptydctl: prune: %s has schema version %d (no hash"
+		    " chain); start ptyd on it once to upgrade it\n",
 		    path, version);
 		sqlite3_close(db);
 		exit(2);
@@ -134,12 +132,12 @@ ctl_prune(int argc, char **argv)
 						  NULL, 'b' },
 		{ "db", required_argument, NULL, 'd' }, { NULL, 0, NULL, 0 } };
 	char			   date[32];
-	const char		  *path = NULL, *when = NULL;
+	const char		  *path = NULL, *when = NULL, *why = NULL;
+	struct chaindb_prune	   p;
 	struct tm		   tm;
 	time_t			   t;
 	sqlite3			  *db;
 	double			   before;
-	int64_t			   n;
 	int			   ch;
 
 	optind = 0;
@@ -159,17 +157,20 @@ ctl_prune(int argc, char **argv)
 	db = ctl_prune_open(path);
 	if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) !=
 		SQLITE_OK ||
-	    (n = ctl_prune_run(db, before)) == -1 ||
+	    chaindb_prune(db, before, ctl_actor(), &p, &why) == -1 ||
 	    sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
 		fprintf(stderr, "ptydctl: prune: %s: %s; nothing removed\n",
-		    path, sqlite3_errmsg(db));
+		    path, why != NULL ? why : sqlite3_errmsg(db));
 		sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
 		sqlite3_close(db);
 		return (1);
 	}
 	sqlite3_close(db);
+	ctl_prune_anchor(path, &p);
 	t = (time_t)before;
 	strftime(date, sizeof(date), "%Y-%m-%d %H:%M:%S", gmtime_r(&t, &tm));
-	printf("removed %" PRId64 " events before %s UTC\n", n, date);
+	printf("removed %" PRId64 " events before %s UTC (the chain now"
+	       " starts after seq %" PRId64 "; the prune is seq %" PRId64 ")\n",
+	    p.removed, date, p.through, p.seq);
 	return (0);
 }

@@ -3,8 +3,11 @@
  *
  * Owns: the database connection and its prepared statements, the pending
  * rows and events (bounded), the write-behind flush, schema migrations,
- * start-up reconciliation, terminal ids, and the count of failed flushes.
- * Does not own: any decision (term.c's registry is authoritative and
+ * start-up reconciliation, terminal ids, the count of failed flushes, and
+ * the audit chain's head: every event is chained as it is written (its id
+ * the seq after the head, its hash from chain.c), and each flush checks
+ * first that the last event ptyd wrote is still the file's (audit.c sends
+ * the head out, and a tamper line when it is not).  Does not own: any decision (term.c's registry is authoritative and
  * nothing here is read back), the flush timer (main.c), nor the schema text
  * (sql/schema.sql, built in as store_schema_sql).
  *
@@ -44,6 +47,9 @@
 
 #include <sqlite3.h>
 
+#include "audit.h"
+#include "chain.h"
+#include "chaindb.h"
 #include "lock.h"
 #include "log.h"
 #include "store.h"
@@ -51,7 +57,7 @@
 #include "xmalloc.h"
 
 /* The user_version that sql/schema.sql sets. */
-#define STORE_SCHEMA_VERSION 4
+#define STORE_SCHEMA_VERSION 5
 
 #define STORE_EVENTS_MAX    10000 /* pending audit events */
 #define STORE_ROWS_MAX	    65536 /* pending rows, live ones included */
@@ -102,6 +108,18 @@ static const char *const store_migrations[STORE_SCHEMA_VERSION - 1] = {
 	 * new trigger that schema.sql creates.
 	 */
 	"SELECT 1;",
+	/*
+	 * 4 -> 5.  The hash chain: every event carries prev and hash.  Rows
+	 * from before stay without; store_chain_load then writes a `chain`
+	 * event saying where the chain starts and how many came before.
+	 * A version 1 file has no audit log yet: it gets the old table
+	 * here, so the same ALTERs make it the new one.
+	 */
+	"CREATE TABLE IF NOT EXISTS terminal_events (id INTEGER PRIMARY KEY"
+	" AUTOINCREMENT, at REAL NOT NULL, session_id TEXT, terminal_id"
+	" INTEGER, kind TEXT NOT NULL, actor TEXT, detail TEXT);"
+	"ALTER TABLE terminal_events ADD COLUMN prev TEXT;"
+	"ALTER TABLE terminal_events ADD COLUMN hash TEXT;",
 };
 
 static const char store_sql_upsert[] =
@@ -133,19 +151,30 @@ static const char store_sql_touch[] =
     " subscribers = ?5, unwatched_since = ?6, bytes_in = ?7,"
     " bytes_out = ?8 WHERE id = ?1";
 
+/* ptyd names each event's id: the chain's seq, one after its head. */
 static const char store_sql_event[] =
     "INSERT INTO terminal_events (at, session_id, terminal_id, kind, actor,"
-    " detail) VALUES (?1, ?2, ?3, ?4, ?5, ?6)";
+    " detail, id, prev, hash) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)";
 
-/* Start-up reconciliation: the events first, while the rows still say
- * what the earlier daemon left.  The rest of a lost row is its last known
- * state (subscribers, bytes). */
+/* The chain's tail from ptyd's head on (the head, then rows someone else
+ * chained on: a prune), and the id after the last row. */
+static const char store_sql_tail[] = "SELECT " CHAINDB_COLS
+				     " FROM terminal_events WHERE id >= ?1"
+				     " ORDER BY id LIMIT 65";
+static const char store_sql_maxev[] = "SELECT max(id) FROM terminal_events";
+static const char store_sql_head[] =
+    "SELECT id, hash FROM terminal_events WHERE hash IS NOT NULL"
+    " ORDER BY id DESC LIMIT 1";
+static const char store_sql_unchained[] =
+    "SELECT count(*) FROM terminal_events WHERE hash IS NULL";
+
+/* Start-up reconciliation: the events first (chained one by one, as
+ * every event is), while the rows still say what the earlier daemon
+ * left.  The rest of a lost row is its last known state (subscribers,
+ * bytes). */
 static const char store_sql_lost_events[] =
-    "INSERT INTO terminal_events (at, session_id, terminal_id, kind, actor,"
-    " detail) SELECT ?1, session_id, id, 'lost', NULL,"
-    " 'still running (pid ' || coalesce(pid, '?') || ')"
-    " when an earlier ptyd stopped'"
-    " FROM terminals WHERE state = 'running' ORDER BY id";
+    "SELECT session_id, id, coalesce(pid, '?') FROM terminals"
+    " WHERE state = 'running' ORDER BY id";
 static const char store_sql_lost_rows[] =
     "UPDATE terminals SET state = 'lost', ended_at = ?1,"
     " end_reason = 'lost' WHERE state = 'running'";
@@ -205,6 +234,13 @@ struct store_seen {
 	uint64_t hash;
 };
 
+/* A point of the hash chain: a row's seq and hash. */
+struct store_head {
+	int	known;
+	int64_t seq;
+	uint8_t hash[CHAIN_HASH_LEN];
+};
+
 struct store_ev {
 	STAILQ_ENTRY(store_ev) entry;
 	double	    at;
@@ -229,6 +265,14 @@ struct store {
 	sqlite3_stmt *st_upsert;
 	sqlite3_stmt *st_touch;
 	sqlite3_stmt *st_event;
+	sqlite3_stmt *st_tail;
+
+	/* The chain: head is the last row committed (kept across
+	 * reconnects: what ptyd wrote, whatever the file says now); txhead
+	 * and txnext move inside a transaction. */
+	struct store_head head;
+	struct store_head txhead;
+	int64_t		  txnext;
 
 	int64_t next_id;
 	int	ids_known; /* next_id read from the db */
@@ -272,6 +316,8 @@ store_now(void)
 
 static void store_cause(struct store *st, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+static int store_write_event(struct store *st, double at, const char *sid,
+    int64_t term_id, const char *kind, const char *actor, const char *detail);
 
 /* Remember why the last attempt failed, for the one log line per outage. */
 static void
@@ -549,6 +595,7 @@ store_db_close(struct store *st)
 	store_finalize(&st->st_upsert);
 	store_finalize(&st->st_touch);
 	store_finalize(&st->st_event);
+	store_finalize(&st->st_tail);
 	if (st->db != NULL && sqlite3_close(st->db) != SQLITE_OK)
 		log_warnx("database %s: close: %s", st->path,
 		    sqlite3_errmsg(st->db));
@@ -819,6 +866,32 @@ store_db_migrate(struct store *st, int64_t version)
 	return (0);
 }
 
+/* One `lost` event per row an earlier daemon left running.  0 or -1. */
+static int
+store_db_lost_events(struct store *st, double now)
+{
+	sqlite3_stmt *stmt = NULL;
+	char	      detail[128];
+	int	      rc;
+
+	if (store_prepare(st, store_sql_lost_events, &stmt) == -1)
+		return (-1);
+	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+		snprintf(detail, sizeof(detail),
+		    "still running (pid %s) when an earlier ptyd stopped",
+		    (const char *)sqlite3_column_text(stmt, 2));
+		rc = store_write_event(st, now,
+		    (const char *)sqlite3_column_text(stmt, 0),
+		    sqlite3_column_int64(stmt, 1), "lost", NULL, detail);
+		if (rc != SQLITE_DONE)
+			break;
+	}
+	if (rc != SQLITE_DONE)
+		store_cause(st, "reconcile: %s", sqlite3_errmsg(st->db));
+	sqlite3_finalize(stmt);
+	return (rc == SQLITE_DONE ? 0 : -1);
+}
+
 /* Inside the transaction, the first time this process gets there: close
  * what an earlier daemon left registered as lost.  0 or -1. */
 static int
@@ -826,21 +899,122 @@ store_db_reconcile(struct store *st, double now, int *lost)
 {
 	if (st->reconciled)
 		return (0);
-	if (store_exec_now(st, store_sql_lost_events, now, NULL) == -1 ||
+	if (store_db_lost_events(st, now) == -1 ||
 	    store_exec_now(st, store_sql_lost_rows, now, lost) == -1)
 		return (-1);
 	return (0);
 }
 
+/* The last chained row of the file, if any, into txhead. */
+static int
+store_chain_find(struct store *st)
+{
+	sqlite3_stmt *stmt = NULL;
+	int	      rc;
+
+	if (store_prepare(st, store_sql_head, &stmt) == -1)
+		return (-1);
+	if ((rc = sqlite3_step(stmt)) == SQLITE_ROW &&
+	    chaindb_col_hash(stmt, 1, st->txhead.hash) == 0) {
+		st->txhead.known = 1;
+		st->txhead.seq = sqlite3_column_int64(stmt, 0);
+	}
+	sqlite3_finalize(stmt);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+		store_cause(st, "reading the chain: %s",
+		    sqlite3_errmsg(st->db));
+		return (-1);
+	}
+	return (0);
+}
+
+/*
+ * Inside the transaction that readies the file: where the chain goes on.
+ * A reconnect keeps the head in memory (the flush's check compares it
+ * with the file).  The first time, the head is the file's last chained
+ * row; a file with none (new, or from before schema 5) gets a `chain`
+ * event starting the chain from the genesis hash.  0 or -1.
+ */
+static int
+store_chain_load(struct store *st, double now)
+{
+	char	detail[160];
+	int64_t max, unchained;
+
+	if (store_db_int(st->db, store_sql_maxev, &max) == -1) {
+		store_cause(st, "reading the chain: %s",
+		    sqlite3_errmsg(st->db));
+		return (-1);
+	}
+	st->txhead = st->head;
+	st->txnext = (st->head.known && st->head.seq > max ? st->head.seq :
+							     max) +
+	    1;
+	if (st->head.known)
+		return (0);
+	if (store_chain_find(st) == -1)
+		return (-1);
+	if (st->txhead.known)
+		return (0);
+	if (store_db_int(st->db, store_sql_unchained, &unchained) == -1)
+		unchained = 0;
+	st->txhead.known = 1;
+	st->txhead.seq = st->txnext - 1;
+	memcpy(st->txhead.hash, chain_genesis, CHAIN_HASH_LEN);
+	/* A new file's first event starts the chain (seq 0 is the empty
+	 * chain); an older file's history is marked as coming before it. */
+	if (unchained == 0)
+		return (0);
+	snprintf(detail, sizeof(detail),
+	    "the hash chain starts here; the %" PRId64 " events before it"
+	    " are not chained (schema 4)",
+	    unchained);
+	if (store_write_event(st, now, NULL, 0, "chain", NULL, detail) !=
+	    SQLITE_DONE) {
+		store_cause(st, "starting the chain: %s",
+		    sqlite3_errmsg(st->db));
+		return (-1);
+	}
+	return (0);
+}
+
+/* After a commit: what the transaction chained is the head, and goes to
+ * the anchors (the first head of this process as the start anchor). */
+static void
+store_chain_committed(struct store *st, double now)
+{
+	int first = !st->head.known;
+
+	if (!st->txhead.known ||
+	    (st->head.known && st->head.seq == st->txhead.seq &&
+		memcmp(st->head.hash, st->txhead.hash, CHAIN_HASH_LEN) == 0))
+		return;
+	st->head = st->txhead;
+	if (first)
+		audit_start(st->head.seq, st->head.hash, now);
+	else
+		audit_head(st->head.seq, st->head.hash, now);
+}
+
 static int
 store_db_prepare_all(struct store *st)
 {
+	/* Made inside the transaction that readies the file, which may fail
+	 * and run again on the same connection. */
+	store_finalize(&st->st_begin);
+	store_finalize(&st->st_commit);
+	store_finalize(&st->st_rollback);
+	store_finalize(&st->st_upsert);
+	store_finalize(&st->st_touch);
+	store_finalize(&st->st_event);
+	store_finalize(&st->st_tail);
 	if (store_prepare(st, "BEGIN IMMEDIATE", &st->st_begin) == -1 ||
 	    store_prepare(st, "COMMIT", &st->st_commit) == -1 ||
 	    store_prepare(st, "ROLLBACK", &st->st_rollback) == -1 ||
 	    store_prepare(st, store_sql_upsert, &st->st_upsert) == -1 ||
 	    store_prepare(st, store_sql_touch, &st->st_touch) == -1 ||
-	    store_prepare(st, store_sql_event, &st->st_event) == -1)
+	    store_prepare(st, store_sql_event, &st->st_event) == -1 ||
+	    store_prepare(st, store_sql_tail, &st->st_tail) == -1)
 		return (-1);
 	return (0);
 }
@@ -873,7 +1047,9 @@ store_db_ready(struct store *st, double now)
 		store_db_off(st, version);
 		return (SQLITE_READONLY);
 	}
-	if (store_db_migrate(st, version) == -1 ||
+	if (store_db_migrate(st, version) == -1)
+		goto fail;
+	if (store_db_prepare_all(st) == -1 || store_chain_load(st, now) == -1 ||
 	    store_db_reconcile(st, now, &lost) == -1)
 		goto fail;
 	store_db_maxid(st);
@@ -881,6 +1057,7 @@ store_db_ready(struct store *st, double now)
 		store_cause(st, "%s", sqlite3_errmsg(st->db));
 		goto fail;
 	}
+	store_chain_committed(st, now);
 	/* The lock (lock.c) says whose they were: no live ptyd's. */
 	if (lost > 0 && lock_previous_pid() > 0)
 		log_info("database %s: marked %d terminal(s) of a previous ptyd"
@@ -892,8 +1069,6 @@ store_db_ready(struct store *st, double now)
 		    st->path, lost);
 	st->lost += (uint64_t)lost;
 	st->reconciled = 1;
-	if (store_db_prepare_all(st) == -1)
-		return (SQLITE_ERROR);
 	st->dbstate = STORE_DB_READY;
 	return (SQLITE_OK);
 fail:
@@ -1231,12 +1406,22 @@ store_write_row(struct store *st, struct store_row *r)
 	return (store_step(s));
 }
 
+/* One event, chained onto txhead at seq txnext (chain.c hashes what is
+ * bound here, field for field); txhead moves only if the row went in. */
 static int
 store_write_event(struct store *st, double at, const char *sid, int64_t term_id,
     const char *kind, const char *actor, const char *detail)
 {
-	sqlite3_stmt *s = st->st_event;
+	sqlite3_stmt	*s = st->st_event;
+	struct chain_row r = { st->txnext, at, sid, term_id, kind, actor,
+		detail };
+	uint8_t		 h[CHAIN_HASH_LEN];
+	char		 hex[CHAIN_HEX_LEN + 1], prev[CHAIN_HEX_LEN + 1];
+	int		 rc;
 
+	chain_row_hash(&r, st->txhead.hash, h);
+	chain_hex(h, hex);
+	chain_hex(st->txhead.hash, prev);
 	sqlite3_bind_double(s, 1, at);
 	store_bind_text(s, 2, sid);
 	if (term_id != 0)
@@ -1246,7 +1431,125 @@ store_write_event(struct store *st, double at, const char *sid, int64_t term_id,
 	store_bind_text(s, 4, kind);
 	store_bind_text(s, 5, actor);
 	store_bind_text(s, 6, detail);
-	return (store_step(s));
+	sqlite3_bind_int64(s, 7, r.seq);
+	store_bind_text(s, 8, prev);
+	store_bind_text(s, 9, hex);
+	if ((rc = store_step(s)) == SQLITE_DONE) {
+		st->txhead.known = 1;
+		st->txhead.seq = r.seq;
+		memcpy(st->txhead.hash, h, CHAIN_HASH_LEN);
+		st->txnext++;
+	}
+	return (rc);
+}
+
+/* A prune (chaindb_prune) may remove ptyd's head row itself: then its
+ * event is the next seq and follows the head's hash. */
+static int
+store_chain_pruned(const struct store *st, sqlite3_stmt *s,
+    const uint8_t prev[CHAIN_HASH_LEN])
+{
+	const char *kind = (const char *)sqlite3_column_text(s, 4);
+
+	return (sqlite3_column_int64(s, 0) == st->head.seq + 1 &&
+	    kind != NULL && strcmp(kind, "prune") == 0 &&
+	    memcmp(prev, st->head.hash, CHAIN_HASH_LEN) == 0);
+}
+
+/* The n-th row of the tail from ptyd's head on, last the row before it:
+ * NULL if it is what it should be (its hash in stored), else what. */
+static const char *
+store_chain_row(const struct store *st, sqlite3_stmt *s, int n,
+    const struct store_head *last, uint8_t stored[CHAIN_HASH_LEN])
+{
+	uint8_t prev[CHAIN_HASH_LEN], calc[CHAIN_HASH_LEN];
+	int64_t id = sqlite3_column_int64(s, 0);
+
+	if (chaindb_col_hash(s, CHAINDB_COL_HASH, stored) == -1 ||
+	    chaindb_col_hash(s, CHAINDB_COL_PREV, prev) == -1)
+		return (n == 0 ? "changed" : "foreign");
+	chaindb_row_hash(s, prev, calc);
+	if (memcmp(calc, stored, CHAIN_HASH_LEN) != 0)
+		return (n == 0 && id == st->head.seq ? "changed" : "foreign");
+	if (n == 0 && id == st->head.seq)
+		return (memcmp(stored, st->head.hash, CHAIN_HASH_LEN) != 0 ?
+			"changed" :
+			NULL);
+	if (n == 0)
+		return (store_chain_pruned(st, s, prev) ? NULL : "missing");
+	if (id != last->seq + 1 ||
+	    memcmp(prev, last->hash, CHAIN_HASH_LEN) != 0)
+		return ("foreign");
+	return (NULL);
+}
+
+/*
+ * Whether the file's tail, from ptyd's head on, is what ptyd wrote: the
+ * head row there, unchanged (recomputed from its fields), and any row
+ * after it chained properly onto it (ptydctl prune's event).  NULL if so
+ * (txhead is then the last of them), else what was found.
+ */
+static const char *
+store_chain_tail(struct store *st, int *rcp)
+{
+	sqlite3_stmt	 *s = st->st_tail;
+	struct store_head last = st->head;
+	uint8_t		  stored[CHAIN_HASH_LEN];
+	const char	 *found = NULL;
+	int		  n, rc;
+
+	/* Seq 0, the empty chain: every row must follow the genesis. */
+	n = st->head.seq == 0 ? 1 : 0;
+	sqlite3_bind_int64(s, 1, st->head.seq);
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		if ((found = store_chain_row(st, s, n, &last, stored)) != NULL)
+			break;
+		last.seq = sqlite3_column_int64(s, 0);
+		memcpy(last.hash, stored, CHAIN_HASH_LEN);
+		n++;
+	}
+	*rcp = rc;
+	sqlite3_reset(s);
+	if (found == NULL && n == 0)
+		found = "missing";
+	else if (found == NULL && n >= 65)
+		found = "foreign"; /* more than a prune writes */
+	if (found == NULL)
+		st->txhead = last;
+	return (found);
+}
+
+/*
+ * At the start of each flush's transaction: is ptyd's head still the
+ * file's?  If its own last row was changed or removed, that is told to
+ * the anchors and logged, and a `tamper` event continues the chain from
+ * what ptyd wrote: honest, and verify sees the break there.  SQLITE_DONE,
+ * or the error that fails the flush.
+ */
+static int
+store_chain_check(struct store *st, double now)
+{
+	const char *found;
+	char	    detail[256], hex[CHAIN_HEX_LEN + 1];
+	int64_t	    max;
+	int	    rc;
+
+	st->txhead = st->head;
+	found = store_chain_tail(st, &rc);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		return (rc);
+	if (store_db_int(st->db, store_sql_maxev, &max) == -1)
+		return (SQLITE_ERROR);
+	st->txnext = (max > st->txhead.seq ? max : st->txhead.seq) + 1;
+	if (found == NULL)
+		return (SQLITE_DONE);
+	audit_tamper(st->head.seq, st->head.hash, found, now);
+	chain_hex(st->head.hash, hex);
+	snprintf(detail, sizeof(detail),
+	    "the last event ptyd wrote, seq %" PRId64 " (hash %.16s...), is %s"
+	    " in the database; the chain goes on from it here",
+	    st->head.seq, hex, found);
+	return (store_write_event(st, now, NULL, 0, "tamper", NULL, detail));
 }
 
 /*
@@ -1300,6 +1603,8 @@ store_write(struct store *st, double now)
 
 	if ((rc = store_step(st->st_begin)) != SQLITE_DONE)
 		goto fail;
+	if ((rc = store_chain_check(st, now)) != SQLITE_DONE)
+		goto fail;
 	for (i = 0; i < st->nrows; i++) {
 		r = &st->rows[i];
 		if ((rc = store_write_row(st, r)) == SQLITE_DONE)
@@ -1335,6 +1640,7 @@ store_write(struct store *st, double now)
 	}
 	if ((rc = store_step(st->st_commit)) != SQLITE_DONE)
 		goto fail;
+	store_chain_committed(st, now);
 	return (0);
 fail:
 	store_cause(st, "%s", sqlite3_errmsg(st->db));
@@ -1429,6 +1735,7 @@ store_flush(struct store *st, double now)
 	/* mirror.c asks store_rewrite_due first, which checks the same and
 	 * puts every row before this writes the recreated marker. */
 	(void)store_check_moved(st);
+	audit_tick(now);
 	if (!store_pending(st))
 		return (0);
 	if (store_attempt(st, now) == -1)
@@ -1463,6 +1770,7 @@ store_close(struct store *st)
 				  " written",
 			    st->path, st->nrows, st->nevents);
 	}
+	audit_stop(store_now());
 	store_db_close(st);
 	store_discard(st);
 	free(st->path);

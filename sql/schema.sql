@@ -35,9 +35,17 @@ CREATE TABLE IF NOT EXISTS terminals (
 -- Append-only (old rows may be pruned, never changed).  kind: start
 -- attach detach resize input (one per request: detail "N bytes") close
 -- exit reap evict shutdown lost gap, ptyd's own dropped (detail: how many
--- events it could not keep) and recreated (file deleted under it), and
--- prune (ptydctl prune).  terminal_id is no foreign key: events outlive
--- pruned rows.
+-- events it could not keep) and recreated (file deleted under it), chain
+-- (where the hash chain starts), and prune (ptydctl prune).  terminal_id
+-- is no foreign key: events outlive pruned rows.
+--
+-- The hash chain (DESIGN 7, ptyd/chain.c): id is the row's seq, one more
+-- than the row before; hash is the SHA-256 (hex) of every field of the
+-- row and of prev, the hash of the row before (64 zeros at a chain's
+-- start).  Rows from before schema 5 have neither.  The triggers below
+-- keep honest tools honest; against someone who can write the file, the
+-- chain and its anchors in the system log are the evidence:
+-- `ptydctl audit verify`.
 CREATE TABLE IF NOT EXISTS terminal_events (
 	id		INTEGER PRIMARY KEY AUTOINCREMENT,
 	at		REAL NOT NULL,
@@ -45,7 +53,9 @@ CREATE TABLE IF NOT EXISTS terminal_events (
 	terminal_id	INTEGER,
 	kind		TEXT NOT NULL,
 	actor		TEXT,	-- user@address where known
-	detail		TEXT
+	detail		TEXT,
+	prev		TEXT,	-- the hash of the row before (hex)
+	hash		TEXT	-- this row's (hex)
 );
 
 CREATE TRIGGER IF NOT EXISTS terminal_events_append_only
@@ -55,9 +65,12 @@ BEGIN
 END;
 
 -- Pruning: `ptydctl prune` inserts a permit, deletes the events before
--- it, logs a prune event and deletes the permit, in one transaction, so
--- a permit is never seen outside it.  A DELETE without a permit, of an
--- event at or after its cutoff, or of a prune event, is refused.
+-- it (up to a seq: every row at or below it but prune events), logs a
+-- prune event chained onto the last row (its detail names the seq and
+-- hash the chain went through) and deletes the permit, in one
+-- transaction, so a permit is never seen outside it.  A DELETE without a
+-- permit, of an event at or after its cutoff, or of a prune event, is
+-- refused.
 CREATE TABLE IF NOT EXISTS prune_permit (
 	before		REAL NOT NULL	-- events with at < before may go
 );
@@ -129,4 +142,4 @@ SELECT	id, at, datetime(at, 'unixepoch') AS at_utc, session_id,
 	terminal_id, kind, actor, detail
 FROM terminal_events;
 
-PRAGMA user_version = 4;
+PRAGMA user_version = 5;

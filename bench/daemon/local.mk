@@ -8,7 +8,7 @@ bench_daemon_ptydbench_SOURCES = bench/daemon/ptydbench.c bench/benchutil.c \
 bench_daemon_ptydbench_CPPFLAGS = $(AM_CPPFLAGS) -iquote $(srcdir)/ptyd \
 	-iquote $(srcdir)/bench \
 	-DPTYD_BIN='"$(abs_top_builddir)/ptyd/ptyd"'
-bench_daemon_ptydbench_LDADD = ptyd/libptyd.a libwire.a $(SQLITE_LIBS) $(VTERM_LIBS) $(ZLIB_LIBS) -lutil
+bench_daemon_ptydbench_LDADD = ptyd/libptyd.a libwire.a $(SQLITE_LIBS) $(VTERM_LIBS) $(ZLIB_LIBS) $(NETTLE_LIBS) -lutil
 bench-daemon: bench/daemon/ptydbench$(EXEEXT) ptyd/ptyd$(EXEEXT)
 CLEANFILES += bench/daemon/ptydbench
 EXTRA_DIST += bench/daemon/README.md

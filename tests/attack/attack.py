@@ -272,6 +272,96 @@ def malformed_records(st, n=50):
         "%s -> %s" % (before, after), alive)
 
 
+# ---- the audit log, from the account's own shells (issue 29, item 4) ----------
+
+def audit_anchors_until(rx, lines, seq, timeout=15):
+    """Read the anchor datagrams into lines until one covers seq (ptyd
+    sends its head at most every 5 s while rows are written)."""
+    import re
+    pattern = re.compile(r"audit (head|start|stop) db=\S+ seq=(\d+)")
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            lines.append(rx.recv(4096).decode(errors="replace"))
+        except socket.timeout:
+            pass
+        if any(int(m.group(2)) >= seq for m in
+               (pattern.search(x) for x in lines) if m):
+            return True
+    return False
+
+
+def audit_erase(root):
+    """Under PTYD_AUTH=front every web user's shell runs as the account
+    that owns ptyd.db.  The shell finds the file through ptyd's command
+    line, deletes one of its own input events under a prune permit, drops
+    the UPDATE trigger and edits another.  HELD: ptydctl audit verify,
+    given the anchors ptyd sent out (a datagram socket stands in for the
+    system log), fails and names both seqs."""
+    import json
+    sockp = os.path.join(root, "audit-anchors.sock")
+    rx = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    rx.bind(sockp)
+    rx.settimeout(0.2)
+    lines = []
+    st = Stack(root, "attack-audit", users=["mallory:pw-m"],
+               env=["PTYD_AUDIT_ANCHOR=unix:" + sockp]).start()
+    sid = "atk-audit-" + secrets.token_hex(3)
+    try:
+        c = st.client("mallory")
+        assert c.start(sid).status == 200
+        with Shell(c, sid) as sh:
+            for i in range(4):
+                sh.run("true %d" % i)
+            time.sleep(1.5)     # the mirror writes once a second
+            ids = [r["id"] for r in st.db(
+                "SELECT id FROM terminal_events WHERE session_id = ? AND"
+                " kind = 'input' ORDER BY id", (sid,))]
+            audit_anchors_until(rx, lines, ids[-1])
+            gone, edited = ids[0], ids[1]
+            sh.run("conf=$(tr '\\0' '\\n' </proc/$PPID/cmdline | "
+                   "grep -A1 -x -- --config | tail -n 1); "
+                   "db=$(sed -n 's/^db *= *//p' \"$conf\" | tr -d '\"'); "
+                   "db=${db:-$(dirname \"$conf\")/ptyd.db}; "
+                   "sqlite3 \"$db\" \"INSERT INTO prune_permit VALUES (1e12);"
+                   " DELETE FROM terminal_events WHERE id = %d;"
+                   " DELETE FROM prune_permit;"
+                   " DROP TRIGGER terminal_events_append_only;"
+                   " UPDATE terminal_events SET detail = '1 bytes'"
+                   " WHERE id = %d;\"" % (gone, edited), timeout=20)
+            sh.run("true after")
+            time.sleep(1.5)
+        last = st.db("SELECT max(id) AS m FROM terminal_events")[0]["m"]
+        audit_anchors_until(rx, lines, last)
+        anchors = os.path.join(root, "audit-anchors.log")
+        with open(anchors, "w") as f:
+            f.write("\n".join(lines) + "\n")
+        r = subprocess.run([os.path.join(st.environ()["PTYD_BUILDDIR"],
+                                         "ptyd", "ptydctl"),
+                            "audit", "verify", "--db", st.db_path,
+                            "--anchors", anchors, "--json"],
+                           capture_output=True, timeout=30)
+        try:
+            v = json.loads(r.stdout)
+        except ValueError:
+            return False, "verify said %r %r" % (r.stdout[-200:],
+                                                 r.stderr[-200:])
+        named = {(p["kind"], p["seq"]) for p in v["problems"]}
+        held = (r.returncode == 1 and ("missing", gone) in named and
+                ("edited", edited) in named)
+        return held, "deleted seq %d, edited seq %d; verify exit %d, " \
+            "first bad seq %s, problems %s" % (
+                gone, edited, r.returncode, v.get("first_bad_seq"),
+                sorted(named))
+    finally:
+        try:
+            st.client("mallory").close_term(sid)
+        except Exception:
+            pass
+        st.stop()
+        rx.close()
+
+
 # ---- the backlog storm ----------------------------------------------------------
 
 def pctl(xs, p):
@@ -567,6 +657,7 @@ def main():
         attempt("backlog storm", storm, st, a.viewers)
         attempt("hostile output", hostile_output, st, root)
         attempt("metrics to a web user", metrics_to_users, stb)
+        attempt("audit log erased", audit_erase, root)
     finally:
         for s in reversed(stacks):
             try:

@@ -5,5 +5,5 @@ tests_daemon_test_sweep_SOURCES = tests/daemon/test_sweep.c \
 	tests/daemon/harness.c tests/daemon/harness.h
 tests_daemon_test_sweep_CFLAGS = $(UNIT_CFLAGS) \
 	-DPTYD_BIN='"$(abs_top_builddir)/ptyd/ptyd"'
-tests_daemon_test_sweep_LDADD = ptyd/libptyd.a libwire.a $(SQLITE_LIBS) $(VTERM_LIBS) $(ZLIB_LIBS) \
+tests_daemon_test_sweep_LDADD = ptyd/libptyd.a libwire.a $(SQLITE_LIBS) $(VTERM_LIBS) $(ZLIB_LIBS) $(NETTLE_LIBS) \
 	-lutil $(CRITERION_LIBS)

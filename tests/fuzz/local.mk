@@ -38,7 +38,7 @@ EXTRA_DIST += tests/fuzz/fuzz_fcgi.sh tests/fuzz/make-corpus-fcgi.py
 noinst_PROGRAMS += tests/fuzz/fuzz_screen
 tests_fuzz_fuzz_screen_SOURCES = tests/fuzz/fuzz_screen.c tests/fuzz/fuzz_main.c
 tests_fuzz_fuzz_screen_CFLAGS = $(AM_CFLAGS) -I$(srcdir)/ptyd $(VTERM_CFLAGS)
-tests_fuzz_fuzz_screen_LDADD = ptyd/libptyd.a libwire.a $(VTERM_LIBS) $(ZLIB_LIBS)
+tests_fuzz_fuzz_screen_LDADD = ptyd/libptyd.a libwire.a $(VTERM_LIBS) $(ZLIB_LIBS) $(NETTLE_LIBS)
 TESTS += tests/fuzz/fuzz_screen.sh
 EXTRA_DIST += tests/fuzz/fuzz_screen.sh
 
@@ -88,7 +88,7 @@ tests/fuzz/fuzz_screen-libfuzzer: $(FUZZ_SCREEN_SRCS) $(srcdir)/ptyd/screen.h \
     $(srcdir)/ptyd/grid.h $(srcdir)/ptyd/scrollback.h
 	$(AM_V_CCLD)mkdir -p tests/fuzz && $(FUZZ_CC) $(FUZZ_FLAGS) \
 	    -I$(srcdir)/ptyd $(VTERM_CFLAGS) -o $@ $(FUZZ_SCREEN_SRCS) \
-	    $(VTERM_LIBS) $(ZLIB_LIBS)
+	    $(VTERM_LIBS) $(ZLIB_LIBS) $(NETTLE_LIBS)
 # What a step costs in time (fuzz_screen_cost.c): no sanitizers, -O2.
 FUZZ_SCREEN_COST_SRCS = $(srcdir)/tests/fuzz/fuzz_screen_cost.c \
 	$(FUZZ_SCREEN_LIB)
@@ -97,7 +97,8 @@ tests/fuzz/fuzz_screen_cost-libfuzzer: $(FUZZ_SCREEN_COST_SRCS) \
     $(srcdir)/ptyd/scrollback.h
 	$(AM_V_CCLD)mkdir -p tests/fuzz && $(FUZZ_CC) -g -O2 -fsanitize=fuzzer \
 	    -D_GNU_SOURCE -I$(srcdir)/lib -I$(srcdir)/ptyd $(VTERM_CFLAGS) \
-	    -o $@ $(FUZZ_SCREEN_COST_SRCS) $(VTERM_LIBS) $(ZLIB_LIBS)
+	    -o $@ $(FUZZ_SCREEN_COST_SRCS) $(VTERM_LIBS) $(ZLIB_LIBS) \
+	    $(NETTLE_LIBS)
 EXTRA_DIST += tests/fuzz/fuzz_screen_cost.c
 CLEANFILES += tests/fuzz/fuzz_frame-libfuzzer tests/fuzz/fuzz_request-libfuzzer \
 	tests/fuzz/fuzz_fcgi-libfuzzer tests/fuzz/fuzz_screen-libfuzzer \

@@ -290,23 +290,23 @@ def test_two_inputs_are_two_events_with_actor_time_and_bytes(ost, term):
 
 
 def test_prune_removes_old_events_says_how_many_and_is_logged(ost):
-    old = time.time() - 40 * 86400
-    r = sqlite(ost.db_path,
-               "INSERT INTO terminal_events (at, kind, detail) VALUES "
-               "(%f, 'old-a', 'x'), (%f, 'old-b', 'y'), (%f, 'prune', "
-               "'an old prune stays')" % (old, old + 1, old + 2))
-    assert r.returncode == 0, r
+    # Old events are a prefix of the hash chain (DESIGN 7): a prune
+    # removes everything before its cutoff up to the first event at or
+    # after it, and chains its own event on the end.
+    time.sleep(1.1)
     n0 = ost.db("SELECT count(*) AS n FROM terminal_events")[0]["n"]
-    r = ctl(ost, "prune", "--before", "30", "--db", ost.db_path)
-    assert re.match(rb"^removed 2 events before \d{4}-\d\d-\d\d "
-                    rb"\d\d:\d\d:\d\d UTC\n$", r.stdout), r
-    assert ost.db("SELECT count(*) AS n FROM terminal_events WHERE kind "
-                  "LIKE 'old-%'")[0]["n"] == 0
-    assert ost.db("SELECT count(*) AS n FROM terminal_events")[0]["n"] == \
-        n0 - 2 + 1
+    old = ost.db("SELECT count(*) AS n FROM terminal_events WHERE "
+                 "kind <> 'prune'")[0]["n"]
+    assert old > 0
+    r = ctl(ost, "prune", "--before", "0", "--db", ost.db_path)
+    assert re.match(rb"^removed %d events before \d{4}-\d\d-\d\d "
+                    rb"\d\d:\d\d:\d\d UTC \(the chain now starts after seq "
+                    rb"\d+; the prune is seq \d+\)\n$" % old, r.stdout), r
+    assert ost.db("SELECT count(*) AS n FROM terminal_events")[0]["n"] <= \
+        n0 - old + 1 + 5    # ptyd may have written a few since
     p = ost.db("SELECT * FROM events WHERE kind = 'prune' ORDER BY id DESC "
                "LIMIT 1")[0]
-    assert p["detail"].startswith("removed 2 events before "), p
+    assert p["detail"].startswith("removed %d events before " % old), p
     assert p["actor"].endswith("@ptydctl"), p
     assert ost.db("SELECT count(*) AS n FROM prune_permit")[0]["n"] == 0
     # Nothing left to prune: says so; the permit did not outlive it.
@@ -345,7 +345,10 @@ def test_ptydctl_json_outputs_parse(ost, term):
 
 V3_ONLY = ("DROP TRIGGER terminal_events_no_delete; DROP VIEW events; "
            "DROP TRIGGER terminal_events_no_replace; "
-           "DROP TABLE prune_permit; PRAGMA user_version = 2;")
+           "DROP TABLE prune_permit; "
+           "ALTER TABLE terminal_events DROP COLUMN prev; "
+           "ALTER TABLE terminal_events DROP COLUMN hash; "
+           "PRAGMA user_version = 2;")
 
 
 @pytest.mark.deadline(90)
@@ -357,13 +360,20 @@ def test_schema_2_database_is_upgraded_in_place(make_stack):
                "kind, detail) VALUES (1.5, 'old', 'kept');")
     assert r.returncode == 0, r
     st.start()
-    wait_for(lambda: st.db("PRAGMA user_version")[0]["user_version"] == 4,
-             10, what="upgraded to 4")
+    wait_for(lambda: st.db("PRAGMA user_version")[0]["user_version"] == 5,
+             10, what="upgraded to 5")
     names = {r["name"] for r in st.db("SELECT name FROM sqlite_master")}
     assert {"terminal_events_no_delete", "terminal_events_no_replace",
             "events", "prune_permit"} <= names
     assert "migrated from schema version 2 to 3" in st.log("ptyd")
     assert st.db("SELECT detail FROM events WHERE kind = 'old'") == \
         [{"detail": "kept"}], "history kept"
+    # The hash chain starts after the history it cannot vouch for.
+    assert "migrated from schema version 4 to 5" in st.log("ptyd")
+    start = st.db("SELECT * FROM terminal_events WHERE kind = 'chain'")
+    assert len(start) == 1 and start[0]["prev"] == "0" * 64, start
+    assert st.db("SELECT count(*) AS n FROM terminal_events WHERE "
+                 "hash IS NULL AND id > ?", (start[0]["id"],)) == \
+        [{"n": 0}]
     r = sqlite(st.db_path, "DELETE FROM terminal_events")
     assert r.returncode != 0 and b"append-only" in r.stdout + r.stderr, r

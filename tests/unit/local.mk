@@ -35,5 +35,5 @@ tests_unit_test_contract_LDADD = libwire.a $(CRITERION_LIBS)
 check_PROGRAMS += tests/unit/test_config
 tests_unit_test_config_SOURCES = tests/unit/test_config.c
 tests_unit_test_config_CFLAGS = $(UNIT_CFLAGS)
-tests_unit_test_config_LDADD = ptyd/libptyd.a libwire.a $(SQLITE_LIBS) $(VTERM_LIBS) $(ZLIB_LIBS) \
+tests_unit_test_config_LDADD = ptyd/libptyd.a libwire.a $(SQLITE_LIBS) $(VTERM_LIBS) $(ZLIB_LIBS) $(NETTLE_LIBS) \
 	-lutil $(CRITERION_LIBS)

@@ -1,6 +1,6 @@
 # tests/unit/ptyd.mk -- Criterion suites for ptyd (owned with ptyd), and
 # the daemon-level tests in tests/daemon/ (real ptyd, real shells).
-PTYD_UNIT_LDADD = ptyd/libptyd.a libwire.a $(SQLITE_LIBS) $(VTERM_LIBS) $(ZLIB_LIBS) -lutil \
+PTYD_UNIT_LDADD = ptyd/libptyd.a libwire.a $(SQLITE_LIBS) $(VTERM_LIBS) $(ZLIB_LIBS) $(NETTLE_LIBS) -lutil \
 	$(CRITERION_LIBS)
 
 check_PROGRAMS += tests/unit/test_ring

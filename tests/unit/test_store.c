@@ -619,11 +619,20 @@ Test(store, deleted_file_is_recreated_with_every_live_row)
 	    " state = 'running' AND owner = 'alice'"), 3);
 	cr_assert_eq(q_int(db, "SELECT count(*) FROM terminal_events"
 	    " WHERE kind = 'recreated'"), 1);
-	cr_assert_eq(q_int(db, "SELECT count(*) FROM terminal_events"), 1);
-	cr_assert_str_eq(q_text(db, "SELECT detail FROM terminal_events"),
+	/* The history went with the file: the chain goes on from the last
+	 * event ptyd wrote, and says so first (ptydctl audit verify then
+	 * reports what is missing). */
+	cr_assert_eq(q_int(db, "SELECT count(*) FROM terminal_events"), 2);
+	cr_assert_str_eq(q_text(db,
+			     "SELECT kind FROM terminal_events"
+			     " ORDER BY id LIMIT 1"),
+	    "tamper");
+	cr_assert_str_eq(q_text(db,
+			     "SELECT detail FROM terminal_events"
+			     " WHERE kind = 'recreated'"),
 	    "the database file was deleted, moved or replaced under ptyd; 3"
 	    " live terminals rewritten, earlier history is not here");
-	cr_assert_eq(q_int(db, "PRAGMA user_version"), 4);
+	cr_assert_eq(q_int(db, "PRAGMA user_version"), 5);
 	sqlite3_close(db);
 
 	/* And it goes on being the mirror. */
@@ -946,7 +955,7 @@ Test(store, older_user_version_is_migrated_forward_to_the_fresh_shape)
 	store_close(st);
 
 	db = peer_open(dbpath);
-	cr_assert_eq(q_int(db, "PRAGMA user_version"), 4);
+	cr_assert_eq(q_int(db, "PRAGMA user_version"), 5);
 	cr_assert_str_eq(q_text(db, "SELECT group_concat(id || state || "
 	    " quote(owner) || bytes_in, ',') FROM (SELECT * FROM terminals"
 	    " ORDER BY id)"), "5exitedNULL0,6lostNULL0,7running'alice'3",
@@ -1146,7 +1155,7 @@ Test(store, schema_sql_runs_twice_in_one_exec_and_sets_the_version)
 	peer_exec(db, "INSERT INTO terminals (id, session_id, started_at,"
 	    " state) VALUES (1, 's', 1, 'running')");
 	peer_exec(db, store_schema_sql);
-	cr_assert_eq(q_int(db, "PRAGMA user_version"), 4);
+	cr_assert_eq(q_int(db, "PRAGMA user_version"), 5);
 	cr_assert_eq(q_int(db, "SELECT count(*) FROM terminals"), 1);
 	cr_assert_neq(sqlite3_exec(db, "INSERT INTO terminals (id, session_id,"
 	    " started_at, state) VALUES (2, 's', 1, 'asleep')", NULL, NULL,
