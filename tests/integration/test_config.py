@@ -117,7 +117,7 @@ def test_print_config_shows_each_value_and_where_it_came_from(tmp_path):
     for key, name in (("db", "ptyd.db"), ("socket", "ptyd.sock"),
                       ("log", "ptyd.log"), ("pidfile", "ptyd.pid")):
         assert s[key] == [(os.path.join(st, name), "default")], key
-    assert "auth" not in s, "only ptyd's keys"
+    assert "allow_remote" not in s, "only ptyd's keys"
     # The same file read by the other two: their keys, the same paths.
     for prog in (FCGI, CTL):
         r = run([prog, "--print-config"], env=clean_env(PTYD_CONFIG=conf))

@@ -310,8 +310,10 @@ def stream_params(sid, user="alice"):
 @pytest.fixture(scope="module")
 def fstack(make_stack):
     """A stack where the web server vouches for the user (PTYD_AUTH=front),
-    so a raw peer gets past the gate and can ask for a stream."""
-    return make_stack("keepconn-front", auth="basic", users=["alice:pw"])
+    so a raw peer gets past the gate and can ask for a stream.  alice reads
+    the metrics too (metrics_users: they are the operator's)."""
+    return make_stack("keepconn-front", auth="basic", users=["alice:pw"],
+                      env=["PTYD_METRICS_USERS=alice"])
 
 
 def test_a_stream_on_a_kept_connection_gives_it_back_at_its_end(
