@@ -33,6 +33,7 @@ static size_t		 ev_nheap, ev_capheap;
 static struct ev_defer	*ev_deferred, **ev_deferred_tail = &ev_deferred;
 static struct ev_defer	*ev_later, **ev_later_tail = &ev_later;
 static int64_t		 ev_cached;
+static uint64_t		 ev_turns;
 
 static int64_t
 ev_clock_read(clockid_t id)
@@ -330,6 +331,12 @@ ev_run_timers(void)
 	}
 }
 
+uint64_t
+ev_turn(void)
+{
+	return (ev_turns);
+}
+
 int
 ev_run_once(int64_t max_wait)
 {
@@ -338,6 +345,7 @@ ev_run_once(int64_t max_wait)
 	int64_t		   wait, now;
 	int		   n, i, ms;
 
+	ev_turns++;
 	now = ev_clock();
 	wait = max_wait;
 	if (ev_nheap > 0) {

@@ -64,7 +64,9 @@ void ev_defer_next(struct ev_defer *);
 void ev_defer_cancel(struct ev_defer *);
 
 /* The monotonic clock, cached at the start of each turn. */
-int64_t ev_now(void);
+int64_t	 ev_now(void);
+/* Which turn this is (counts from 1; 0 before the first). */
+uint64_t ev_turn(void);
 /* A fresh reading of the monotonic clock (updates the cache). */
 int64_t ev_clock(void);
 /* Wall-clock microseconds (CLOCK_REALTIME) for a monotonic time. */

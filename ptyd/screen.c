@@ -380,6 +380,7 @@ screen_putglyph_cb(VTermGlyphInfo *info, VTermPos pos, void *arg)
 	struct screen *s = arg;
 	struct grid   *g = screen_grid(s);
 	struct gcell   c;
+	size_t	       n;
 
 	if (pos.row < 0 || pos.row >= (int)g->rows || pos.col < 0 ||
 	    pos.col >= (int)g->cols)
@@ -392,7 +393,12 @@ screen_putglyph_cb(VTermGlyphInfo *info, VTermPos pos, void *arg)
 						  (uint32_t)info->chars[0],
 	    info->chars[0] != 0 ? info->chars[1] : 0, info->width == 2);
 	g->row[pos.row][pos.col] = c;
-	s->work += (uint64_t)(info->width > 0 ? info->width : 1);
+	/* libvterm gives a run of combining marks whole, again with each new
+	 * one (it scans it each time): the run counts, or a flood of U+0301
+	 * costs seconds a step while its units say nothing. */
+	for (n = 0; info->chars[n] != 0; n++)
+		;
+	s->work += (uint64_t)n + (uint64_t)(info->width > 0 ? info->width : 1);
 	if (info->width == 2 && pos.col + 1 < (int)g->cols)
 		g->row[pos.row][pos.col + 1] = screen_cell(s, 0, GRID_RIGHT, 0,
 		    0);
@@ -713,7 +719,7 @@ screen_free(struct screen *s)
 
 void
 screen_resize(struct screen *s, const struct ring *r, unsigned int rows,
-    unsigned int cols)
+    unsigned int cols, uint64_t budget)
 {
 	if (rows == s->rows && cols == s->cols)
 		return;
@@ -725,7 +731,8 @@ screen_resize(struct screen *s, const struct ring *r, unsigned int rows,
 	 * cost what a full sync may.
 	 */
 	if (r != NULL && s->synced &&
-	    !screen_sync_step(s, r, ring_end(r), SCREEN_SLICE_WORK)) {
+	    (budget == 0 || !screen_sync_step(s, r, ring_end(r), budget)) &&
+	    s->fed < ring_end(r)) {
 		screen_emu_stop(s);
 		s->synced = 0;
 	}
@@ -1059,6 +1066,12 @@ uint64_t
 screen_fed(const struct screen *s)
 {
 	return (s->fed);
+}
+
+int
+screen_valid(const struct screen *s, const struct ring *r)
+{
+	return (s->vt != NULL && s->synced && s->fed >= ring_start(r));
 }
 
 uint64_t

@@ -87,13 +87,16 @@ int screen_sync_step(struct screen *, const struct ring *, uint64_t target,
 void screen_sync(struct screen *, const struct ring *);
 /* The ring position it stands for; the units it has spent, ever. */
 uint64_t screen_fed(const struct screen *);
+/* Whether it stands for a position of r: a screen can be made there. */
+int	 screen_valid(const struct screen *, const struct ring *);
 uint64_t screen_work(const struct screen *);
 /* Scan and feed the emulator at once (tests, and callers without a ring). */
 void screen_feed(struct screen *, const uint8_t *, size_t);
-/* After a step of syncing with r (if not NULL and synced before): if that
- * step does not catch up, the emulator is dropped and rebuilt later. */
+/* After a step of syncing with r of at most budget units (if r is not NULL
+ * and it synced before): if that does not catch up (budget 0: if it is
+ * behind at all), the emulator is dropped and rebuilt later. */
 void screen_resize(struct screen *, const struct ring *r, unsigned int rows,
-    unsigned int cols);
+    unsigned int cols, uint64_t budget);
 
 /* The redraw text (malloc'd, not NUL-terminated), its length in *len. */
 uint8_t *screen_redraw(struct screen *, size_t *len);

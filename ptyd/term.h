@@ -134,6 +134,7 @@ struct term {
 	/* The emulator catching up for waiting viewers (termview.c). */
 	TAILQ_ENTRY(term) screen_entry;
 	int	 screen_queued;
+	unsigned int screen_waiters;
 	uint64_t screen_target; /* where their screen stands */
 	uint64_t screen_spent;	/* units spent on it so far */
 };
@@ -227,6 +228,11 @@ void	      term_detach(struct viewer *, int64_t now);
 void term_viewer_screen(struct viewer *);
 /* Forget t's place in that queue (t is being freed). */
 void term_screen_cancel(struct term *);
+/* t is ending: its waiting viewers get the screen as it stands. */
+void term_screen_finish(struct term *);
+/* Whether no step of any emulator ran this loop turn yet; if so, the
+ * caller's does (a step a turn for all terminals). */
+int term_screen_may_step(void);
 /* Where output to v may end now (holds back an incomplete character). */
 uint64_t term_viewer_limit(const struct term *, uint64_t pos);
 /* A viewer made progress: reading the pty may resume. */

@@ -239,7 +239,8 @@ term_set_size(struct term *t, unsigned int rows, unsigned int cols)
 	if (cols != 0)
 		t->cols = (uint16_t)cols;
 	if (t->screen != NULL)
-		screen_resize(t->screen, &t->ring, t->rows, t->cols);
+		screen_resize(t->screen, &t->ring, t->rows, t->cols,
+		    term_screen_may_step() ? SCREEN_SLICE_WORK : 0);
 	if (t->master == -1)
 		return;
 	memset(&ws, 0, sizeof(ws));

@@ -141,6 +141,7 @@ term_teardown(struct term *t, enum term_reason why, const char *actor,
 
 	if (t->registered)
 		term_unregister(t);
+	term_screen_finish(t);
 	/*
 	 * Ending already, or the shell already ended by itself and the pty
 	 * is draining (its row stays exited with its own code, which is what

@@ -91,6 +91,12 @@ term_detach(struct viewer *v, int64_t now)
 	TAILQ_REMOVE(&t->viewers, v, entry);
 	v->term = NULL;
 	t->nviewers--;
+	/* The last one waiting for the screen gone: nobody to draw it for. */
+	if (v->screen_wait && --t->screen_waiters == 0) {
+		term_screen_cancel(t);
+		t->screen_spent = 0;
+	}
+	v->screen_wait = 0;
 	if (t->nviewers == 0)
 		t->unwatched_since = now;
 	mirror_mark(t);
@@ -105,15 +111,26 @@ term_detach(struct viewer *v, int64_t now)
 
 /*
  * The screen for waiting viewers: terminals whose emulator is catching up
- * take one step each in turn, one step a loop turn for all of them, so
- * output that costs seconds to draw delays nobody else's keystrokes by
+ * take one step each in turn, one step a loop turn for all of them (an
+ * attach or a resize that stepped this turn counts: term_screen_may_step),
+ * so output that costs seconds to draw delays nobody else's keystrokes by
  * more than a step.
  */
 static TAILQ_HEAD(, term) screen_queue = TAILQ_HEAD_INITIALIZER(screen_queue);
 static struct ev_defer screen_defer;
 static int	       screen_defer_inited;
+static uint64_t	       screen_stepped; /* the turn a step last ran in */
 
 static void term_screen_pump(void *);
+
+int
+term_screen_may_step(void)
+{
+	if (screen_stepped == ev_turn())
+		return (0);
+	screen_stepped = ev_turn();
+	return (1);
+}
 
 static void
 term_screen_enqueue(struct term *t)
@@ -148,41 +165,70 @@ term_screen_give(struct term *t, struct viewer *v)
 	v->shot = screen_shot_get(t->screen, v->pos);
 }
 
-/* The waiting viewers get their screen (done), or the raw replay from
- * where they wait: the terminal grew too big for an emulator meanwhile,
- * or its screen would have cost too much to draw. */
+/* Why the waiting viewers get no screen (PROTO_REPLAY_*), or 0: the
+ * terminal grew too big for an emulator, or it has none to show. */
+static int
+term_screen_raw(const struct term *t)
+{
+	if (t->screen == NULL || !screen_fits(t->rows, t->cols))
+		return (PROTO_REPLAY_SIZE);
+	if (!screen_valid(t->screen, &t->ring))
+		return (PROTO_REPLAY_COST);
+	return (0);
+}
+
+/*
+ * The waiting viewers get the screen where the emulator stands, and the
+ * output after it: the whole screen once caught up; short of that (its
+ * work over SCREEN_SYNC_WORK, or the terminal ending) the rest is
+ * replayed as output, audited.  No screen to show: the raw replay from
+ * where they wait.
+ */
 static void
-term_screen_hand_out(struct term *t, int done)
+term_screen_hand_out(struct term *t)
 {
 	struct viewer *v;
-	char	       detail[96];
-	int	       raw = 0;
+	char	       detail[128];
+	int	       raw = term_screen_raw(t), part;
 
-	if (!done && (t->screen == NULL || !screen_fits(t->rows, t->cols)))
-		raw = PROTO_REPLAY_SIZE;
-	else if (!done) {
-		raw = PROTO_REPLAY_COST;
+	part = raw == 0 && screen_fed(t->screen) < t->screen_target;
+	if (part) {
 		snprintf(detail, sizeof(detail),
-		    "screen cost over %llu units: raw replay",
-		    (unsigned long long)SCREEN_SYNC_WORK);
+		    "screen drawn to %llu of %llu bytes in %llu units: the "
+		    "rest replayed",
+		    (unsigned long long)(screen_fed(t->screen) - t->base),
+		    (unsigned long long)(t->screen_target - t->base),
+		    (unsigned long long)t->screen_spent);
 		log_info("term %s: %s", t->sid, detail);
 	}
-	TAILQ_FOREACH (v, &t->viewers, entry) {
+	term_screen_cancel(t);
+	TAILQ_FOREACH(v, &t->viewers, entry) {
 		if (!v->screen_wait)
 			continue;
 		v->screen_wait = 0;
 		v->screen_raw = raw;
-		if (done)
+		if (raw == 0)
 			term_screen_give(t, v);
-		else if (raw == PROTO_REPLAY_COST)
+		if (part)
 			mirror_event(t, ev_now(), "screen", v->actor, detail);
 		v->wake(v);
 	}
+	t->screen_waiters = 0;
 	t->screen_spent = 0;
 	term_viewer_progress(t);
 }
 
-/* One step for the terminal first in line. */
+/* A terminal ending hands out its waiting viewers' screens as they stand
+ * (a shutdown's deadline must not pass with viewers still waiting). */
+void
+term_screen_finish(struct term *t)
+{
+	if (t->screen_waiters > 0)
+		term_screen_hand_out(t);
+}
+
+/* One step for the terminal first in line (none if an attach or a resize
+ * stepped this turn already). */
 static void
 term_screen_pump(void *arg)
 {
@@ -193,16 +239,20 @@ term_screen_pump(void *arg)
 	(void)arg;
 	if (t == NULL)
 		return;
+	if (!term_screen_may_step()) {
+		ev_defer_next(&screen_defer);
+		return;
+	}
 	term_screen_cancel(t);
-	if (t->screen != NULL && screen_fits(t->rows, t->cols)) {
+	if (term_screen_raw(t) != PROTO_REPLAY_SIZE) {
 		before = screen_work(t->screen);
 		done = screen_sync_step(t->screen, &t->ring, t->screen_target,
 		    SCREEN_SLICE_WORK);
 		t->screen_spent += screen_work(t->screen) - before;
 	}
-	if (done || t->screen == NULL || !screen_fits(t->rows, t->cols) ||
+	if (done || term_screen_raw(t) == PROTO_REPLAY_SIZE ||
 	    t->screen_spent >= SCREEN_SYNC_WORK)
-		term_screen_hand_out(t, done);
+		term_screen_hand_out(t);
 	else
 		term_screen_enqueue(t);
 	if (!TAILQ_EMPTY(&screen_queue))
@@ -229,7 +279,7 @@ term_viewer_screen(struct viewer *v)
 	 */
 	target = ring_char_end(&t->ring, ring_start(&t->ring),
 	    ring_end(&t->ring));
-	if (!t->screen_queued &&
+	if (!t->screen_queued && term_screen_may_step() &&
 	    screen_sync_step(t->screen, &t->ring, target, SCREEN_SLICE_WORK)) {
 		term_screen_give(t, v);
 		/* It no longer holds back the bytes before. */
@@ -238,11 +288,15 @@ term_viewer_screen(struct viewer *v)
 	}
 	/*
 	 * Behind: v waits where it stands (the oldest byte: the raw
-	 * replay's start, should the screen cost too much), holding the
+	 * replay's start, should there be no screen to show), holding the
 	 * ring there, so the shell is paced by the emulator meanwhile.
 	 */
 	v->screen_wait = 1;
-	if (target > t->screen_target || !t->screen_queued)
+	t->screen_waiters++;
+	if (!t->screen_queued) {
+		t->screen_spent = 0;
+		t->screen_target = target;
+	} else if (target > t->screen_target)
 		t->screen_target = target;
 	term_screen_enqueue(t);
 }

@@ -34,6 +34,8 @@ static const struct {
 	{ "IL/DL", "\033[1;24r\033[2H\033[99L\033[99M" },
 	{ "ED", "\033[J\033[1J" },
 	{ "wide", "\xe4\xb8\xad\xe6\x96\x87\xe5\xad\x97\r\n" },
+	{ "U+0301", "\xcc\x81" },
+	{ "U+0301 SGR", "\xcc\x81\033[m" },
 };
 
 static double

@@ -441,6 +441,9 @@ HOSTILE = [
     ("margins", b"\033[?69h\033[2;79s\033[1;24r\033[24H\n"),
     ("REP", b"x\033[65535b\r"),
     ("IL/DL", b"\033[1;24r\033[2H\033[99L\033[99M"),
+    # A run of combining marks: libvterm scans it whole for each new one.
+    ("U+0301", "\u0301".encode()),
+    ("U+0301 SGR", "\u0301\033[m".encode()),
 ]
 
 

@@ -111,9 +111,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		fuzz_output(s, lazy, &r, data + start, i - start);
 		rows = fuzz_rows(data[i + 2]);
 		cols = fuzz_cols(data[i + 3]);
-		screen_resize(s, NULL, rows, cols);
+		screen_resize(s, NULL, rows, cols, SCREEN_SLICE_WORK);
 		screen_sync(lazy, &r);
-		screen_resize(lazy, &r, rows, cols);
+		screen_resize(lazy, &r, rows, cols, SCREEN_SLICE_WORK);
 		start = i + 4;
 		i += 3;
 	}

@@ -353,25 +353,72 @@ def test_a_screen_too_big_for_an_emulator_says_replay_size(stack, watched):
         read_output_until(s, b"big-42")
 
 
-def test_a_screen_that_would_cost_too_much_is_replayed_raw(stack, watched,
-                                                         tmp_path):
-    sid, w = watched()
-    # 600 kB of ESC # 8: every cell drawn per 3 bytes, 2.5 s to draw.
+def decaln_file(tmp_path, n):
+    """A file of n ESC # 8: every cell drawn per 3 bytes."""
     f = tmp_path / "decaln"
-    f.write_bytes(b"\033#8" * 200000)
+    f.write_bytes(b"\033#8" * n)
     f.chmod(0o644)
     tmp_path.chmod(0o755)
+    return f
+
+
+# The emulator's work is bounded a step at a time (issue 29): a viewer
+# whose screen takes many steps waits for it, and gets it whole.
+def test_a_screen_that_takes_many_steps_comes_whole(stack, watched,
+                                                    tmp_path):
+    sid, w = watched()
+    f = decaln_file(tmp_path, 20000)   # 38 M units: about 150 steps
+    w.type("cat %s; echo done-$((6*7))\r" % f, b"done-42", timeout=60)
+    quiet(w.s, w.tr)
+    with stack.client().stream(sid, query=SCREEN,
+                               encoding="base64") as s:
+        ev = first_event(s, timeout=30)
+        assert ev.name == "screen", ev
+        scr = render(ev.data["text"].encode("utf-8"))
+        assert_same_screen(scr, render(w.upto(int(ev.id))), attrs=False)
+        assert int(ev.id) == w.tr.end
+        assert "EEEE" in "\n".join(scr.display)
+
+
+# Past SCREEN_SYNC_WORK the viewer gets the screen as far as it was drawn,
+# then the rest of the backlog as output, audited: its terminal ends up
+# right, and nobody else waited.
+def test_a_screen_that_would_cost_too_much_is_drawn_in_part(stack, watched,
+                                                          tmp_path):
+    sid, w = watched()
+    f = decaln_file(tmp_path, 200000)  # 390 M units
     w.type("cat %s; echo done-$((6*7))\r" % f, b"done-42", timeout=60)
     c = stack.client()
     with c.stream(sid, query=SCREEN, encoding="base64") as s:
         assert s.status == 200, s.body
         ev = first_event(s, timeout=30)
-        assert ev.name == "replay", ev
-        assert ev.data == {"reason": "cost"}, ev
+        assert ev.name == "screen", ev
+        assert int(ev.id) < w.tr.end
         tr = Transcript()
         read_output_until(s, b"done-42", tr, timeout=60)
+        assert tr.start == int(ev.id), (tr.start, ev.id)
         assert b"\033#8" * 1000 in bytes(tr.data)
     wait_for(lambda: stack.db(
         "SELECT count(*) AS n FROM terminal_events WHERE kind = 'screen' "
-        "AND session_id = ?", (sid,))[0]["n"] == 1, 5,
-        what="a screen event in the audit log")
+        "AND session_id = ? AND detail LIKE '%the rest replayed'",
+        (sid,))[0]["n"] == 1, 5, what="a screen event in the audit log")
+
+
+# A terminal that ends while a viewer waits for its screen hands it out as
+# it stands: the viewer still sees the end (terminal_closed), as a raw
+# viewer does, even when ptyd is shutting down.
+def test_a_viewer_waiting_for_the_screen_sees_its_terminal_end(
+        stack, watched, tmp_path):
+    sid, w = watched()
+    f = decaln_file(tmp_path, 200000)
+    w.type("cat %s; echo done-$((6*7))\r" % f, b"done-42", timeout=60)
+    c = stack.client()
+    with c.stream(sid, query=SCREEN, encoding="base64") as s:
+        assert s.status == 200, s.body
+        assert c.close_term(sid).status == 200
+        names = []
+        deadline = time.monotonic() + 30
+        while "terminal_closed" not in names:
+            names.append(s.next_event(deadline - time.monotonic()).name)
+        assert names[0] == "screen", names[:3]
+
