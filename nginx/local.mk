@@ -9,7 +9,8 @@ dist_nginx_DATA = nginx/ptyd-errors.conf nginx/ptyd-fastcgi.conf \
 	nginx/ptyd-location-accounts.conf nginx/ptyd-accounts.conf.example \
 	nginx/ptyd-hosts.conf.example
 nginx_DATA = nginx/ptyd-page.conf
-EXTRA_DIST += nginx/ptyd-page.conf.in nginx/ptyd-demo.conf.in
+EXTRA_DIST += nginx/ptyd-page.conf.in nginx/ptyd-demo.conf.in \
+	nginx/ptyd-demo-source.conf
 CLEANFILES += nginx/ptyd-page.conf
 nginx/ptyd-page.conf: $(srcdir)/nginx/ptyd-page.conf.in Makefile
 	$(AM_V_GEN)mkdir -p $(@D) && \
