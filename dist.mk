@@ -13,7 +13,8 @@ EXTRA_DIST += .clang-format .clang-tidy .editorconfig \
 	scripts/ptyd-stack scripts/setup scripts/test .ci/run \
 	tests/integration tests/attack/attack.py \
 	tests/browser/run.mjs tests/browser/correctness.mjs \
-	tests/browser/features.mjs tests/browser/package.json \
+	tests/browser/features.mjs tests/browser/status.mjs \
+	tests/browser/package.json \
 	tests/browser/package-lock.json \
 	tests/daemon/README tests/fuzz/make-corpus.py \
 	bench/README.md bench/store/README.md bench/storm

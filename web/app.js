@@ -204,12 +204,15 @@ function randomId() {
 	return Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
 }
 
+let sidMadeHere = false;         // no terminal can have it yet
+
 function sessionFromUrl() {
 	const params = new URLSearchParams(location.search);
 	let sid = params.get('session');
 	// The id's rule is the server's (GET limits, checked before start).
 	if (sid === null || sid === '') {
 		sid = randomId();
+		sidMadeHere = true;
 		params.set('session', sid);
 		history.replaceState(null, '', '?' + params.toString() + location.hash);
 	}
@@ -311,21 +314,47 @@ async function loadLimits() {
 // ---- status line ---------------------------------------------------------
 
 let statusKind = 'connecting';
+let statusWords = ['connecting…', 'connecting'];
 
-function setStatus(kind, text) {
+// The status in full where it fits, else its short form; the whole text
+// is always the tooltip.
+function setStatus(kind, text, short = text) {
 	statusKind = kind;
+	statusWords = [text, short];
 	$('status').dataset.kind = kind;
-	$('status-text').textContent = text;
+	$('status').title = text;
+	fitStatus();
 }
 
+function fitStatus() {
+	const el = $('status-text');
+	el.textContent = statusWords[0];
+	if (el.scrollWidth > el.clientWidth + 1)
+		el.textContent = statusWords[1];
+}
+
+new ResizeObserver(fitStatus).observe($('status'));
+
+// A notice says what went wrong; one with a cause goes as soon as that
+// cause does (clearNotice), not only when its time is up.
 let noticeTimer = 0;
-function notice(text) {
+let noticeCause = null;
+function notice(text, cause = null) {
 	const el = $('notice');
 	el.textContent = text;
 	el.title = text;
 	el.classList.add('shown');
+	noticeCause = cause;
 	clearTimeout(noticeTimer);
-	noticeTimer = setTimeout(() => el.classList.remove('shown'), NOTICE_MS);
+	noticeTimer = setTimeout(() => clearNotice(noticeCause), NOTICE_MS);
+}
+
+function clearNotice(cause) {
+	if (cause === null || cause !== noticeCause)
+		return;
+	clearTimeout(noticeTimer);
+	noticeCause = null;
+	$('notice').classList.remove('shown');
 }
 
 // ---- the terminal ----------------------------------------------------------
@@ -513,14 +542,14 @@ let startTimer = 0;
 // A tab that finds its terminal running attaches without `start` (start
 // resizes a running terminal: only the active tab may); the active one
 // then sends its size.  Otherwise start it, at this tab's size.
-async function start(fresh) {
+async function start(fresh, listed = null) {
 	clearTimeout(startTimer);
 	phase = 'starting';
-	setStatus('connecting', 'starting…');
+	setStatus('connecting', 'starting…', 'starting');
 	if (!fresh) {
 		let list = null;
 		try {
-			list = await getJson('list');
+			list = await (listed ?? getJson('list'));
 		} catch (e) {
 			list = null;
 		}
@@ -546,11 +575,12 @@ async function start(fresh) {
 		const wait = Math.max(r ? r.retryAfterMs : 0, backoffMs(startAttempt++));
 		setStatus(r ? 'reconnecting' : 'unreachable', r ? 'server busy (' + errorText(r) +
 		    '), retrying (attempt ' + startAttempt + ')' :
-		    'server unreachable, retrying (attempt ' + startAttempt + ')');
+		    'server unreachable, retrying (attempt ' + startAttempt + ')',
+		    (r ? 'busy' : 'offline') + ', retry ' + startAttempt);
 		startTimer = setTimeout(() => start(fresh), wait);
 		return;
 	}
-	setStatus('error', 'cannot start: ' + errorText(r));
+	setStatus('error', 'cannot start: ' + errorText(r), 'cannot start');
 	ended('The shell could not be started: ' + errorText(r) + '.');
 }
 
@@ -656,6 +686,7 @@ async function attach() {
 	}
 	s.opened = Date.now();
 	setStatus('connected', 'connected');
+	clearNotice('stream');
 	s.quietAt = Date.now() + REPLAY_MAX_MS;
 	s.quiet = setTimeout(() => endReplay(s), REPLAY_MAX_MS);
 	readStream(s, res.body.getReader());
@@ -668,7 +699,7 @@ function streamRefused(s, res) {
 		return;
 	}
 	if (res.status === 429)
-		notice('too many viewers on this terminal: retrying');
+		notice('too many viewers on this terminal: retrying', 'stream');
 	streamLost(s, transient(res.status) ? 'unreachable' : 'network');
 }
 
@@ -801,12 +832,13 @@ function dispatch(s, name, id, data) {
 			write(s, d.text);
 		break;
 	case 'screen':
-		// The screen as it is now, then live output (DESIGN 3).
-		term.reset();
+		// The screen as it is now, then live output (DESIGN 3).  The
+		// reset is written too (RIS), so it comes after what xterm has
+		// not parsed yet of the stream before, not ahead of it.
 		if (Number.isInteger(d.rows) && Number.isInteger(d.cols) && !active)
 			adoptSize(d.rows, d.cols);
 		s.replaying = true;
-		write(s, d.text || '');
+		write(s, '\x1bc' + (d.text || ''));
 		endReplay(s);
 		break;
 	case 'heartbeat':
@@ -821,7 +853,7 @@ function dispatch(s, name, id, data) {
 		break;
 	case 'terminal_error':
 		closeStream();
-		notice('stream error: ' + d.error);
+		notice('stream error: ' + d.error, 'stream');
 		reconnectLater('reconnecting');
 		break;
 	default:
@@ -840,7 +872,8 @@ function silent(s) {
 		// The headers came, the body never did: a proxy that buffers.
 		probe().then((ok) => {
 			if (ok) {
-				setStatus('buffered', 'this server buffers the stream: see the README, section Buffering');
+				setStatus('buffered', 'this server buffers the stream: see the README, section Buffering',
+				    'buffered: see README');
 				streamTimer = setTimeout(recover, RETRY_MAX_MS);
 			} else {
 				reconnectLater('unreachable');
@@ -848,7 +881,7 @@ function silent(s) {
 		});
 		return;
 	}
-	setStatus('reconnecting', 'no data from the server: reconnecting…');
+	setStatus('reconnecting', 'no data from the server: reconnecting…', 'reconnecting');
 	recover();
 }
 
@@ -873,11 +906,11 @@ function reconnectLater(kind, why = null) {
 		return;
 	const n = ++streamAttempt;
 	if (kind === 'unreachable' && why)
-		setStatus('unreachable', why + ', retrying (attempt ' + n + ')');
+		setStatus('unreachable', why + ', retrying (attempt ' + n + ')', 'offline, retry ' + n);
 	else if (kind === 'unreachable')
-		setStatus('unreachable', 'server unreachable, retrying (attempt ' + n + ')');
+		setStatus('unreachable', 'server unreachable, retrying (attempt ' + n + ')', 'offline, retry ' + n);
 	else
-		setStatus('reconnecting', 'reconnecting… (attempt ' + n + ')');
+		setStatus('reconnecting', 'reconnecting… (attempt ' + n + ')', 'reconnecting (' + n + ')');
 	clearTimeout(streamTimer);
 	streamTimer = setTimeout(recover, backoffMs(n - 1));
 }
@@ -1052,6 +1085,7 @@ function inputAnswered(r) {
 	if (r !== null && r.status === 200) {
 		sending = null;
 		inputAttempt = 0;
+		clearNotice('input');
 		pumpInput();
 		return;
 	}
@@ -1060,7 +1094,7 @@ function inputAnswered(r) {
 		// piece with the same id goes again, later.
 		const wait = Math.max(r ? r.retryAfterMs : 0, backoffMs(inputAttempt++));
 		if (r === null)
-			notice('typing is not reaching the server: retrying (attempt ' + inputAttempt + ')');
+			notice('typing is not reaching the server: retrying (attempt ' + inputAttempt + ')', 'input');
 		clearTimeout(inputTimer);
 		inputTimer = setTimeout(pumpInput, wait);
 		return;
@@ -1727,6 +1761,11 @@ window.ptyd = {
 	get repliesSent() { return repliesSent; },
 	get repliesDropped() { return repliesDropped; },
 	get status() { return statusKind; },
+	dropStream() {
+		// The tests' way to a link that died under the open stream.
+		if (stream !== null)
+			streamLost(stream, 'network');
+	},
 	loseContext() {
 		// The tests' way to a lost context: the WebGL canvas's own.
 		for (const c of document.querySelectorAll('#term canvas')) {
@@ -1746,11 +1785,22 @@ if (document.visibilityState === 'visible' && document.hasFocus())
 else
 	refit();
 term.focus();
-await loadLimits();
-if (limits.sidPattern !== null && !limits.sidPattern.test(sid)) {
-	// Not an id the server takes: a new one, in the address too.
-	const params = new URLSearchParams(location.search);
-	params.set('session', randomId());
-	location.replace('?' + params.toString() + location.hash);
-} else
-	start(false);
+// The first prompt waits on as few round trips as can be: an id made here
+// is a new terminal's (randomId's are valid by any rule of the server's),
+// so it starts at once beside the limits; an id from the address needs
+// the limits (is it valid?) and the list (is it running?), asked at once.
+if (sidMadeHere) {
+	start(true);
+	await loadLimits();
+} else {
+	const listed = getJson('list');
+	listed.catch(() => null);
+	await loadLimits();
+	if (limits.sidPattern !== null && !limits.sidPattern.test(sid)) {
+		// Not an id the server takes: a new one, in the address too.
+		const params = new URLSearchParams(location.search);
+		params.set('session', randomId());
+		location.replace('?' + params.toString() + location.hash);
+	} else
+		start(false, listed);
+}

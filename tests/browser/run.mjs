@@ -28,6 +28,7 @@ import { chromium } from 'playwright-core';
 import { correctnessTests } from './correctness.mjs';
 import { featureTests } from './features.mjs';
 import { securityTests } from './security.mjs';
+import { statusTests } from './status.mjs';
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const STACK = path.join(REPO, 'scripts', 'ptyd-stack');
@@ -465,6 +466,7 @@ const helpers = {
 correctnessTests(test, helpers);
 featureTests(test, helpers);
 securityTests(test, helpers);
+statusTests(test, helpers);
 
 // ---- runner ---------------------------------------------------------------------
 
