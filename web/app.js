@@ -35,8 +35,8 @@ const REPLAY_MAX_MS = 10000;     // the replay's end unmarked this long: live
 // units.  Past FLOW_HIGH the stream is not read until xterm is down to
 // FLOW_LOW: the server then keeps the rest (and says `gap` if its backlog
 // runs over), where xterm would hold it all and, past 50 MB, throw it away.
-const FLOW_HIGH = 1 << 18;
-const FLOW_LOW = 1 << 16;
+const FLOW_HIGH = 1 << 16;
+const FLOW_LOW = 1 << 14;
 
 // The server's limits, from GET limits: the page keeps no copy of the API's
 // numbers.  Until it answers (or on a server without it) a piece of input
@@ -727,6 +727,7 @@ async function readStream(s, reader) {
 		alive(s);
 		s.bytes += r.value.length;
 		bytesEver += r.value.length;
+		floodCount(s, r.value.length);
 		buf += dec.decode(r.value, { stream: true });
 		let nl;
 		while ((nl = buf.search(/\r\n|\r|\n/)) !== -1) {
@@ -739,6 +740,51 @@ async function readStream(s, reader) {
 				return;
 		}
 	}
+}
+
+// ---- Ctrl+C in a flood ----------------------------------------------------
+
+// A flood (yes, a big cat) fills the buffers between ptyd and xterm.js with
+// seconds of output: Ctrl+C stops the program at once, but the screen
+// would go on until they drained.  Ctrl+C typed while the stream floods
+// skips them, by the user's choice: once the interrupt has had time to
+// reach the shell, the stream is attached again for the screen as it is
+// now (attach=screen, no resume position), and a notice says how many
+// bytes were skipped.  Nothing else ever skips output.
+const FLOOD_BYTES = 128 * 1024;  // read within FLOOD_MS: a flood
+const FLOOD_MS = 500;
+const SKIP_AFTER_MS = 50;        // for the ^C to reach the shell
+let skipFrom = null;             // the position skipped from, until the screen
+let skipTimer = 0;
+let skips = 0;                   // for the tests
+
+function floodCount(s, n) {
+	const now = Date.now();
+	if (now - (s.floodAt || 0) > FLOOD_MS) {
+		s.floodAt = now;
+		s.floodBytes = 0;
+	}
+	s.floodBytes += n;
+}
+
+function flooding() {
+	const s = stream;
+	return s !== null && ((Date.now() - (s.floodAt || 0) <= FLOOD_MS &&
+	    s.floodBytes >= FLOOD_BYTES) || unparsed > FLOW_LOW);
+}
+
+function interrupted() {
+	if (!flooding() || phase !== 'live')
+		return;
+	clearTimeout(skipTimer);
+	skipTimer = setTimeout(() => {
+		if (phase !== 'live' || stream === null)
+			return;
+		skips++;
+		skipFrom = lastId;
+		lastId = null;
+		attach();
+	}, SKIP_AFTER_MS);
 }
 
 // One line of the event stream (the SSE format, as EventSource reads it).
@@ -832,6 +878,11 @@ function dispatch(s, name, id, data) {
 			write(s, d.text);
 		break;
 	case 'screen':
+		if (skipFrom !== null && id !== null) {
+			notice('skipped ' + Math.max(0, Number(id) - Number(skipFrom)) +
+			    ' bytes of output after Ctrl+C', 'skip');
+			skipFrom = null;
+		}
 		// The screen as it is now, then live output (DESIGN 3).  The
 		// reset is written too (RIS), so it comes after what xterm has
 		// not parsed yet of the stream before, not ahead of it.
@@ -1155,7 +1206,10 @@ function onTermData(data) {
 	}
 	if (!active)
 		claim();
-	queueInput(modified(data));
+	const keys = modified(data);
+	queueInput(keys);
+	if (keys.includes('\x03'))
+		interrupted();
 }
 term.onData(onTermData);
 term.onBinary(onTermData);
@@ -1759,6 +1813,7 @@ window.ptyd = {
 	get renderer() { return renderer; },
 	get unparsedMax() { return unparsedMax; },
 	get repliesSent() { return repliesSent; },
+	get skips() { return skips; },
 	get repliesDropped() { return repliesDropped; },
 	get status() { return statusKind; },
 	dropStream() {

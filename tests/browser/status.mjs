@@ -1,8 +1,9 @@
-// status.mjs -- browser tests of the page's header under pressure (issue
-// 32): the status is never cut (its short form where the whole does not
-// fit, the whole as its tooltip) at any width from 320 px; on a phone it
-// is readable and every action is reachable; a warning goes when its
-// cause does; the first prompt waits on no request it need not.
+// status.mjs -- browser tests of the page under pressure (issue 32): the
+// status is never cut (its short form where the whole does not fit, the
+// whole as its tooltip) at any width from 320 px; on a phone it is
+// readable and every action is reachable; a warning goes when its cause
+// does; the first prompt waits on no request it need not; Ctrl+C in a
+// flood stops the screen at once.
 //
 // Owns: these tests.  Does not own: the runner, the stacks, the helpers
 // (run.mjs passes them in as `h`).
@@ -41,7 +42,58 @@ function header(page) {
 	}, ACTIONS);
 }
 
+// The visible rows of the terminal, as text.
+function viewport(page) {
+	return page.evaluate(() => {
+		const t = window.ptyd.term, b = t.buffer.active, rows = [];
+		for (let i = 0; i < t.rows; i++) {
+			const l = b.getLine(b.viewportY + i);
+			rows.push(l ? l.translateToString(true) : '');
+		}
+		return rows.join('\n');
+	});
+}
+
+// From t0, how long until the screen last changed before it stood still
+// for quietMs (the output on screen stopped).
+async function stoppedAfter(page, t0, quietMs = 1500, maxMs = 20000) {
+	let last = await viewport(page), changed = Date.now();
+	while (Date.now() - changed < quietMs && Date.now() - t0 < maxMs) {
+		await sleep(40);
+		const now = await viewport(page);
+		if (now !== last) {
+			last = now;
+			changed = Date.now();
+		}
+	}
+	return changed - t0;
+}
+
 export function statusTests(test, h) {
+	test('Ctrl+C in a flood: the screen stops at once, the skip is said', async ({ ctx, errors }) => {
+		const page = await h.openPage(ctx, errors, `${h.main().base}?session=${h.newSid('flood')}`);
+		const times = [];
+		for (let i = 0; i < 5; i++) {
+			await h.type(page, `yes flood-${i}-$((6*7))`);
+			await h.waitLine(page, `flood-${i}-42`, 10000);
+			await sleep(1500);     // the buffers fill
+			const t0 = Date.now();
+			await page.keyboard.press('Control+C');
+			times.push(await stoppedAfter(page, t0));
+			await h.type(page, `echo after-${i}-$((6*7))`);
+			await h.waitLine(page, `after-${i}-42`, 10000);
+		}
+		const skips = await page.evaluate(() => window.ptyd.skips);
+		const said = await page.textContent('#notice');
+		times.sort((a, b) => a - b);
+		console.log(`# Ctrl+C to the last change on screen, 5 floods: ${times.join(', ')} ms; ${skips} skips; "${said}"`);
+		if (skips < 1)
+			throw new Error('Ctrl+C in a flood skipped nothing');
+		// Generous for a loaded CI machine; the figure is printed.
+		if (times[times.length - 1] > 3000)
+			throw new Error(`the screen went on ${times[times.length - 1]} ms after Ctrl+C`);
+	});
+
 	test('the status fits at every width from 320 px, a phone reaches every action', async ({ browser, errors }) => {
 		const ctx = await browser.newContext({ viewport: { width: 1200, height: 700 } });
 		try {
