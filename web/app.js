@@ -21,6 +21,7 @@ import { WebLinksAddon } from './node_modules/@xterm/addon-web-links/lib/addon-w
 import { WebglAddon } from './node_modules/@xterm/addon-webgl/lib/addon-webgl.mjs';
 
 import { sanitizePaste, isMultiLine, pasteLines, hasControl } from './paste.mjs';
+import { Predictor } from './predict.mjs';
 
 const API = 'api/terminal/';
 const PENDING_MAX = 1 << 20;     // UTF-16 units queued at most (a huge paste)
@@ -35,8 +36,8 @@ const REPLAY_MAX_MS = 10000;     // the replay's end unmarked this long: live
 // units.  Past FLOW_HIGH the stream is not read until xterm is down to
 // FLOW_LOW: the server then keeps the rest (and says `gap` if its backlog
 // runs over), where xterm would hold it all and, past 50 MB, throw it away.
-const FLOW_HIGH = 1 << 16;
-const FLOW_LOW = 1 << 14;
+const FLOW_HIGH = 1 << 17;
+const FLOW_LOW = 1 << 16;
 
 // The server's limits, from GET limits: the page keeps no copy of the API's
 // numbers.  Until it answers (or on a server without it) a piece of input
@@ -119,6 +120,7 @@ const DEFAULTS = {
 	warnOnLeave: 'program',
 	keybar: 'auto',
 	screenReaderMode: false,
+	localEcho: 'auto',
 };
 const CHOICES = {
 	theme: ['auto', 'dark', 'light'],
@@ -127,6 +129,7 @@ const CHOICES = {
 	renderer: ['auto', 'webgl', 'dom'],
 	warnOnLeave: ['program', 'connected', 'never'],
 	keybar: ['auto', 'on', 'off'],
+	localEcho: ['auto', 'always', 'never'],
 };
 const RANGES = { fontSize: [6, 48], scrollback: [0, 100000] };
 const STORE_KEY = 'ptyd.settings';
@@ -391,6 +394,11 @@ const search = new SearchAddon();
 term.loadAddon(search);
 term.loadAddon(new WebLinksAddon());
 term.open($('term'));
+// Predicted local echo on a slow link (predict.mjs).
+const predictor = new Predictor(term, $('term'));
+predictor.mode = settings.localEcho;
+term.onScroll(() => predictor.render());
+term.onResize(() => predictor.reset());
 
 // GPU rendering where WebGL2 works; the DOM renderer where it is missing,
 // refused, or its context is lost.
@@ -452,6 +460,10 @@ function applySetting(key) {
 		break;
 	case 'keybar':
 		showKeybar();
+		break;
+	case 'localEcho':
+		predictor.mode = settings.localEcho;
+		predictor.reset();
 		break;
 	case 'fontSize':
 	case 'fontFamily':
@@ -827,6 +839,7 @@ function write(s, text) {
 		if (replayed)
 			replayWrites--;
 		unparsed -= text.length;
+		predictor.check();
 		if (unparsed <= FLOW_LOW && drained.length > 0) {
 			const waiting = drained;
 			drained = [];
@@ -1117,9 +1130,12 @@ async function pumpInput() {
 	}
 	inflight = true;
 	let r;
+	const t0 = performance.now();
 	try {
 		r = await post('input', { session_id: sid, data: sending.data,
 		    input_id: sending.id }, INPUT_TIMEOUT_MS);
+		if (r.status === 200)
+			predictor.observe(performance.now() - t0);
 	} catch (e) {
 		// No answer (a dropped link, nginx or ptyd.fcgi restarting, a
 		// timeout): the piece may or may not have reached ptyd.  Its
@@ -1207,6 +1223,7 @@ function onTermData(data) {
 	if (!active)
 		claim();
 	const keys = modified(data);
+	predictor.key(keys);
 	queueInput(keys);
 	if (keys.includes('\x03'))
 		interrupted();
@@ -1814,6 +1831,7 @@ window.ptyd = {
 	get unparsedMax() { return unparsedMax; },
 	get repliesSent() { return repliesSent; },
 	get skips() { return skips; },
+	predictor,
 	get repliesDropped() { return repliesDropped; },
 	get status() { return statusKind; },
 	dropStream() {

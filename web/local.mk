@@ -5,7 +5,7 @@
 # The built page travels in the tarball, so a build from `make dist` needs
 # neither npm nor the network: where web/node_modules is missing (a
 # tarball), the web/dist shipped in the source tree is installed as is.
-WEB_SRC = web/index.html web/app.js web/paste.mjs web/style.css \
+WEB_SRC = web/index.html web/app.js web/paste.mjs web/predict.mjs web/style.css \
 	web/favicon.svg
 EXTRA_DIST += $(WEB_SRC) web/package.json web/package-lock.json \
 	scripts/build-web

@@ -3,7 +3,8 @@
 // whole as its tooltip) at any width from 320 px; on a phone it is
 // readable and every action is reachable; a warning goes when its cause
 // does; the first prompt waits on no request it need not; Ctrl+C in a
-// flood stops the screen at once.
+// flood stops the screen at once; on a slow link typing shows at once
+// (predicted local echo), and a wrong prediction is taken back.
 //
 // Owns: these tests.  Does not own: the runner, the stacks, the helpers
 // (run.mjs passes them in as `h`).
@@ -70,6 +71,86 @@ async function stoppedAfter(page, t0, quietMs = 1500, maxMs = 20000) {
 }
 
 export function statusTests(test, h) {
+	test('slow link: a key shows within a frame, a wrong prediction is taken back, a password never shows', async ({ ctx, errors }) => {
+		const page = await h.openPage(ctx, errors, `${h.main().base}?session=${h.newSid('predict')}`);
+		const cdp = await ctx.newCDPSession(page);
+		const lat = (ms) => cdp.send('Network.emulateNetworkConditions', {
+			offline: false, latency: ms, downloadThroughput: -1, uploadThroughput: -1,
+		});
+		const state = () => page.evaluate(() => {
+			const p = window.ptyd.predictor;
+			return { shown: p.shown, wrong: p.wrong, layer: p.layer.textContent, rtt: p.rtt };
+		});
+		const line = async () => ((await h.screenLines(page)).filter((l) => l.trim() !== '').pop() || '').trimEnd();
+		// The browser's own emulation delays answers, not an open
+		// stream's chunks nor a request's way out: the keys are held on
+		// their way out too (the page's own request interception), so a
+		// key's echo takes the round trip it would across an ocean.
+		await page.route('**/api/terminal/input', (route) => setTimeout(() => route.continue(), 300));
+		try {
+			await lat(300);
+			await page.evaluate(() => window.ptyd.term.focus());
+			// Round trips to learn the link, and a confirmed key.
+			await page.keyboard.type('echo ', { delay: 80 });
+			await h.poll(async () => (await line()).endsWith('echo') && (await state()).rtt > 30,
+			    'the echo of "echo " and a slow link measured', 20000).catch(async (e) => {
+				throw new Error(`${e.message}: "${await line()}" ${JSON.stringify(await state())}`);
+			});
+			// The first key of an epoch waits for its echo (mosh's rule:
+			// where nothing echoes, nothing is drawn); then the next
+			// shows at once, underlined, before its echo.
+			await page.keyboard.press('y');
+			await h.poll(async () => (await line()).endsWith('echo y') &&
+			    (await page.evaluate(() => window.ptyd.predictor.preds.length)) === 0,
+			'y echoed and confirmed', 10000);
+			await page.keyboard.press('x');
+			const at = await state();
+			if (at.shown !== 1 || at.layer !== 'x')
+				throw new Error(`right after the key: ${JSON.stringify(at)}`);
+			await h.poll(async () => (await line()).endsWith('echo yx') && (await state()).shown === 0,
+			    'x echoed and its prediction gone', 10000);
+			if (((await line()).match(/x/g) || []).length !== 1)
+				throw new Error(`x shown twice: ${await line()}`);
+			await page.keyboard.press('Enter');
+			await h.waitLine(page, 'yx', 10000);
+			// A program that echoes in capitals: b is predicted, B comes.
+			await h.type(page, "stty -echo -icanon; while IFS= read -rn1 c; do printf '%s' \"${c^^}\"; done");
+			await sleep(1500);
+			await page.keyboard.press('Shift+A');
+			await h.poll(async () => (await line()).endsWith('A'), 'A echoed', 10000);
+			await sleep(300);
+			await page.keyboard.press('b');
+			const b = await state();
+			if (b.layer !== 'b')
+				throw new Error(`b not predicted: ${JSON.stringify(b)}`);
+			await h.poll(async () => (await line()).endsWith('AB') && (await state()).shown === 0,
+			    'B in place of the predicted b', 10000);
+			if ((await state()).wrong < 1)
+				throw new Error('the wrong prediction was not counted');
+			await page.keyboard.press('Control+C');
+			await h.type(page, 'stty sane; echo sane-$((6*7))');
+			await h.waitLine(page, 'sane-42', 10000);
+			// A password prompt: nothing typed there is ever drawn.
+			await h.type(page, "read -s -p 'pw: ' x; echo; echo got-${#x}");
+			await h.poll(async () => (await line()).includes('pw:'), 'the password prompt', 10000);
+			let most = 0;
+			for (const c of 'secret') {
+				await page.keyboard.press(c);
+				for (let i = 0; i < 3; i++) {
+					most = Math.max(most, (await state()).shown);
+					await sleep(100);
+				}
+			}
+			await page.keyboard.press('Enter');
+			await h.waitLine(page, 'got-6', 10000);
+			if (most !== 0)
+				throw new Error(`${most} keys of a password were drawn`);
+		} finally {
+			await lat(0);
+			await page.unroute('**/api/terminal/input');
+		}
+	});
+
 	test('Ctrl+C in a flood: the screen stops at once, the skip is said', async ({ ctx, errors }) => {
 		const page = await h.openPage(ctx, errors, `${h.main().base}?session=${h.newSid('flood')}`);
 		const times = [];
