@@ -662,16 +662,23 @@ chaindb_kills(struct chaindb_report *r, const struct anchor *a, size_t n)
 	for (i = 0; i < n; i++) {
 		if (a[i].kind == ANCHOR_PRUNE)
 			continue;
+		/*
+		 * A start after anything but a stop: ptyd was killed.  Until
+		 * the next start, anything of the account's may have served
+		 * and written rows, or removed them, unanchored (an attacker's
+		 * ptyd: seen in a review, the next start even came at the same
+		 * seq).  Not proven, whatever the seqs say.
+		 */
 		if (a[i].kind == ANCHOR_START && prev != NULL &&
-		    prev->kind != ANCHOR_STOP && a[i].seq > prev->seq) {
+		    prev->kind != ANCHOR_STOP) {
 			snprintf(msg, sizeof(msg),
 			    "ptyd stopped without a stop anchor after seq %" PRId64
-			    " (killed?): seq %" PRId64 "-%" PRId64
-			    " were written"
-			    " after its last anchor and are vouched for only by"
-			    " the next start",
-			    prev->seq, prev->seq + 1, a[i].seq);
+			    " (killed?); the next start came at seq %" PRId64
+			    ": what was written or removed between is not"
+			    " proven",
+			    prev->seq, a[i].seq);
 			chaindb_warning(r, prev->seq + 1, a[i].seq, msg);
+			r->unclean++;
 		}
 		prev = &a[i];
 	}

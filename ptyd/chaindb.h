@@ -89,6 +89,7 @@ struct chaindb_report {
 	size_t			nproblems;
 	struct chaindb_warning *warnings;
 	size_t			nwarnings;
+	size_t			unclean; /* starts after no stop: not proven */
 	int			have_anchors;
 };
 

@@ -7,7 +7,9 @@
  * or what a test collected), keeping those of this database, and printing
  * the verdict for people or as JSON.  Exit status: 0 when everything is
  * consistent, 1 when something is not (or with no anchors at all for this
- * database), 2 for usage or a database that cannot be read.  Does not own:
+ * database), 3 when the rows match their anchors but ptyd stopped without
+ * a stop anchor (killed: what happened until its next start is not
+ * proven), 2 for usage or a database that cannot be read.  Does not own:
  * the verdicts (chaindb.c), the line format (anchor.c).
  */
 #include <errno.h>
@@ -191,6 +193,12 @@ ctl_audit_verdict(const struct ctl_anchors *an, const struct chaindb_report *r)
 		       " file can rewrite the whole chain): give --anchors\n");
 	else if (an->n == 0)
 		printf("verdict: NOT PROVEN: no anchor names this database\n");
+	else if (r->unclean > 0)
+		printf("verdict: NOT PROVEN: the rows match their anchors, but"
+		       " ptyd stopped %zu time(s) without a stop anchor (see"
+		       " the warnings): what happened until the next start"
+		       " is not proven\n",
+		    r->unclean);
 	else
 		printf("verdict: consistent with %zu anchors: every row through"
 		       " seq %" PRId64 " is what ptyd sent out\n",
@@ -232,7 +240,7 @@ ctl_audit_verify(const char *path, const char *file)
 	struct chaindb_report r;
 	const char	     *why = NULL;
 	sqlite3		     *db;
-	int		      ok;
+	int		      ok, rc;
 
 	ctl_audit_anchors(file, path, &an);
 	db = ctl_audit_open(path);
@@ -246,12 +254,13 @@ ctl_audit_verify(const char *path, const char *file)
 	sqlite3_close(db);
 	ok = r.nproblems == 0 && (!an.given || an.n > 0);
 	if (ctl_want_json())
-		ctl_audit_json(path, &an, &r, ok);
+		ctl_audit_json(path, &an, &r, ok && r.unclean == 0);
 	else
 		ctl_audit_text(path, &an, &r);
+	rc = !ok ? 1 : r.unclean > 0 ? 3 : 0;
 	chaindb_report_free(&r);
 	free(an.a);
-	return (ok ? 0 : 1);
+	return (rc);
 }
 
 int

@@ -732,3 +732,34 @@ Test(chain, an_older_database_marks_where_its_chain_starts)
 	chaindb_report_free(&r);
 	sqlite3_close(db);
 }
+
+/*
+ * A review's attack: ptyd killed (no stop anchor), an unanchored ptyd of
+ * the account serves and its rows are deleted, then the real ptyd starts
+ * again at the very seq it had anchored.  The rows match every anchor,
+ * yet the span is not proven: the start after a start says so, and it
+ * counts (ptydctl exits 3).  A clean stop and start does not.
+ */
+Test(verify, a_start_after_no_stop_is_not_proven_even_at_the_same_seq)
+{
+	struct chaindb_report r;
+	struct anchor	      a[4];
+	sqlite3		     *db;
+
+	write_events(5, unit_wall());
+	db = db_open();
+	a[0] = anchor_now(db, ANCHOR_START, 5);
+	a[1] = anchor_now(db, ANCHOR_START, 5);
+	verify(db, a, 2, 1, &r);
+	cr_assert_eq(r.nproblems, 0, "%s", problems(&r));
+	cr_assert_eq(r.unclean, 1);
+	cr_assert_eq(r.nwarnings, 1);
+	chaindb_report_free(&r);
+	a[1] = anchor_now(db, ANCHOR_STOP, 5);
+	a[2] = anchor_now(db, ANCHOR_START, 5);
+	a[3] = anchor_now(db, ANCHOR_STOP, 5);
+	verify(db, a, 4, 1, &r);
+	cr_assert_eq(r.unclean, 0);
+	chaindb_report_free(&r);
+	sqlite3_close(db);
+}
