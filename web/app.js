@@ -132,6 +132,12 @@ const CHOICES = {
 	localEcho: ['auto', 'always', 'never'],
 };
 const RANGES = { fontSize: [6, 48], scrollback: [0, 100000] };
+// What a link may not set: any page could send a visitor here with them
+// (an attacker's review: ?pasteConfirm=off turned the paste question off).
+const NOT_FROM_ADDRESS = ['pasteConfirm', 'rightClickPaste', 'copyOnSelect'];
+// A font family is a list of names: no CSS beyond it (xterm.js writes it
+// into a <style> element, and the CSP allows inline styles).
+const FONT_FAMILY = /^[\w\s,"'.-]{1,200}$/;
 const STORE_KEY = 'ptyd.settings';
 
 // A setting's value from a string or a stored value; undefined if invalid.
@@ -153,6 +159,8 @@ function settingValue(key, v) {
 		return undefined;
 	if (CHOICES[key])
 		return CHOICES[key].includes(v) ? v : undefined;
+	if (key === 'fontFamily')
+		return FONT_FAMILY.test(v) ? v : undefined;
 	return v.length > 0 && v.length <= 200 ? v : undefined;
 }
 
@@ -166,7 +174,8 @@ function loadSettings() {
 	}
 	const params = new URLSearchParams(location.search);
 	for (const key of Object.keys(DEFAULTS)) {
-		for (const v of [stored[key], params.get(key)]) {
+		const from = NOT_FROM_ADDRESS.includes(key) ? [stored[key]] : [stored[key], params.get(key)];
+		for (const v of from) {
 			const ok = v === undefined || v === null ? undefined : settingValue(key, v);
 			if (ok !== undefined)
 				s[key] = ok;

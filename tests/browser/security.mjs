@@ -13,6 +13,12 @@ import path from 'node:path';
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
+// The paste question off, as the user turns it off (remembered in this
+// browser): an address can no longer turn it off.
+function noPasteQuestion(ctx) {
+	return ctx.addInitScript(() => localStorage.setItem('ptyd.settings', JSON.stringify({ pasteConfirm: false })));
+}
+
 // The review's clipboard: the end of a bracketed paste, ^U to clear the
 // line, a command and its CR.
 const attack = (file) => `echo harmless \x1b[201~\x15touch ${file}\r`;
@@ -77,6 +83,22 @@ function tempDir(tag) {
 }
 
 export function securityTests(test, h) {
+	test('a link cannot turn the paste question off nor put CSS in the font', async ({ ctx, errors }) => {
+		// An attacker's review: ?pasteConfirm=off, and a fontFamily that
+		// closed xterm's style rule and hid the paste question.
+		const css = 'monospace; } body::before{content:"INJECTED"} #paste-confirm{display:none !important} .x {';
+		const page = await h.openPage(ctx, errors, `${h.main().base}?session=${h.newSid('link')}` +
+		    `&pasteConfirm=off&renderer=dom&fontFamily=${encodeURIComponent(css)}`);
+		const got = await page.evaluate(() => [window.ptyd.settings.pasteConfirm, window.ptyd.settings.fontFamily]);
+		if (got[0] !== true)
+			throw new Error('the address turned the paste question off');
+		if (/INJECTED|\{/.test(got[1]))
+			throw new Error(`the address set the font to ${got[1]}`);
+		const injected = await page.evaluate(() => getComputedStyle(document.body, '::before').content);
+		if (/INJECTED/.test(injected))
+			throw new Error('CSS from the address reached the page');
+	});
+
 	test('framing: a page of another origin gets nothing in its frame, unless the setting names it', async ({ ctx, errors }) => {
 		// Regression (issue 29): a page on another origin framed the
 		// terminal at opacity 0.01 and the visitor's clicks ran in
@@ -125,7 +147,8 @@ export function securityTests(test, h) {
 			const y = path.join(dir, 'Y');
 			// No question before the paste: only the sanitiser stands
 			// between the text and the shell here.
-			const page = await h.openPage(ctx, errors, `${h.main().base}?session=${h.newSid('escpaste')}&pasteConfirm=off`);
+			await noPasteQuestion(ctx);
+			const page = await h.openPage(ctx, errors, `${h.main().base}?session=${h.newSid('escpaste')}`);
 			// Whatever the paste left on the line runs with Enter; the
 			// marker's echo after it says the shell is done with both.
 			const settle = async (tag) => {
@@ -159,7 +182,8 @@ export function securityTests(test, h) {
 		const dir = tempDir('plain');
 		try {
 			const out = path.join(dir, 'out');
-			const page = await h.openPage(ctx, errors, `${h.main().base}?session=${h.newSid('plainpaste')}&pasteConfirm=off`);
+			await noPasteQuestion(ctx);
+			const page = await h.openPage(ctx, errors, `${h.main().base}?session=${h.newSid('plainpaste')}`);
 			await h.type(page, `cat > ${out}; echo plain-cat-done`);
 			await waitUnbracketed(page, h);
 			await dispatchPaste(page, 'col1\tcol2\nhéllo wörld ✓ [201~ 100%\n');
