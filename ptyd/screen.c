@@ -1006,7 +1006,7 @@ screen_feed_ring(struct screen *s, const struct ring *r, uint64_t target,
     uint64_t budget)
 {
 	struct iovec iov[2];
-	uint64_t     stop = s->work + budget, calls;
+	uint64_t     stop = s->work + budget, calls, tabs;
 	size_t	     n;
 	int	     i, cnt;
 
@@ -1018,10 +1018,12 @@ screen_feed_ring(struct screen *s, const struct ring *r, uint64_t target,
 		if (n == 0)
 			break;
 		calls = s->vf.calls;
+		tabs = s->vf.tabs;
 		for (i = 0; i < cnt; i++)
 			vtfeed_write(&s->vf, s->vt, iov[i].iov_base,
 			    iov[i].iov_len);
-		s->work += n + (s->vf.calls - calls) * SCREEN_CALL_UNITS;
+		s->work += n + (s->vf.calls - calls) * SCREEN_CALL_UNITS +
+		    (s->vf.tabs - tabs);
 		s->fed += n;
 	}
 	return (s->fed >= target);

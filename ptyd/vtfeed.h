@@ -46,6 +46,7 @@ struct vtfeed {
 	uint8_t	 last[4];  /* the last graphic character's UTF-8 */
 	size_t	 lastlen;
 	uint64_t calls; /* into libvterm, ever */
+	uint64_t tabs;	/* columns tab moves may walk, ever (screen.c) */
 };
 
 void vtfeed_reset(struct vtfeed *);

@@ -36,6 +36,7 @@ static const struct {
 	{ "wide", "\xe4\xb8\xad\xe6\x96\x87\xe5\xad\x97\r\n" },
 	{ "U+0301", "\xcc\x81" },
 	{ "U+0301 SGR", "\xcc\x81\033[m" },
+	{ "tabs", "\033[3g\033[999I\033[999Z" },
 };
 
 static double

@@ -767,6 +767,7 @@ Test(screen, a_step_spends_its_budget_not_its_bytes, .timeout = 30)
 		{ "\033[1;24r\033[12H\033[24M", 2 * 24 * 80 + 1 }, /* DL */
 		{ "\033[J\033[1J", 2 * 24 * 80 + 1 },		 /* ED twice */
 		{ "\xcc\x81", SCREEN_SLICE_WORK / 16 },	 /* U+0301 */
+		{ "\033[3g\033[999I\033[999Z", 2 * 80 * 80 + 1 }, /* tabs */
 	};
 	struct screen *s;
 	struct ring    r;
