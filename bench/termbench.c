@@ -21,6 +21,11 @@
  *		answer came (`post`), each on its own: as in a browser, the
  *		echo is read when it comes, answered or not.  Prints p50/p99
  *		in microseconds.
+ *	termbench siab PORT N
+ *		The same echo through ShellInABox on PORT (its service running
+ *		`stty raw -echo; exec cat`), as its page asks: a long-polling
+ *		POST always outstanding for output, keys=HEX POSTs on a kept
+ *		connection.  The comparison of issue 31 (bench/echo-siab).
  *	termbench rtt PORT PATH N [STATUS]
  *		Baseline for echo: N GETs of PATH (a plain FastCGI responder
  *		behind the same nginx), p50/p99 in microseconds.  Each must
@@ -45,6 +50,7 @@
 #include <netinet/tcp.h>
 #include <arpa/inet.h>
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -61,6 +67,8 @@
 
 static int	port;
 static int	keepalive = 1; /* TERMBENCH_CLOSE unset */
+/* The POST bodies' type: ptyd's API takes JSON, ShellInABox a form. */
+static const char *ctype = "application/json";
 
 static void __attribute__((noreturn, format(printf, 1, 2)))
 die(const char *fmt, ...)
@@ -172,10 +180,10 @@ http_send(struct http *h, const char *method, const char *path,
 		n = snprintf(req, sizeof(req),
 		    "%s %s HTTP/1.1\r\n"
 		    "Host: 127.0.0.1\r\n%s"
-		    "Content-Type: application/json\r\n"
+		    "Content-Type: %s\r\n"
 		    "Content-Length: %zu\r\n\r\n%s",
 		    method, path, once ? "Connection: close\r\n" : "",
-		    strlen(body), body);
+		    ctype, strlen(body), body);
 	else
 		n = snprintf(req, sizeof(req),
 		    "%s %s HTTP/1.1\r\n"
@@ -809,6 +817,98 @@ cmd_echo(int n)
 	return (0);
 }
 
+/*
+ * The same keystroke echo through ShellInABox (shellinaboxd, its service
+ * running `stty raw -echo; exec cat`), as its page does it: a long-polling
+ * POST always outstanding for output (sent again the moment it answers),
+ * each keystroke a POST of keys=HEX on a kept connection.  `echo` is the
+ * time until the character comes back in a poll's answer, `post` until
+ * the keys POST is answered.
+ */
+static int
+cmd_siab(int n)
+{
+	static struct http pl;
+	struct pollfd	 pfd[2];
+	char		 sess[128], esc[384], pbody[512], body[576], *out, *q;
+	double		*lat, *plat, t0;
+	size_t		 i, k;
+	int		 j;
+	char		 want;
+
+	if ((lat = calloc((size_t)n, sizeof(*lat))) == NULL ||
+	    (plat = calloc((size_t)n, sizeof(*plat))) == NULL)
+		die("calloc");
+	ctype = "application/x-www-form-urlencoded; charset=utf-8";
+	http_request(&posts, "POST", "/?",
+	    "width=80&height=24&rooturl=http%3A%2F%2F127.0.0.1%2F");
+	out = http_slurp(&posts);
+	if (posts.status != 200 || (q = strstr(out, "\"session\":\"")) == NULL)
+		die("ShellInABox: no session (%d %.80s)", posts.status, out);
+	q += 11;
+	for (i = 0; q[i] != '"' && q[i] != '\0' && i < sizeof(sess) - 1; i++)
+		sess[i] = q[i];
+	sess[i] = '\0';
+	for (i = k = 0; sess[i] != '\0' && k + 4 < sizeof(esc); i++) {
+		if (isalnum((unsigned char)sess[i]) || sess[i] == '-' ||
+		    sess[i] == '_')
+			esc[k++] = sess[i];
+		else
+			k += (size_t)snprintf(esc + k, 4, "%%%02X",
+			    (unsigned char)sess[i]);
+	}
+	esc[k] = '\0';
+	snprintf(pbody, sizeof(pbody), "width=80&height=24&session=%s", esc);
+	/* The first polls carry whatever the service printed; let it settle. */
+	http_send(&pl, "POST", "/?", pbody, 0);
+	pfd[0].fd = pl.fd;
+	pfd[0].events = POLLIN;
+	while (poll(pfd, 1, 500) > 0) {
+		http_head(&pl, "POST", "/?");
+		http_slurp(&pl);
+		http_send(&pl, "POST", "/?", pbody, 0);
+		pfd[0].fd = pl.fd;
+	}
+	for (j = 0; j < n; j++) {
+		want = (char)('a' + j % 26);
+		snprintf(body, sizeof(body), "%s&keys=%02x", pbody,
+		    (unsigned char)want);
+		lat[j] = plat[j] = 0;
+		t0 = now_s();
+		http_send(&posts, "POST", "/?", body, 0);
+		while (lat[j] == 0 || plat[j] == 0) {
+			pfd[0].fd = lat[j] == 0 ? pl.fd : -1;
+			pfd[1].fd = plat[j] == 0 ? posts.fd : -1;
+			pfd[0].events = pfd[1].events = POLLIN;
+			if (poll(pfd, 2, 10000) <= 0)
+				die("ShellInABox: no echo or answer within 10 s");
+			if (pfd[0].revents != 0) {
+				http_head(&pl, "POST", "/?");
+				out = http_slurp(&pl);
+				if (pl.status != 200)
+					die("ShellInABox poll: %d", pl.status);
+				if ((q = strstr(out, "\"data\":\"")) != NULL &&
+				    strchr(q + 8, want) != NULL)
+					lat[j] = now_s() - t0;
+				http_send(&pl, "POST", "/?", pbody, 0);
+			}
+			if (pfd[1].revents != 0) {
+				http_head(&posts, "POST", "/?");
+				http_slurp(&posts);
+				if (posts.status != 200)
+					die("ShellInABox keys: %d", posts.status);
+				plat[j] = now_s() - t0;
+			}
+		}
+	}
+	report("echo", lat, n);
+	report("post", plat, n);
+	close(pl.fd);
+	free(lat);
+	free(plat);
+	return (0);
+}
+
 static int
 cmd_rtt(const char *path, int n, int want)
 {
@@ -844,6 +944,10 @@ main(int argc, char **argv)
 		port = atoi(argv[2]);
 		return (cmd_echo(atoi(argv[3])));
 	}
+	if (argc >= 4 && strcmp(argv[1], "siab") == 0) {
+		port = atoi(argv[2]);
+		return (cmd_siab(atoi(argv[3])));
+	}
 	if (argc >= 5 && strcmp(argv[1], "rtt") == 0) {
 		port = atoi(argv[2]);
 		return (cmd_rtt(argv[3], atoi(argv[4]),
@@ -851,6 +955,6 @@ main(int argc, char **argv)
 	}
 	fprintf(stderr,
 	    "usage: termbench raw CMD | stream PORT CMD [VIEWERS] |"
-	    " echo PORT N | rtt PORT PATH N [STATUS]\n");
+	    " echo PORT N | siab PORT N | rtt PORT PATH N [STATUS]\n");
 	return (2);
 }

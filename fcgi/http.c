@@ -302,23 +302,33 @@ req_send(struct req *r, const void *data, size_t len)
 	struct req_batch b;
 	struct msghdr	 msg;
 	ssize_t		 w;
+	size_t		 offered;
+	int		 i;
 
 	if (r->out_failed)
 		return (-1);
 	if (r->fcgx == NULL)
 		return (req_write(r, data, len) == -1 ? -1 : (ssize_t)len);
+	r->out_short = 0;
 	if (len == 0)
 		return (0);
 	req_batch_build(r, &b, data, len);
 	memset(&msg, 0, sizeof(msg));
 	msg.msg_iov = b.iov;
 	msg.msg_iovlen = (size_t)b.niov;
+	for (i = 0, offered = 0; i < b.niov; i++)
+		offered += b.iov[i].iov_len;
 	/* MSG_DONTWAIT: libfcgi needs the descriptor itself blocking. */
 	do
 		w = sendmsg(r->fcgx->ipcFd, &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
 	while (w == -1 && errno == EINTR);
-	if (w == -1 && (errno == EAGAIN || errno == EWOULDBLOCK))
+	if (w == -1 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+		r->out_short = 1;
 		return (0);
+	}
+	/* A non-blocking stream socket takes less only when it is full. */
+	if (w >= 0 && (size_t)w < offered)
+		r->out_short = 1;
 	if (w == -1) {
 		r->out_failed = 1;
 		return (-1);

@@ -42,6 +42,7 @@ struct req {
 	 */
 	unsigned in_eof : 1;	 /* the body has been read to EOF */
 	unsigned out_failed : 1; /* a write failed: client gone */
+	unsigned out_short : 1;	 /* req_send's last took less than offered */
 	unsigned abandon : 1;	 /* close without ending it */
 	unsigned no_keep : 1;	 /* end it, then close: not kept */
 	unsigned responded : 1;	 /* a status line was written */
@@ -103,7 +104,9 @@ int req_write(struct req *, const void *, size_t);
  * flight, so the caller passes the same bytes again, from the first one
  * not taken, possibly with more after them.  CGI writes block until all
  * is written.  Returns the bytes of data taken (0: the connection is
- * full, poll it for POLLOUT), or -1 when the client has gone.  Do not mix
+ * full, poll it for POLLOUT), or -1 when the client has gone.  out_short
+ * says whether the connection took less than it was offered (it is full
+ * now: no second send to learn EAGAIN).  Do not mix
  * with req_write in one response.
  */
 ssize_t req_send(struct req *, const void *, size_t);

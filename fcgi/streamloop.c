@@ -303,10 +303,13 @@ sloop_trim(struct sloop *l)
 
 /*
  * Wait for room on the viewer's connection (EPOLLOUT), or stop waiting.
- * Most sends find room, so EPOLLOUT is asked for only while the
- * connection is full: otherwise every send that nginx takes would wake
- * the loop once more.  A change re-arms the edge: room already there is
- * reported at once.
+ * An idle stream's sends find room, so EPOLLOUT is asked for only once
+ * the connection has been full: otherwise every send that nginx takes
+ * would wake the loop once more.  It stays asked for while the stream is
+ * busy (a flood fills the connection at every send: asking and
+ * unasking each time was two epoll_ctl per send, issue 31) and is
+ * dropped at the first edge that finds nothing waiting (sloop_event).
+ * A change re-arms the edge: room already there is reported at once.
  */
 static void
 sloop_want_out(struct sloop *l, struct stream *s, int want)
@@ -337,7 +340,8 @@ sloop_push(struct sloop *l, struct stream *s)
 		return (e);
 	if (s->out.len - s->outoff != before)
 		sloop_progress(l, s);
-	else
+	/* Took none, or less than offered: full now; wait for room. */
+	if (s->out.len - s->outoff == before || s->r->out_short)
 		sloop_want_out(l, s, 1);
 	return (END_NONE);
 }
@@ -591,7 +595,12 @@ sloop_event(struct sloop *l, const struct epoll_event *ev)
 			sloop_end(l, s, END_GONE);
 			return;
 		}
-		sloop_want_out(l, s, 0);
+		/* Room: EPOLLOUT stays asked for while the stream is busy;
+		 * an edge with nothing waiting for room ends that. */
+		if (s->conn_full)
+			s->conn_full = 0;
+		else
+			sloop_want_out(l, s, 0);
 	}
 	sloop_ready(l, s);
 }

@@ -28,6 +28,15 @@
 #include "term_int.h"
 
 #define TERM_READ_BUDGET (256 * 1024) /* per wakeup, for fairness */
+/*
+ * A read of the master returns at most what the line discipline holds, 4 KiB
+ * (N_TTY_BUF_SIZE), however much room there is: a flooding shell's reads are
+ * all "short".  Only a read below this ends the loop early (a keystroke's
+ * echo, a prompt): one read per turn of a flood made the pump write every
+ * viewer a 4 KiB frame per turn, and each frame cost a wake-up of ptyd.fcgi
+ * and nginx (issue 31: 8 viewers got half the old rate for twice the CPU).
+ */
+#define TERM_READ_SMALL 1024
 
 size_t
 term_read_limit(const struct term *t)
@@ -68,12 +77,14 @@ term_read(struct term *t, int64_t now)
 			screen_scan_output(t->screen,
 			    ring_end(&t->ring) - (uint64_t)r, p, (size_t)r);
 			total += (size_t)r;
-			/* Less than there was room for: the pty is empty for
-			 * now (a keystroke's echo), and epoll, level-triggered,
-			 * says when it is not; no read to learn EAGAIN.  Not
-			 * while draining: the shell is gone, and reading on to
-			 * EIO ends the terminal in this turn. */
-			if ((size_t)r < n && t->state != TERM_DRAINING)
+			/* A small read, less than there was room for: the pty
+			 * is empty for now (a keystroke's echo), and epoll,
+			 * level-triggered, says when it is not; no read to learn
+			 * EAGAIN.  A read of a flood (TERM_READ_SMALL or more)
+			 * reads on.  Not while draining: the shell is gone, and
+			 * reading on to EIO ends the terminal in this turn. */
+			if ((size_t)r < n && (size_t)r < TERM_READ_SMALL &&
+			    t->state != TERM_DRAINING)
 				break;
 			continue;
 		}
