@@ -78,7 +78,7 @@ term_read(struct term *t, int64_t now)
 			    ring_end(&t->ring) - (uint64_t)r, p, (size_t)r);
 			total += (size_t)r;
 			/* A small read, less than there was room for: the pty
-			 * is empty for now (a keystroke's echo), and epoll,
+			 * holds nothing more (a keystroke's echo), and epoll,
 			 * level-triggered, says when it is not; no read to learn
 			 * EAGAIN.  A read of a flood (TERM_READ_SMALL or more)
 			 * reads on.  Not while draining: the shell is gone, and
