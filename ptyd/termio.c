@@ -79,7 +79,7 @@ term_read(struct term *t, int64_t now)
 			total += (size_t)r;
 			/* A small read, less than there was room for: the pty
 			 * holds nothing more (a keystroke's echo), and epoll,
-			 * level-triggered, says when it is not; no read to learn
+			 * level-triggered, says when it has more; no read to learn
 			 * EAGAIN.  A read of a flood (TERM_READ_SMALL or more)
 			 * reads on.  Not while draining: the shell is gone, and
 			 * reading on to EIO ends the terminal in this turn. */
