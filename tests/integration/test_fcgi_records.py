@@ -140,7 +140,9 @@ def test_malformed_records_end_only_their_connection(rstack, new_sid):
         time.sleep(0.5)     # a worker the master restarts has a new pid
 
         after = fcgi_processes(st)
-        assert after == before, (
+        # The same processes (a restarted one has a new pid); their run
+        # state (R or S) is whatever the sample caught.
+        assert set(after) == set(before), (
             "ptyd.fcgi processes changed: before %r, after %r\n%s"
             % (before, after, st.log_tail("fcgi", 30)))
         assert all(v not in (None, "Z") for v in after.values()), after
