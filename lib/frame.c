@@ -156,6 +156,12 @@ static const struct field stats_reply_fields[] = {
 	NUM(F_U64, msg_stats_reply, flush_max_rows),
 	NUM(F_U32, msg_stats_reply, max_terminals),
 	NUM(F_U32, msg_stats_reply, max_per_owner),
+	NUM(F_I32, msg_stats_reply, keeper_pid),
+	NUM(F_U32, msg_stats_reply, generation),
+	NUM(F_U32, msg_stats_reply, upgrades),
+	NUM(F_U8, msg_stats_reply, upgrade_failed),
+	TEXT(msg_stats_reply, upgrade_reason, PROTO_ERRMSG_MAX),
+	NUM(F_U32, msg_stats_reply, takeovers),
 };
 static const struct field attached_fields[] = {
 	NUM(F_U64, msg_attached, base),

@@ -191,6 +191,15 @@ struct msg_stats_reply {
 	/* The caps in force (GET limits). */
 	uint32_t max_terminals;
 	uint32_t max_per_owner;
+	/* The keeper (DESIGN 10): its pid (0: none, --no-keeper), which
+	 * ptyd this is (1: the first), upgrades finished and whether the
+	 * last one failed (why), crash take-overs. */
+	int32_t	 keeper_pid;
+	uint32_t generation;
+	uint32_t upgrades;
+	uint8_t	 upgrade_failed;
+	char	 upgrade_reason[PROTO_ERRMSG_MAX + 1];
+	uint32_t takeovers;
 };
 
 struct msg_attached {

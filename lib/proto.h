@@ -43,8 +43,9 @@
 /* 2: MSG_INPUT carries an input_id.  3: MSG_INPUT carries an actor,
  * MSG_STATS_REPLY the counters of /api/terminal/metrics.  4: MSG_ATTACHED
  * says where the replay ends.  5: MSG_ATTACH carries a mode, MSG_SCREEN.
- * 6: MSG_STATS_REPLY carries the caps in force; MSG_REPLAY. */
-#define PROTO_VERSION	  6
+ * 6: MSG_STATS_REPLY carries the caps in force; MSG_REPLAY.  7:
+ * MSG_STATS_REPLY carries the keeper's state (DESIGN 10). */
+#define PROTO_VERSION	  7
 #define PROTO_HDR_LEN	  8
 #define PROTO_MAX_PAYLOAD (256 * 1024)
 

@@ -180,6 +180,23 @@ fail:
 	return (-1);
 }
 
+int
+listen_fd_get(void)
+{
+	return (listen_fd);
+}
+
+void
+listen_adopt(int fd)
+{
+	/* The keeper's socket: its path is the keeper's too (never
+	 * unlinked by us), it stays open while ptyd comes and goes. */
+	listen_fd = fd;
+	listen_path[0] = '\0';
+	if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) == -1)
+		fatal("the keeper's socket");
+}
+
 static int
 listen_reserve_open(void)
 {

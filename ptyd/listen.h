@@ -14,6 +14,10 @@
 int listen_open(const char *path);
 /* Start accepting in the loop. */
 int listen_start(void);
+/* The listening descriptor (-1: none), for the keeper. */
+int listen_fd_get(void);
+/* Serve a socket the keeper holds (its path is not ours to unlink). */
+void listen_adopt(int fd);
 /* Stop accepting, close and unlink the socket. */
 void listen_close(void);
 

@@ -1,6 +1,6 @@
 # ptyd/local.mk -- the daemon and its operator CLI.  ptyd is started by
 # ptyd.fcgi or systemd, not by people: it goes in $(libexecdir)/ptyd.
-pkglibexec_PROGRAMS = ptyd/ptyd
+pkglibexec_PROGRAMS = ptyd/ptyd ptyd/ptyd-keeper
 bin_PROGRAMS += ptyd/ptydctl
 
 # Everything but main.c goes into a library so the unit tests link the same
@@ -30,7 +30,9 @@ ptyd_libptyd_a_SOURCES = \
 	ptyd/stats.c ptyd/stats.h \
 	ptyd/store.c ptyd/store.h \
 	ptyd/chain.c ptyd/chain.h ptyd/chaindb.c ptyd/chaindb.h \
-	ptyd/anchor.c ptyd/anchor.h ptyd/audit.c ptyd/audit.h
+	ptyd/anchor.c ptyd/anchor.h ptyd/audit.c ptyd/audit.h \
+	ptyd/keeperlink.c ptyd/keeperlink.h ptyd/termmem.c ptyd/termmem.h \
+	ptyd/termadopt.c
 nodist_ptyd_libptyd_a_SOURCES = ptyd/schema.c
 BUILT_SOURCES += ptyd/schema.c
 ptyd_libptyd_a_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS) $(VTERM_CFLAGS) \
@@ -50,3 +52,12 @@ ptyd_ptydctl_SOURCES = ptyd/ptydctl.c ptyd/ptydctl.h ptyd/ptydctl_prune.c \
 	ptyd/ptydctl_audit.c
 ptyd_ptydctl_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS) $(NETTLE_CFLAGS)
 ptyd_ptydctl_LDADD = ptyd/libptyd.a libwire.a $(SQLITE_LIBS) $(NETTLE_LIBS)
+
+# The keeper (DESIGN 10) is built beside ptyd, where ptyd looks for it
+# (in the build tree as installed).  It links the few objects it shares
+# with the daemon (log, xmalloc, once) and the link's codec; no SQLite,
+# no emulator.
+ptyd_ptyd_keeper_SOURCES = keeper/keeper.c keeper/kterm.c keeper/keeper.h
+ptyd_ptyd_keeper_CPPFLAGS = $(AM_CPPFLAGS) -iquote $(srcdir)/ptyd \
+	-iquote $(srcdir)/keeper
+ptyd_ptyd_keeper_LDADD = ptyd/libptyd.a libwire.a

@@ -108,6 +108,23 @@ lock_take(const char *db)
 	lock_write_pid();
 }
 
+int
+lock_fd_get(void)
+{
+	return (lock_fd);
+}
+
+void
+lock_adopt(int fd)
+{
+	/* The keeper's lock, on the same open file: the flock is ours
+	 * too, and never free between one ptyd and the next. */
+	if (flock(fd, LOCK_EX | LOCK_NB) == -1)
+		fatal("the database's lock from the keeper");
+	lock_fd = fd;
+	lock_prev = 0;
+}
+
 pid_t
 lock_previous_pid(void)
 {

@@ -25,4 +25,9 @@ void lock_write_pid(void);
 /* The pid the lock file named before we took it (a dead ptyd's), or 0. */
 pid_t lock_previous_pid(void);
 
+/* The descriptor holding the lock (-1: none), for the keeper. */
+int  lock_fd_get(void);
+/* Hold the lock through a descriptor the keeper handed over. */
+void lock_adopt(int fd);
+
 #endif /* PTYD_LOCK_H */

@@ -29,6 +29,7 @@
 #include "conn.h"
 #include "ev.h"
 #include "harden.h"
+#include "keeperlink.h"
 #include "listen.h"
 #include "lock.h"
 #include "log.h"
@@ -293,6 +294,8 @@ main_signal(int signo, pid_t pid)
 /* ---- settings ---------------------------------------------------------- */
 
 static const char *main_umask_arg; /* --umask MODE, or NULL */
+static int	   main_no_keeper;  /* --no-keeper */
+static mode_t	   main_umask_orig; /* the one we were started with */
 
 static void
 main_extra_cb(void *arg, int val, const char *optarg)
@@ -302,6 +305,8 @@ main_extra_cb(void *arg, int val, const char *optarg)
 		ptyd_conf.foreground = 1;
 	else if (val == 'u')
 		main_umask_arg = optarg;
+	else if (val == 'K')
+		main_no_keeper = 1;
 }
 
 /*
@@ -446,6 +451,9 @@ main_configure(int argc, char **argv)
 		{ "umask", required_argument, 'u', "MODE",
 		    "the shells' umask where shell_umask is not set (default: "
 		    "the one ptyd was started with)" },
+		{ "no-keeper", no_argument, 'K', NULL,
+		    "one process, without ptyd-keeper: a restart or crash of "
+		    "ptyd then ends every shell (debugging)" },
 		{ NULL, 0, 0, NULL, NULL },
 	};
 	struct config_args a = { "ptyd [options]", NULL, extra, main_extra_cb,
@@ -504,7 +512,7 @@ main_harden(void)
 		fatal("PR_SET_DUMPABLE");
 	harden_env(&harden_daemon_env);
 	(void)account_fix_env();
-	ptyd_conf.shell_umask = umask(077);
+	ptyd_conf.shell_umask = main_umask_orig = umask(077);
 	log_init(NULL, 0, 0);
 	main_nofile();
 }
@@ -558,12 +566,190 @@ main_listen(void)
 		if (ptyd_conf.log_syslog)
 			log_init(NULL, 1, ptyd_conf.verbose);
 	}
+}
+
+static void
+main_loop_init(void)
+{
 	if (prctl(PR_SET_CHILD_SUBREAPER, 1) == -1)
 		fatal("PR_SET_CHILD_SUBREAPER");
 	if (ev_init() == -1)
 		fatal("epoll");
 	if (sig_init(main_signal) == -1)
 		fatal("signals");
+}
+
+/* ---- the keeper (DESIGN 10) -------------------------------------------- */
+
+/* argv for ptyd-keeper: its options, then ours for each ptyd it starts. */
+static char **
+main_keeper_argv(const char *exe, int argc, char **argv)
+{
+	char **kv, buf[64];
+	int    n = 0, i;
+
+	kv = xcalloc((size_t)argc + 20, sizeof(*kv));
+	kv[n++] = xstrdup("ptyd-keeper");
+	kv[n++] = xstrdup("--ptyd");
+	kv[n++] = xstrdup(exe);
+	snprintf(buf, sizeof(buf), "%d", listen_fd_get());
+	kv[n++] = xstrdup("--listen-fd");
+	kv[n++] = xstrdup(buf);
+	snprintf(buf, sizeof(buf), "%d", lock_fd_get());
+	kv[n++] = xstrdup("--lock-fd");
+	kv[n++] = xstrdup(buf);
+	if (main_ready_fd != -1) {
+		snprintf(buf, sizeof(buf), "%d", main_ready_fd);
+		kv[n++] = xstrdup("--ready-fd");
+		kv[n++] = xstrdup(buf);
+	}
+	if (ptyd_conf.pidfile != NULL) {
+		kv[n++] = xstrdup("--pidfile");
+		kv[n++] = xstrdup(ptyd_conf.pidfile);
+	}
+	kv[n++] = xstrdup("--socket");
+	kv[n++] = xstrdup(ptyd_conf.socket);
+	kv[n++] = xstrdup("--log");
+	kv[n++] = xstrdup(ptyd_conf.log != NULL ? ptyd_conf.log :
+		ptyd_conf.log_syslog ? "syslog" : "-");
+	if (ptyd_conf.verbose)
+		kv[n++] = xstrdup("--verbose");
+	kv[n++] = xstrdup("--");
+	kv[n++] = argv[0];
+	/* The umask we were started with, for the shells: each ptyd the
+	 * keeper starts inherits ours, 077.  First, so an explicit
+	 * --umask later on the line still wins. */
+	if (main_umask_arg == NULL) {
+		snprintf(buf, sizeof(buf), "--umask=%04o",
+		    (unsigned int)main_umask_orig);
+		kv[n++] = xstrdup(buf);
+	}
+	for (i = 1; i < argc; i++)
+		kv[n++] = argv[i];
+	kv[n] = NULL;
+	return (kv);
+}
+
+/*
+ * From here the keeper holds the lock, the socket and, through the ptyds
+ * it runs, the shells: we become it (the pid whoever started us knows,
+ * the one the pid file names).  Without ptyd-keeper beside us, we serve
+ * alone, and say what that costs.
+ */
+static void
+main_become_keeper(int argc, char **argv)
+{
+	char  exe[PATH_MAX], keeper[PATH_MAX + 16], *slash;
+	char **kv;
+	ssize_t n;
+
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n <= 0) {
+		log_warn("/proc/self/exe: running without ptyd-keeper");
+		return;
+	}
+	exe[n] = '\0';
+	snprintf(keeper, sizeof(keeper), "%s", exe);
+	if ((slash = strrchr(keeper, '/')) == NULL)
+		return;
+	strcpy(slash + 1, "ptyd-keeper");
+	if (access(keeper, X_OK) == -1) {
+		log_warnx("%s: %s; running without it: a restart or crash of "
+			  "ptyd ends every shell",
+		    keeper, strerror(errno));
+		return;
+	}
+	kv = main_keeper_argv(exe, argc, argv);
+	/* Ours across the exec; the keeper makes them CLOEXEC again. */
+	(void)fcntl(listen_fd_get(), F_SETFD, 0);
+	(void)fcntl(lock_fd_get(), F_SETFD, 0);
+	if (main_ready_fd != -1)
+		(void)fcntl(main_ready_fd, F_SETFD, 0);
+	log_close();
+	execv(keeper, kv);
+	log_init(ptyd_conf.log, ptyd_conf.log_syslog, ptyd_conf.verbose);
+	fatal("exec %s", keeper);
+}
+
+/* Started by the keeper: what it holds, then its go. */
+static void
+main_keeper_start(void)
+{
+	int lfd, kfd;
+
+	if (ptyd_conf.log != NULL)
+		main_mkparents(ptyd_conf.log);
+	log_init(ptyd_conf.log, ptyd_conf.log_syslog, ptyd_conf.verbose);
+	(void)log_set_level(main_log_levels[config_num(main_cfg,
+	    CONFIG_LOG_LEVEL)]);
+	if (ev_init() == -1)
+		fatal("epoll");
+	if (sig_init(main_signal) == -1)
+		fatal("signals");
+	keeperlink_hello(&lfd, &kfd);
+	lock_adopt(kfd);
+	listen_adopt(lfd);
+	keeperlink_ready();
+}
+
+/* The terminals the keeper handed over, back in service. */
+static void
+main_adopt(void)
+{
+	struct kadopt *a;
+	struct term   *t;
+	size_t	       n, i, got = 0;
+	int64_t	       now = ev_now();
+	char	       detail[160];
+
+	a = keeperlink_terms(&n);
+	for (i = 0; i < n; i++) {
+		if ((t = term_adopt(&a[i], now)) == NULL)
+			continue;
+		got++;
+		if (keeperlink_mode() == KW_MODE_FRESH)
+			continue;
+		snprintf(detail, sizeof(detail),
+		    "taken over by ptyd pid %ld (%s), %zu terminal(s)",
+		    (long)getpid(),
+		    keeperlink_mode() == KW_MODE_CRASH ? "the last one died" :
+							 "upgrade",
+		    n);
+		mirror_event(t, now, keeperlink_mode_name(), NULL, detail);
+		term_adopt_redraw(t);
+	}
+	if (n > 0)
+		log_info("%s: %zu of %zu terminal(s) taken over",
+		    keeperlink_mode_name(), got, n);
+	keeperlink_start();
+}
+
+/* Before the store opens: the ids a keeper holds are not lost rows. */
+static void
+main_live_ids(void)
+{
+	struct kadopt *a;
+	int64_t	      *ids;
+	size_t	       n, i;
+
+	a = keeperlink_terms(&n);
+	ids = xcalloc(n + 1, sizeof(*ids));
+	for (i = 0; i < n; i++)
+		ids[i] = a[i].id;
+	store_set_live(ids, n);
+	free(ids);
+}
+
+/* New ids above every terminal a keeper holds, written or not. */
+static void
+main_reserve_ids(void)
+{
+	struct kadopt *a;
+	size_t	       n, i;
+
+	a = keeperlink_terms(&n);
+	for (i = 0; i < n; i++)
+		store_reserve_id(main_store, a[i].id);
 }
 
 static void
@@ -574,10 +760,13 @@ main_open_store(void)
 	if (audit_init(ptyd_conf.audit_anchor, ptyd_conf.db) == -1)
 		fatalx("audit_anchor: %s: want syslog, none or unix:PATH",
 		    ptyd_conf.audit_anchor);
+	if (keeperlink_under())
+		main_live_ids();
 	main_store = store_open(ptyd_conf.db,
 	    (double)ev_wall_us(ev_now()) / 1e6);
 	if (main_store == NULL)
 		fatalx("store_open: out of memory");
+	main_reserve_ids();
 	main_tighten(ptyd_conf.db);
 }
 
@@ -591,10 +780,13 @@ main_serve(void)
 	conn_init(now);
 	if (listen_start() == -1)
 		fatal("listen");
-	if (ptyd_conf.pidfile != NULL) {
+	/* Under a keeper the pid file is the keeper's. */
+	if (ptyd_conf.pidfile != NULL && !keeperlink_under()) {
 		main_mkparents(ptyd_conf.pidfile);
 		main_pidfile_write(ptyd_conf.pidfile);
 	}
+	if (keeperlink_under())
+		main_adopt();
 	ev_timer_init(&main_reap_timer, main_reap_cb, NULL);
 	ev_timer_at(&main_reap_timer, now + ptyd_conf.reap_interval);
 	log_info("listening on %s, shell %s, %u terminals at most",
@@ -637,7 +829,7 @@ main_finish(void)
 	term_done();
 	sig_done();
 	ev_done();
-	if (ptyd_conf.pidfile != NULL)
+	if (ptyd_conf.pidfile != NULL && !keeperlink_under())
 		(void)unlink(ptyd_conf.pidfile);
 	log_info("exited");
 	log_close();
@@ -649,7 +841,14 @@ main(int argc, char **argv)
 	main_harden();
 	main_configure(argc, argv);
 	main_shell_env();
-	main_listen();
+	if (keeperlink_under())
+		main_keeper_start();
+	else {
+		main_listen();
+		if (!main_no_keeper)
+			main_become_keeper(argc, argv);
+		main_loop_init();
+	}
 	main_open_store();
 	main_serve();
 	main_loop();

@@ -33,6 +33,7 @@
 #include "stats.h"
 #include "store.h"
 #include "term.h"
+#include "termmem.h"
 
 TAILQ_HEAD(mirror_list, term);
 
@@ -97,6 +98,8 @@ mirror_changed(int64_t now)
 void
 mirror_mark(struct term *t)
 {
+	/* The header a ptyd taking over reads changes with the row. */
+	termmem_sync(t);
 	mirror_changed(ev_now());
 	if (!t->dirty) {
 		t->dirty = 1;
@@ -114,6 +117,16 @@ mirror_event(struct term *t, int64_t now, const char *kind, const char *actor,
 	mirror_changed(now);
 	store_event(mirror_store, mirror_wall(now), t->sid, t->id, kind,
 	    actor != NULL && *actor != '\0' ? actor : NULL, detail);
+}
+
+void
+mirror_daemon_event(int64_t now, const char *kind, const char *detail)
+{
+	if (mirror_store == NULL)
+		return;
+	mirror_changed(now);
+	store_event(mirror_store, mirror_wall(now), NULL, 0, kind, NULL,
+	    detail);
 }
 
 void

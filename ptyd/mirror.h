@@ -33,6 +33,8 @@ void mirror_event(struct term *t, int64_t now, const char *kind,
     const char *actor, const char *detail);
 /* One accepted input request of len bytes, arrived at now: its own
  * "input" event (the byte count, never the text). */
+/* An event of the daemon's own, tied to no terminal (upgrade_failed). */
+void mirror_daemon_event(int64_t now, const char *kind, const char *detail);
 void mirror_input(struct term *t, int64_t now, const char *actor, size_t len);
 
 /* Push every dirty row and write what is pending (the timer's work;

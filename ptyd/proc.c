@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "ev.h"
+#include "keeperlink.h"
 #include "log.h"
 #include "proc.h"
 #include "ptyd.h"
@@ -323,7 +324,11 @@ proc_sweep_now(pid_t session, dev_t tty, int kill_now, int (*skip)(pid_t),
 	int		 nkids, nq = 0, i;
 
 	kids = xreallocarray(NULL, PROC_MAX_VICTIMS, sizeof(*kids));
-	nkids = proc_children(getpid(), kids, PROC_MAX_VICTIMS);
+	/* Under a keeper, what a shell leaves behind is the keeper's
+	 * (the subreaper, our parent); it reaps them, and proc_walk checks
+	 * each one's start time before it signals. */
+	nkids = proc_children(keeperlink_up() ? getppid() : getpid(), kids,
+	    PROC_MAX_VICTIMS);
 	for (i = 0; i < nkids; i++) {
 		if (skip != NULL && skip(kids[i]))
 			continue;

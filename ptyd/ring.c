@@ -19,12 +19,25 @@ ring_init(struct ring *r, uint64_t base, size_t max)
 	r->cap = 0;
 	r->max = max > 0 ? max : 1;
 	r->start = r->end = base;
+	r->ext = 0;
+}
+
+void
+ring_init_ext(struct ring *r, uint8_t *buf, size_t size, uint64_t base,
+    uint64_t end)
+{
+	r->buf = buf;
+	r->cap = r->max = size;
+	r->end = end;
+	r->start = end - base > size ? end - size : base;
+	r->ext = 1;
 }
 
 void
 ring_free(struct ring *r)
 {
-	free(r->buf);
+	if (!r->ext)
+		free(r->buf);
 	r->buf = NULL;
 	r->cap = 0;
 	r->start = r->end;

@@ -29,11 +29,19 @@ struct ring {
 	size_t	 max;	/* cap never grows past this */
 	uint64_t start; /* oldest kept position */
 	uint64_t end;	/* position after the newest byte */
+	int	 ext;	/* buf is someone else's (a memfd): never grown
+			   or freed here */
 };
 
 /* An empty ring whose first byte will be at position base. */
 void ring_init(struct ring *, uint64_t base, size_t max);
 void ring_free(struct ring *); /* releases the buffer, keeps positions */
+/*
+ * A ring over a buffer of size bytes that outlives this process (the
+ * terminal's memfd, termmem.h), holding [max(base, end - size), end).
+ */
+void ring_init_ext(struct ring *, uint8_t *buf, size_t size, uint64_t base,
+    uint64_t end);
 
 static inline uint64_t
 ring_start(const struct ring *r)

@@ -313,8 +313,12 @@ spawn_run(const struct spawn_req *req, const char *slave, char **env,
 
 	sigfillset(&all);
 	(void)sigprocmask(SIG_SETMASK, &all, &old);
+	/* Under a keeper the shell is its child, not ours: it outlives us
+	 * and the keeper reaps it (DESIGN 10). */
 	*pid = clone(spawn_child, stack + sizeof(stack),
-	    CLONE_VM | CLONE_VFORK | CLONE_FILES | SIGCHLD, &a);
+	    CLONE_VM | CLONE_VFORK | CLONE_FILES | SIGCHLD |
+		(req->keeper ? CLONE_PARENT : 0),
+	    &a);
 	err = errno;
 	(void)sigprocmask(SIG_SETMASK, &old, NULL);
 	if (*pid == -1) {
@@ -356,6 +360,10 @@ spawn_shell(const struct spawn_req *req, struct spawn_result *res)
 	}
 	if (fcntl(master, F_SETFL, fcntl(master, F_GETFL) | O_NONBLOCK) == -1)
 		fatal("spawn: O_NONBLOCK on the pty master");
+	/* Packet mode: each read says whether it returned data, which
+	 * makes a read killed halfway recoverable (termmem.c). */
+	if (req->keeper && ioctl(master, TIOCPKT, &(int){ 1 }) == -1)
+		fatal("spawn: TIOCPKT on the pty master");
 	res->pid = pid;
 	res->master = master;
 	res->tty = tty;

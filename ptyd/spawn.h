@@ -18,6 +18,8 @@ struct spawn_req {
 	unsigned int rows;
 	unsigned int cols;
 	mode_t	     umask; /* the shell's */
+	int	     keeper; /* the keeper's child (CLONE_PARENT), the
+				master in packet mode (DESIGN 10) */
 };
 
 struct spawn_result {

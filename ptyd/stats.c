@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "frame.h"
+#include "keeperlink.h"
 #include "mirror.h"
 #include "ptyd.h"
 #include "stats.h"
@@ -139,5 +140,6 @@ stats_fill(struct msg_stats_reply *r, int64_t uptime_us)
 	r->lost = mirror_db_lost();
 	r->max_terminals = ptyd_conf.max_terminals;
 	r->max_per_owner = ptyd_conf.max_per_owner;
+	keeperlink_stats(r);
 	stats_terms(r);
 }

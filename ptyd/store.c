@@ -174,10 +174,18 @@ static const char store_sql_unchained[] =
  * bytes). */
 static const char store_sql_lost_events[] =
     "SELECT session_id, id, coalesce(pid, '?') FROM terminals"
-    " WHERE state = 'running' ORDER BY id";
+    " WHERE state = 'running' AND id NOT IN (SELECT id FROM temp.live)"
+    " ORDER BY id";
 static const char store_sql_lost_rows[] =
     "UPDATE terminals SET state = 'lost', ended_at = ?1,"
-    " end_reason = 'lost' WHERE state = 'running'";
+    " end_reason = 'lost' WHERE state = 'running'"
+    " AND id NOT IN (SELECT id FROM temp.live)";
+/* The terminals a keeper still holds (DESIGN 10): not lost. */
+static const char store_sql_live[] =
+    "CREATE TEMP TABLE IF NOT EXISTS live (id INTEGER PRIMARY KEY);"
+    " DELETE FROM temp.live;";
+static int64_t *store_live_ids;
+static size_t	store_nkept;
 
 /* Ids ever used: rows, and events that may outlive pruned rows. */
 static const char *const store_sql_maxid[] = {
@@ -895,11 +903,51 @@ store_db_lost_events(struct store *st, double now)
 /* Inside the transaction, the first time this process gets there: close
  * what an earlier daemon left registered as lost.  0 or -1. */
 static int
+store_db_live(struct store *st)
+{
+	sqlite3_stmt *stmt = NULL;
+	size_t	      i;
+	int	      rc = SQLITE_DONE;
+
+	if (sqlite3_exec(st->db, store_sql_live, NULL, NULL, NULL) !=
+		SQLITE_OK ||
+	    store_prepare(st, "INSERT OR IGNORE INTO temp.live VALUES (?1)",
+		&stmt) == -1) {
+		store_cause(st, "reconcile: %s", sqlite3_errmsg(st->db));
+		return (-1);
+	}
+	for (i = 0; i < store_nkept && rc == SQLITE_DONE; i++) {
+		sqlite3_bind_int64(stmt, 1, store_live_ids[i]);
+		rc = sqlite3_step(stmt);
+		sqlite3_reset(stmt);
+	}
+	if (rc != SQLITE_DONE)
+		store_cause(st, "reconcile: %s", sqlite3_errmsg(st->db));
+	sqlite3_finalize(stmt);
+	return (rc == SQLITE_DONE ? 0 : -1);
+}
+
+void
+store_set_live(const int64_t *ids, size_t n)
+{
+	store_live_ids = xreallocarray(NULL, n + 1, sizeof(*ids));
+	memcpy(store_live_ids, ids, n * sizeof(*ids));
+	store_nkept = n;
+}
+
+void
+store_reserve_id(struct store *st, int64_t id)
+{
+	if (id >= st->next_id)
+		st->next_id = id + 1;
+}
+
+static int
 store_db_reconcile(struct store *st, double now, int *lost)
 {
 	if (st->reconciled)
 		return (0);
-	if (store_db_lost_events(st, now) == -1 ||
+	if (store_db_live(st) == -1 || store_db_lost_events(st, now) == -1 ||
 	    store_exec_now(st, store_sql_lost_rows, now, lost) == -1)
 		return (-1);
 	return (0);

@@ -104,4 +104,12 @@ uint64_t store_lost(const struct store *);
 /* Whether anything waits to be written (for a flush timer that sleeps). */
 int store_pending(const struct store *);
 
+/*
+ * Before store_open: the terminals a keeper still holds, whose rows stay
+ * `running` at start-up's reconciliation (DESIGN 10).  The ids are kept.
+ */
+void store_set_live(const int64_t *ids, size_t n);
+/* Ids of new terminals are above id (one a keeper holds, maybe unwritten). */
+void store_reserve_id(struct store *, int64_t id);
+
 #endif /* PTYD_STORE_H */

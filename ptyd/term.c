@@ -34,7 +34,9 @@
 #include "proto.h"
 #include "screen.h"
 #include "ptyd.h"
+#include "keeperlink.h"
 #include "term.h"
+#include "termmem.h"
 #include "term_int.h"
 #include "xmalloc.h"
 
@@ -190,7 +192,10 @@ term_pid_add(struct term *t)
 	t->pnext = term_phash[i];
 	term_phash[i] = t;
 	t->in_pid_hash = 1;
-	term_watch_pid(t);
+	/* Under a keeper the shell is the keeper's child: it tells us of
+	 * the end, with the status only a parent can have (KW_EXITED). */
+	if (!keeperlink_up())
+		term_watch_pid(t);
 }
 
 void
@@ -275,6 +280,7 @@ term_register(struct term *t)
 	term_regv[term_nreg] = t;
 	term_nreg++;
 	term_owner_inc(t->owner);
+	termmem_sync(t);
 }
 
 void
@@ -298,7 +304,19 @@ term_unregister(struct term *t)
 	term_regv[t->reg_idx]->reg_idx = t->reg_idx;
 	term_nreg--;
 	term_owner_dec(t->owner);
+	termmem_sync(t);
 	term_maybe_free(t);
+}
+
+struct term *
+term_find_id(int64_t id)
+{
+	struct term *t;
+
+	TAILQ_FOREACH (t, &term_all, all_entry)
+		if (t->id == id)
+			return (t);
+	return (NULL);
 }
 
 unsigned int
@@ -423,6 +441,11 @@ term_free(struct term *t)
 	TAILQ_REMOVE(&term_all, t, all_entry);
 	term_screen_cancel(t);
 	ring_free(&t->ring);
+	/* The keeper lets go of its pty and memfd: the last of it. */
+	if (t->hdr != NULL) {
+		keeperlink_forget(t);
+		termmem_unmap(t->hdr);
+	}
 	screen_free(t->screen);
 	free(t->owner);
 	free(t->sid);
@@ -559,7 +582,7 @@ term_force_finish(int64_t now)
 	for (t = TAILQ_FIRST(&term_all); t != NULL; t = next) {
 		next = TAILQ_NEXT(t, all_entry);
 		if (t->pid > 0 && !t->reaped)
-			(void)kill(-t->pid, SIGKILL);
+			term_signal(t, SIGKILL, 1);
 		term_finish(t, now);
 	}
 }
@@ -707,6 +730,39 @@ term_input(const char *owner, const char *sid, const uint8_t *data, size_t len,
 	return (TERM_OK);
 }
 
+/*
+ * Under a keeper the keeper writes the input (DESIGN 10): it checks the
+ * id, records it and queues the bytes in one step that no crash of ours
+ * can split, so a retry after a take-over is still recognised.
+ */
+static enum term_err
+term_input_keeper(const char *owner, const char *sid, const char *input_id,
+    const char *actor, const uint8_t *data, size_t len, int64_t now,
+    int *duplicate)
+{
+	struct term *t = term_find(owner, sid);
+
+	if (t == NULL || t->state != TERM_RUNNING || t->master == -1)
+		return (TERM_ENOTRUNNING);
+	switch (keeperlink_input(t, input_id != NULL ? input_id : "", data,
+	    len)) {
+	case KW_IN_ACCEPTED:
+		t->bytes_in += len;
+		t->last_activity = now;
+		mirror_mark(t);
+		mirror_input(t, now, actor, len);
+		return (TERM_OK);
+	case KW_IN_DUPLICATE:
+		*duplicate = 1;
+		return (TERM_OK);
+	case KW_IN_FULL:
+		return (TERM_EINPUTFULL);
+	case KW_IN_GONE:
+		break;
+	}
+	return (TERM_ENOTRUNNING);
+}
+
 enum term_err
 term_input_once(const char *owner, const char *sid, const char *input_id,
     const char *actor, const uint8_t *data, size_t len, int64_t now,
@@ -716,6 +772,9 @@ term_input_once(const char *owner, const char *sid, const char *input_id,
 	enum term_err e;
 
 	*duplicate = 0;
+	if (keeperlink_under())
+		return (term_input_keeper(owner, sid, input_id, actor, data,
+		    len, now, duplicate));
 	if (input_id == NULL || input_id[0] == '\0') {
 		if ((e = term_input(owner, sid, data, len, now)) == TERM_OK)
 			mirror_input(term_find(owner, sid), now, actor, len);

@@ -31,6 +31,8 @@
 
 struct store;
 struct term;
+struct termhdr;
+struct kadopt;
 
 /* Error codes; conn.c maps them to PROTO_ERR_*. */
 enum term_err {
@@ -137,6 +139,10 @@ struct term {
 	unsigned int screen_waiters;
 	uint64_t screen_target; /* where their screen stands */
 	uint64_t screen_spent;	/* units spent on it so far */
+
+	/* Under a keeper (DESIGN 10): the memfd the ring lives in, whose
+	 * header a ptyd taking over reads; NULL without one. */
+	struct termhdr *hdr;
 };
 
 struct term_start_req {
@@ -178,6 +184,21 @@ void	     term_stats(unsigned int *terms, unsigned int *exited,
  */
 struct term *term_new(const char *owner, const char *sid, const char *workspace,
     unsigned int rows, unsigned int cols, uint64_t base, int64_t now);
+
+/*
+ * A terminal the last ptyd ran, from what the keeper handed over (its
+ * header, pty and pid): registered, reading, its viewers to come back.
+ * NULL, with the descriptors closed, if its header cannot be used.
+ */
+struct term *term_adopt(struct kadopt *, int64_t now);
+/* After a take-over: a redraw asked of a terminal whose ring wrapped. */
+void	     term_adopt_redraw(struct term *);
+/* Signal t's shell (group: its process group), through the keeper when
+ * there is one, which knows whether the pid is still the shell's. */
+void	     term_signal(struct term *, int sig, int group);
+struct term *term_find_id(int64_t id);
+/* The keeper is gone: shells' ends are watched here from now on. */
+void	     term_keeper_gone(int64_t now);
 
 /* Request policy. */
 int	 term_sid_valid(const char *);

@@ -10,15 +10,18 @@
 #include <sys/epoll.h>
 #include <sys/ioctl.h>
 #include <sys/types.h>
+#include <sys/uio.h>
 
 #include <errno.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <termios.h>
 #include <unistd.h>
 
+#include "keeperlink.h"
 #include "log.h"
 #include "mirror.h"
 #include "ptyd.h"
@@ -26,6 +29,7 @@
 #include "spawn.h"
 #include "term.h"
 #include "term_int.h"
+#include "termmem.h"
 
 #define TERM_READ_BUDGET (256 * 1024) /* per wakeup, for fairness */
 /*
@@ -55,12 +59,77 @@ term_read_limit(const struct term *t)
 	return ((size_t)(t->ring.max - lag));
 }
 
+/*
+ * A read of a master in packet mode straight into the shared ring, in the
+ * protocol termmem_recover undoes (DESIGN 10): FIONREAD gives the exact
+ * length the read will return (only we read this master), the in-flight
+ * record goes into the header first, the packet byte lands in the header
+ * in the same readv as the data, and end moves only after.  Returns what
+ * read(2) would: the data bytes (0 for a control packet or a data packet
+ * the room cut to nothing), -1 with errno.  *more: the pty held more than
+ * this read took.
+ */
+static ssize_t
+term_read_pkt(struct term *t, uint8_t *p, size_t n, int *more)
+{
+	struct termhdr *h = t->hdr;
+	struct iovec	iov[2];
+	ssize_t		r;
+	int		q = 0;
+
+	if (ioctl(t->master, FIONREAD, &q) == -1 || q < 0)
+		q = 0;
+	*more = (size_t)q > n;
+	if ((size_t)q < n)
+		n = (size_t)q;
+	h->ctrl = 0xff;
+	atomic_store_explicit(&h->inflight_len, n, memory_order_relaxed);
+	atomic_store_explicit(&h->inflight_pos, ring_end(&t->ring),
+	    memory_order_release);
+	iov[0].iov_base = (void *)&h->ctrl;
+	iov[0].iov_len = 1;
+	iov[1].iov_base = p;
+	iov[1].iov_len = n;
+	r = readv(t->master, iov, 2);
+	if (r <= 0) {
+		atomic_store_explicit(&h->inflight_len, 0,
+		    memory_order_relaxed);
+		if (r == 0)
+			errno = EIO; /* EOF: every slave closed, as EIO */
+		return (-1);
+	}
+	return (h->ctrl == TIOCPKT_DATA ? r - 1 : 0);
+}
+
+/* The bytes a read put at the ring's end are output now. */
+static void
+term_read_commit(struct term *t, size_t n)
+{
+	ring_commit(&t->ring, n);
+	if (t->hdr != NULL) {
+		atomic_store_explicit(&t->hdr->end, ring_end(&t->ring),
+		    memory_order_release);
+		atomic_store_explicit(&t->hdr->inflight_len, 0,
+		    memory_order_release);
+	}
+}
+
+/* What a read just added, to the emulator's mode scanner. */
+static void
+term_read_scan(struct term *t, const uint8_t *p, size_t n)
+{
+	if (t->screen == NULL)
+		t->screen = screen_new(t->rows, t->cols);
+	screen_scan_output(t->screen, ring_end(&t->ring) - (uint64_t)n, p, n);
+}
+
 static void
 term_read(struct term *t, int64_t now)
 {
 	uint8_t *p;
 	size_t	 limit, n, total = 0;
 	ssize_t	 r;
+	int	 more = 0;
 
 	while (t->master != -1 && total < TERM_READ_BUDGET) {
 		limit = term_read_limit(t);
@@ -69,13 +138,28 @@ term_read(struct term *t, int64_t now)
 			break;
 		}
 		n = ring_space(&t->ring, limit, &p);
-		r = read(t->master, p, n);
+		if (t->hdr != NULL) {
+			r = term_read_pkt(t, p, n, &more);
+			if (r == 0) {
+				/* A control packet, or nothing yet: the pty
+				 * holds no data now unless FIONREAD said so. */
+				if (!more)
+					break;
+				continue;
+			}
+			/* FIONREAD already said whether more waits. */
+			if (r > 0 && !more && (size_t)r < TERM_READ_SMALL &&
+			    t->state != TERM_DRAINING) {
+				term_read_commit(t, (size_t)r);
+				term_read_scan(t, p, (size_t)r);
+				total += (size_t)r;
+				break;
+			}
+		} else
+			r = read(t->master, p, n);
 		if (r > 0) {
-			ring_commit(&t->ring, (size_t)r);
-			if (t->screen == NULL)
-				t->screen = screen_new(t->rows, t->cols);
-			screen_scan_output(t->screen,
-			    ring_end(&t->ring) - (uint64_t)r, p, (size_t)r);
+			term_read_commit(t, (size_t)r);
+			term_read_scan(t, p, (size_t)r);
 			total += (size_t)r;
 			/* A small read, less than there was room for: the pty
 			 * holds nothing more (a keystroke's echo), and epoll,
@@ -213,11 +297,31 @@ term_finished(const struct term *t)
 	return (t->state == TERM_EXITED);
 }
 
+/* The memfd t's ring moves into, its header filled: 0 or -1. */
+static int
+term_spawn_memfd(struct term *t, int *memfd)
+{
+	struct termhdr *h;
+
+	if (termmem_create(ptyd_conf.ring_size, memfd, &h) == -1) {
+		log_warn("term %s: memfd", t->sid);
+		*memfd = -1;
+		return (-1);
+	}
+	ring_free(&t->ring);
+	ring_init_ext(&t->ring, termmem_ring(h), ptyd_conf.ring_size, t->base,
+	    t->base);
+	t->hdr = h;
+	termmem_init(t);
+	return (0);
+}
+
 int
 term_spawn(struct term *t)
 {
 	struct spawn_req    req;
 	struct spawn_result res;
+	int		    memfd = -1;
 
 	memset(&req, 0, sizeof(req));
 	req.path = ptyd_conf.shell;
@@ -227,12 +331,29 @@ term_spawn(struct term *t)
 	req.rows = t->rows;
 	req.cols = t->cols;
 	req.umask = ptyd_conf.shell_umask;
-	if (spawn_shell(&req, &res) == -1)
+	req.keeper = keeperlink_up();
+	if (req.keeper && term_spawn_memfd(t, &memfd) == -1)
 		return (-1);
+	if (spawn_shell(&req, &res) == -1) {
+		if (memfd != -1)
+			close(memfd);
+		return (-1);
+	}
 	t->pid = res.pid;
 	t->master = res.master;
 	t->tty = res.tty;
 	term_pid_add(t);
+	if (memfd != -1) {
+		t->hdr->pid = t->pid;
+		t->hdr->tty = (uint64_t)t->tty;
+		/* From here the keeper holds the shell's pty: a crash of
+		 * ours no longer ends it. */
+		if (keeperlink_adopt(t, memfd) == -1) {
+			close(memfd);
+			return (-1);
+		}
+		close(memfd);
+	}
 	if (ev_io_add(&t->io, t->master, EPOLLIN, term_io_cb, t) == -1) {
 		log_warn("term %s: epoll add", t->sid);
 		return (-1);
@@ -261,8 +382,8 @@ term_set_size(struct term *t, unsigned int rows, unsigned int cols)
 		log_warn("term %s: TIOCSWINSZ", t->sid);
 	/* The kernel signals the foreground group; the shell's own group
 	 * gets it too, as the contract says. */
-	if (t->pid > 0 && !t->reaped)
-		(void)kill(-t->pid, SIGWINCH);
+	if (!t->reaped)
+		term_signal(t, SIGWINCH, 1);
 }
 
 /*

@@ -31,6 +31,7 @@
 
 #include <sys/epoll.h>
 
+#include "keeperlink.h"
 #include "log.h"
 #include "mirror.h"
 #include "proc.h"
@@ -151,10 +152,34 @@ term_teardown(struct term *t, enum term_reason why, const char *actor,
 	if (t->state != TERM_RUNNING)
 		return;
 	term_set_state(t, TERM_ENDING, why, now);
-	if (t->pid > 0) {
-		(void)kill(-t->pid, SIGHUP);
-		(void)kill(-t->pid, SIGCONT);
-	}
+	term_signal(t, SIGHUP, 1);
+	term_signal(t, SIGCONT, 1);
+}
+
+void
+term_signal(struct term *t, int sig, int group)
+{
+	if (t->pid <= 0)
+		return;
+	if (keeperlink_up())
+		keeperlink_signal(t, sig, group);
+	else if (!t->reaped)
+		(void)kill(group ? -t->pid : t->pid, sig);
+}
+
+/*
+ * The keeper is gone: nobody will tell us of a shell's end any more, so
+ * watch each one's pidfd (its status is then unknown: not our child).
+ */
+void
+term_keeper_gone(int64_t now)
+{
+	struct term *t;
+
+	(void)now;
+	for (t = term_all_first(); t != NULL; t = term_all_next(t))
+		if (t->pid > 0 && !t->reaped && t->pidfd == -1)
+			term_watch_pid(t);
 }
 
 void
@@ -169,11 +194,10 @@ term_timer_cb(void *arg)
 		break;
 	case TERM_ENDING:
 		/* Teardown's grace is over: the shell ignored SIGHUP. */
-		if (t->pid > 0) {
-			(void)kill(-t->pid, SIGKILL);
-			(void)kill(t->pid, SIGKILL);
-		}
+		term_signal(t, SIGKILL, 1);
+		term_signal(t, SIGKILL, 0);
 		t->killed = 1;
+		mirror_mark(t);
 		break;
 	case TERM_DRAINING:
 		/* Reaped but the pty never reached EIO: something outside

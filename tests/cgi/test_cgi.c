@@ -756,8 +756,9 @@ Test(cgi, owners_are_separate)
 }
 
 /* Count processes whose command line mentions our socket. */
+/* Processes of this account's socket: ptyd (keeper 0) or its keeper (1). */
 static int
-count_ptyd(void)
+count_ptyd_kind(int keeper)
 {
 	char		 path[300], buf[4096];
 	struct dirent	*d;
@@ -781,11 +782,18 @@ count_ptyd(void)
 				buf[i] = ' ';
 		buf[len] = '\0';
 		if (strstr(buf, sockpath) != NULL &&
-		    strstr(buf, "ptyd.fcgi") == NULL)
+		    strstr(buf, "ptyd.fcgi") == NULL &&
+		    (strncmp(buf, "ptyd-keeper ", 12) == 0) == keeper)
 			n++;
 	}
 	closedir(dir);
 	return (n);
+}
+
+static int
+count_ptyd(void)
+{
+	return (count_ptyd_kind(0));
 }
 
 Test(cgi, autostart_starts_ptyd_exactly_once)
@@ -813,6 +821,7 @@ Test(cgi, autostart_starts_ptyd_exactly_once)
 		cr_expect_eq(r[i].status, 200, "%s", r[i].out);
 	}
 	cr_expect_eq(count_ptyd(), 1, "one ptyd for the account");
+	cr_expect_eq(count_ptyd_kind(1), 1, "one keeper for the account");
 	cr_assert_not_null(p = strstr(r[0].body, "\"pid\": "));
 	ptyd_pid = (pid_t)atoi(p + 7);
 	for (i = 1; i < N; i++) {

@@ -99,6 +99,10 @@ daemon_start_opts(const struct daemon_opts *o)
 	}
 	argv[n++] = PTYD_BIN;
 	argv[n++] = "-f";
+	/* These tests look inside one daemon (its children, descriptors,
+	 * limits): the keeper's own are tested beside the stack
+	 * (tests/integration/test_keeper.py). */
+	argv[n++] = "--no-keeper";
 	argv[n++] = "--socket";
 	argv[n++] = D.sock;
 	argv[n++] = "--db";

@@ -56,7 +56,7 @@ spawn_case(int err)
 		path[] = "PATH=/usr/bin:/bin";
 	char		   *av[] = { sh, c, cmd, NULL };
 	char		   *env[] = { path, NULL };
-	struct spawn_req    rq = { "/bin/sh", av, env, "/", 24, 80, 022 };
+	struct spawn_req    rq = { "/bin/sh", av, env, "/", 24, 80, 022, 0 };
 	struct spawn_result res;
 	struct pollfd	    pfd;
 	char		    buf[512], *p;

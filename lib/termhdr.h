@@ -1,0 +1,80 @@
+/*
+ * termhdr.h -- the first TERMHDR_SIZE bytes of a terminal's memfd: what a
+ * ptyd that takes over needs to know of a terminal the last one ran
+ * (DESIGN 10).  The ring of output follows it in the same memfd.
+ *
+ * Owns: the layout and its version rule.  Fields are only ever appended;
+ * `layout` is the writer's version, `min_reader` the oldest reader that
+ * may still make sense of it, so a binary reads any header whose
+ * min_reader is at most its own TERMHDR_LAYOUT (one version up or down
+ * across an upgrade and back).  Every field has one writer, ptyd, and
+ * the positions are 64-bit values stored with release order after the
+ * bytes they cover: a ptyd killed at any instant leaves a header that
+ * says exactly which bytes of the ring are output (the in-flight record,
+ * ptyd/termio.c).  Enumerations are stored as the numbers termstate.h
+ * gives them, which are part of this layout and never renumbered.
+ *
+ * Does not own: mapping it (ptyd/termmem.c) or what is done with it.
+ */
+#ifndef TERMHDR_H
+#define TERMHDR_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#define TERMHDR_MAGIC	   "PTYDTRM1"
+#define TERMHDR_LAYOUT	   1
+#define TERMHDR_MIN_READER 1
+#define TERMHDR_SIZE	   16384
+#define TERMHDR_STR_OWNER  257	/* PROTO_OWNER_MAX + 1 */
+#define TERMHDR_STR_SID	   129	/* PROTO_SID_MAX + 1 */
+#define TERMHDR_STR_WS	   4096 /* PATH_MAX */
+
+/* Flags: what the old process knew that is not a state. */
+#define TERMHDR_F_SPOKE	 0x1 /* the shell has written */
+#define TERMHDR_F_KILLED 0x2 /* SIGKILL sent */
+#define TERMHDR_F_HUP	 0x4 /* the slave side is gone */
+#define TERMHDR_F_REG	 0x8 /* registered (attachable by its id) */
+#define TERMHDR_F_REAPED 0x10 /* its end was told (exit_code is set) */
+
+struct termhdr {
+	char	 magic[8];
+	uint32_t layout;
+	uint32_t min_reader;
+	uint64_t ring_size; /* bytes of ring after the header */
+	int64_t	 id;
+	int64_t	 pid;
+	uint64_t tty;  /* the slave's dev_t */
+	uint64_t base; /* first position of this incarnation */
+
+	/* The read protocol (ptyd/termio.c). */
+	_Atomic uint64_t end;	       /* position after the last byte */
+	_Atomic uint64_t inflight_pos; /* where a read in progress lands */
+	_Atomic uint64_t inflight_len; /* its exact length; 0: none */
+	volatile uint8_t ctrl;	       /* the read's packet byte: 0xff
+					  until the kernel writes it */
+	uint8_t		 pad0[7];
+
+	/* Written at each change (mirror_mark). */
+	uint32_t rows;
+	uint32_t cols;
+	uint32_t state;	 /* enum term_state */
+	uint32_t reason; /* enum term_reason */
+	uint32_t flags;	 /* TERMHDR_F_* */
+	int32_t	 exit_code;
+	int64_t	 started_at; /* CLOCK_MONOTONIC us: valid in any process */
+	int64_t	 last_activity;
+	int64_t	 unwatched_since;
+	uint64_t bytes_in;
+	uint64_t bytes_out;
+
+	/* Written once, at spawn. */
+	char owner[TERMHDR_STR_OWNER];
+	char sid[TERMHDR_STR_SID];
+	char workspace[TERMHDR_STR_WS];
+};
+
+_Static_assert(sizeof(struct termhdr) <= TERMHDR_SIZE,
+    "struct termhdr outgrew its pages");
+
+#endif /* TERMHDR_H */
