@@ -466,6 +466,9 @@ static const struct {
 	CTL_U64(flush_max_us),
 	CTL_U64(flush_last_rows),
 	CTL_U64(flush_max_rows),
+	CTL_U32(generation),
+	CTL_U32(upgrades),
+	CTL_U32(takeovers),
 };
 
 static int
@@ -480,12 +483,12 @@ ctl_stats(int argc, char **argv)
 	(void)argv;
 	ctl_fetch_stats(&r);
 	printf(ctl_json ?
-		"{\"pid\": %d, \"uptime\": %.3f, \"db_failing\": %s,"
-		" \"db_lag\": %.3f" :
-		"pid          %d\nuptime       %.3f\ndb_failing   %s\n"
-		"db_lag       %.3f\n",
-	    r.pid, (double)r.uptime_us / 1e6, r.db_failing ? "true" : "false",
-	    (double)r.db_lag_us / 1e6);
+		"{\"pid\": %d, \"keeper_pid\": %d, \"uptime\": %.3f,"
+		" \"db_failing\": %s, \"db_lag\": %.3f" :
+		"pid          %d\nkeeper_pid   %d\nuptime       %.3f\n"
+		"db_failing   %s\ndb_lag       %.3f\n",
+	    r.pid, r.keeper_pid, (double)r.uptime_us / 1e6,
+	    r.db_failing ? "true" : "false", (double)r.db_lag_us / 1e6);
 	for (i = 0; i < sizeof(ctl_stat_fields) / sizeof(ctl_stat_fields[0]);
 	     i++) {
 		if (ctl_stat_fields[i].size == 4) {
@@ -517,16 +520,19 @@ ctl_health(int argc, char **argv)
 		printf(
 		    "{\"status\": \"%s\", \"ok\": %s, \"db_errors\": %" PRIu64
 		    ", \"db_failing\": %s, \"db_lag\": %.3f, \"pid\": %d,"
+		    " \"keeper_pid\": %d, \"generation\": %u,"
 		    " \"uptime\": %.3f, \"terminals\": %u, \"viewers\": %u}\n",
 		    status, r.db_failing ? "false" : "true", r.db_errors,
 		    r.db_failing ? "true" : "false", (double)r.db_lag_us / 1e6,
-		    r.pid, (double)r.uptime_us / 1e6, r.terminals, r.viewers);
+		    r.pid, r.keeper_pid, r.generation,
+		    (double)r.uptime_us / 1e6, r.terminals, r.viewers);
 	else
-		printf("%s%s\ndb_errors    %" PRIu64 "\ndb_lag       %.3f\n"
+		printf("%s%s\npid          %d\nkeeper_pid   %d\n"
+		       "db_errors    %" PRIu64 "\ndb_lag       %.3f\n"
 		       "terminals    %u\nviewers      %u\n",
 		    status, r.db_failing ? ": the database refuses writes" : "",
-		    r.db_errors, (double)r.db_lag_us / 1e6, r.terminals,
-		    r.viewers);
+		    r.pid, r.keeper_pid, r.db_errors, (double)r.db_lag_us / 1e6,
+		    r.terminals, r.viewers);
 	return (r.db_failing ? 1 : 0);
 }
 
