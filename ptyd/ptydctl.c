@@ -4,8 +4,8 @@
  * Owns: the command line, the command table, and the printing of
  * replies (aligned columns for people, --json for programs).  Does not own
  * the protocol (lib/proto.h, lib/frame.c), the socket I/O (lib/client.c),
- * or the audit log's pruning (ptydctl_prune.c) and verifying
- * (ptydctl_audit.c).
+ * the audit log's pruning (ptydctl_prune.c) and verifying
+ * (ptydctl_audit.c), or what is asked of the keeper (ptydctl_keeper.c).
  *
  *   ptydctl [--socket PATH] [--owner NAME] COMMAND ...
  *     list [--all] [--json]  one line per terminal, aligned columns
@@ -18,6 +18,14 @@
  *     audit verify [--db PATH] [--anchors FILE|-] [--json]
  *                            check the audit log's hash chain against
  *                            its anchors (ptydctl_audit.c)
+ *     upgrade [--timeout S]  SIGUSR2 to the keeper: ptyd replaced, shells
+ *                            kept; exit 1 if the old one goes on serving,
+ *                            2 without a keeper, 3 no outcome in time
+ *     shutdown [--timeout S] SIGTERM to the keeper: the shells end; waits
+ *                            until it is gone
+ *     service [--timeout S]  the main process of the thin ptyd.service:
+ *                            SIGTERM a shutdown, SIGUSR1 or SIGHUP an
+ *                            upgrade (ptydctl_keeper.c)
  *     version
  *     start SID [--rows N] [--cols N] [--workspace DIR] [--restart]
  *     input SID DATA         DATA with \n \r \t \e \\ \xHH escapes
@@ -27,8 +35,8 @@
  *                            --frames prints one line per frame instead
  *
  * Exit status: 0 ok, 1 a refusal from ptyd (not running, limits...) or
- * health degraded, 2 usage or connection errors.  attach exits with 0
- * after MSG_EXIT.
+ * health degraded, 2 usage or connection errors, 3 a timeout (upgrade,
+ * shutdown).  attach exits with 0 after MSG_EXIT.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -66,6 +74,9 @@ static const char ctl_synopsis[] =
     "       ptydctl [--socket PATH] stats [--json]\n"
     "       ptydctl [--db PATH] prune --before DAYS|YYYY-MM-DD\n"
     "       ptydctl [--db PATH] audit verify [--anchors FILE|-] [--json]\n"
+    "       ptydctl [--socket PATH] upgrade [--timeout SECONDS] [--json]\n"
+    "       ptydctl [--socket PATH] shutdown [--timeout SECONDS]\n"
+    "       ptydctl [--socket PATH] service [--timeout SECONDS]\n"
     "       ptydctl version\n"
     "       ptydctl [--socket PATH] [--owner NAME] start SID [--rows N]\n"
     "               [--cols N] [--workspace DIR] [--restart]\n"
@@ -466,6 +477,9 @@ static const struct {
 	CTL_U64(flush_max_us),
 	CTL_U64(flush_last_rows),
 	CTL_U64(flush_max_rows),
+	CTL_U32(generation),
+	CTL_U32(upgrades),
+	CTL_U32(takeovers),
 };
 
 static int
@@ -480,12 +494,12 @@ ctl_stats(int argc, char **argv)
 	(void)argv;
 	ctl_fetch_stats(&r);
 	printf(ctl_json ?
-		"{\"pid\": %d, \"uptime\": %.3f, \"db_failing\": %s,"
-		" \"db_lag\": %.3f" :
-		"pid          %d\nuptime       %.3f\ndb_failing   %s\n"
-		"db_lag       %.3f\n",
-	    r.pid, (double)r.uptime_us / 1e6, r.db_failing ? "true" : "false",
-	    (double)r.db_lag_us / 1e6);
+		"{\"pid\": %d, \"keeper_pid\": %d, \"uptime\": %.3f,"
+		" \"db_failing\": %s, \"db_lag\": %.3f" :
+		"pid          %d\nkeeper_pid   %d\nuptime       %.3f\n"
+		"db_failing   %s\ndb_lag       %.3f\n",
+	    r.pid, r.keeper_pid, (double)r.uptime_us / 1e6,
+	    r.db_failing ? "true" : "false", (double)r.db_lag_us / 1e6);
 	for (i = 0; i < sizeof(ctl_stat_fields) / sizeof(ctl_stat_fields[0]);
 	     i++) {
 		if (ctl_stat_fields[i].size == 4) {
@@ -496,8 +510,16 @@ ctl_stats(int argc, char **argv)
 		printf(ctl_json ? ", \"%s\": %" PRIu64 : "%-12s %" PRIu64 "\n",
 		    ctl_stat_fields[i].name, v);
 	}
-	if (ctl_json)
+	/* The last upgrade's outcome (docs/proposals/keeper.md 4). */
+	if (ctl_json) {
+		printf(", \"upgrade_failed\": %s, \"upgrade_reason\": ",
+		    r.upgrade_failed ? "true" : "false");
+		ctl_json_str(r.upgrade_reason);
 		printf("}\n");
+	} else
+		printf("upgrade_failed %s\nupgrade_reason %s\n",
+		    r.upgrade_failed ? "true" : "false",
+		    r.upgrade_reason[0] != '\0' ? r.upgrade_reason : "-");
 	return (0);
 }
 
@@ -517,16 +539,19 @@ ctl_health(int argc, char **argv)
 		printf(
 		    "{\"status\": \"%s\", \"ok\": %s, \"db_errors\": %" PRIu64
 		    ", \"db_failing\": %s, \"db_lag\": %.3f, \"pid\": %d,"
+		    " \"keeper_pid\": %d, \"generation\": %u,"
 		    " \"uptime\": %.3f, \"terminals\": %u, \"viewers\": %u}\n",
 		    status, r.db_failing ? "false" : "true", r.db_errors,
 		    r.db_failing ? "true" : "false", (double)r.db_lag_us / 1e6,
-		    r.pid, (double)r.uptime_us / 1e6, r.terminals, r.viewers);
+		    r.pid, r.keeper_pid, r.generation,
+		    (double)r.uptime_us / 1e6, r.terminals, r.viewers);
 	else
-		printf("%s%s\ndb_errors    %" PRIu64 "\ndb_lag       %.3f\n"
+		printf("%s%s\npid          %d\nkeeper_pid   %d\n"
+		       "db_errors    %" PRIu64 "\ndb_lag       %.3f\n"
 		       "terminals    %u\nviewers      %u\n",
 		    status, r.db_failing ? ": the database refuses writes" : "",
-		    r.db_errors, (double)r.db_lag_us / 1e6, r.terminals,
-		    r.viewers);
+		    r.pid, r.keeper_pid, r.db_errors, (double)r.db_lag_us / 1e6,
+		    r.terminals, r.viewers);
 	return (r.db_failing ? 1 : 0);
 }
 
@@ -878,6 +903,9 @@ static const struct ctl_cmd {
 	{ "stats", 0, 0, 1, ctl_stats },
 	{ "prune", -1, -1, 0, ctl_prune },
 	{ "audit", -1, -1, 0, ctl_audit },
+	{ "upgrade", -1, -1, 1, ctl_upgrade },
+	{ "shutdown", -1, -1, 1, ctl_shutdown },
+	{ "service", -1, -1, 1, ctl_service },
 	{ "version", 0, 0, 0, ctl_version },
 	{ "start", -1, -1, 1, ctl_start },
 	{ "input", 2, 2, 1, ctl_input },
@@ -912,6 +940,12 @@ ctl_flags(int *argcp, char **argv)
 		}
 	}
 	*argcp = argc;
+}
+
+const char *
+ctl_socket_path(void)
+{
+	return (ctl_socket);
 }
 
 const char *

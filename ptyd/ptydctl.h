@@ -14,6 +14,8 @@ void __attribute__((noreturn)) usage(void);
 void __attribute__((noreturn)) die(const char *what);
 /* user@ptydctl: who did it, for the audit log. */
 const char *ctl_actor(void);
+/* ptyd's socket as the settings name it (lib/config.c). */
+const char *ctl_socket_path(void);
 /* The database as ptyd finds it (the db setting, lib/config.c). */
 const char *ctl_db(void);
 
@@ -28,5 +30,13 @@ void ctl_json_str(const char *s);
 int ctl_prune(int argc, char **argv);
 /* audit verify [--db PATH] [--anchors FILE|-] (ptydctl_audit.c). */
 int ctl_audit(int argc, char **argv);
+
+/* upgrade [--timeout S]: SIGUSR2 to the keeper, its outcome
+ * (ptydctl_keeper.c). */
+int ctl_upgrade(int argc, char **argv);
+/* shutdown [--timeout S]: SIGTERM to the keeper, until it is gone. */
+int ctl_shutdown(int argc, char **argv);
+/* service [--timeout S]: the main process of the thin ptyd.service. */
+int ctl_service(int argc, char **argv);
 
 #endif /* PTYDCTL_H */

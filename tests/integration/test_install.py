@@ -38,6 +38,7 @@ BUILD_TIMEOUT = 240
 # The install layout of the spec, relative to the prefix.
 LAYOUT = [
     "bin/ptydctl", "bin/ptyd.fcgi", "libexec/ptyd/ptyd",
+    "libexec/ptyd/ptyd-keeper",
     "share/man/man8/ptyd.8", "share/man/man8/ptyd.fcgi.8",
     "share/man/man1/ptydctl.1", "share/man/man5/ptyd.conf.5",
     "share/ptyd/sql/schema.sql", "share/ptyd/sql/audit.sql",
@@ -55,9 +56,11 @@ LAYOUT = [
     "share/ptyd/web/index.html",
     "etc/ptyd.conf.sample", "etc/logrotate.d/ptyd",
     "lib/systemd/system/ptyd.service", "lib/systemd/system/ptyd@.service",
+    "lib/systemd/system/ptyd-keeper.service",
+    "lib/systemd/system/ptyd-keeper@.service",
     "lib/systemd/system/ptyd-fcgi.socket",
     "lib/systemd/system/ptyd-fcgi.service",
-    "lib/systemd/user/ptyd.service",
+    "lib/systemd/user/ptyd.service", "lib/systemd/user/ptyd-keeper.service",
     "share/doc/ptyd/README.md", "share/doc/ptyd/LICENSE",
     "share/doc/ptyd/NEWS", "share/doc/ptyd/HACKING.md",
 ]
@@ -65,9 +68,22 @@ MANPAGES = ["share/man/man8/ptyd.8", "share/man/man8/ptyd.fcgi.8",
             "share/man/man1/ptydctl.1", "share/man/man5/ptyd.conf.5"]
 UNITS = ["lib/systemd/system/ptyd.service",
          "lib/systemd/system/ptyd@.service",
+         "lib/systemd/system/ptyd-keeper.service",
+         "lib/systemd/system/ptyd-keeper@.service",
          "lib/systemd/system/ptyd-fcgi.socket",
          "lib/systemd/system/ptyd-fcgi.service",
-         "lib/systemd/user/ptyd.service"]
+         "lib/systemd/user/ptyd.service",
+         "lib/systemd/user/ptyd-keeper.service"]
+# Each handle unit (ptydctl service) and the keeper unit it requires.
+UNIT_PAIRS = [("lib/systemd/system/ptyd.service",
+               "lib/systemd/system/ptyd-keeper.service",
+               "ptyd-keeper.service"),
+              ("lib/systemd/system/ptyd@.service",
+               "lib/systemd/system/ptyd-keeper@.service",
+               "ptyd-keeper@%i.service"),
+              ("lib/systemd/user/ptyd.service",
+               "lib/systemd/user/ptyd-keeper.service",
+               "ptyd-keeper.service")]
 # Every key of the settings table (spec: "Keys").
 KEYS = """state_dir db socket log log_level pidfile shell shell_arg
 workspace_root default_workspace idle_grace reap_interval linger
@@ -158,8 +174,8 @@ def _build(inst):
     run(["make", "-s", "install"], inst.log, **kw)
 
 
-def _installed_ptyd_pids(inst):
-    exe = inst.path("libexec/ptyd/ptyd")
+def _installed_ptyd_pids(inst, name="ptyd"):
+    exe = inst.path("libexec/ptyd/" + name)
     pids = []
     for d in os.listdir("/proc"):
         if not d.isdigit():
@@ -173,19 +189,26 @@ def _installed_ptyd_pids(inst):
 
 
 def _kill_installed(inst):
-    """SIGTERM the ptyd an installed ptyd.fcgi autostarted (it hangs up
-    its shells), SIGKILL what is left after 10 s."""
-    pids = _installed_ptyd_pids(inst)
-    for p in pids:
-        try:
-            os.kill(p, signal.SIGTERM)
-        except ProcessLookupError:
-            pass
-    deadline = time.monotonic() + 10
-    while _installed_ptyd_pids(inst) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    for p in _installed_ptyd_pids(inst):
-        os.kill(p, signal.SIGKILL)
+    """SIGTERM the keeper an installed ptyd.fcgi autostarted (its ptyd
+    hangs up the shells), then any ptyd left (one without a keeper);
+    SIGKILL what is left after 10 s.  Keepers first: a ptyd that gets
+    SIGTERM under its keeper leaves, and the keeper starts another."""
+    for name in ("ptyd-keeper", "ptyd"):
+        for p in _installed_ptyd_pids(inst, name):
+            try:
+                os.kill(p, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+        deadline = time.monotonic() + 10
+        while _installed_ptyd_pids(inst, name) and \
+                time.monotonic() < deadline:
+            time.sleep(0.05)
+    for name in ("ptyd-keeper", "ptyd"):
+        for p in _installed_ptyd_pids(inst, name):
+            try:
+                os.kill(p, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
 
 
 # ---- the files ------------------------------------------------------------
@@ -202,10 +225,13 @@ def test_build_used_no_npm(installed):
 def test_layout(installed):
     missing = [f for f in LAYOUT if not os.path.isfile(installed.path(f))]
     assert not missing, "not installed: %s" % missing
-    for f in ("bin/ptydctl", "bin/ptyd.fcgi", "libexec/ptyd/ptyd"):
+    for f in ("bin/ptydctl", "bin/ptyd.fcgi", "libexec/ptyd/ptyd",
+              "libexec/ptyd/ptyd-keeper"):
         assert os.access(installed.path(f), os.X_OK), f
-    # logrotate's postrotate signals the pid file ptyd.service writes.
-    unit = open(installed.path("lib/systemd/system/ptyd.service")).read()
+    # logrotate's postrotate signals the pid file the keeper's unit
+    # writes (the keeper passes SIGHUP on to ptyd).
+    unit = open(installed.path(
+        "lib/systemd/system/ptyd-keeper.service")).read()
     rot = open(installed.path("etc/logrotate.d/ptyd")).read()
     m = re.search(r"^ExecStart=\S+ .*--pidfile (\S+)", unit, re.M)
     assert m and installed.path("libexec/ptyd/ptyd") in unit, unit
@@ -219,6 +245,53 @@ def test_layout(installed):
         for name in files:
             assert name not in ("package.json", "package-lock.json"), \
                 os.path.join(dirpath, name)
+
+
+def _unit_keys(text):
+    """A unit file's keys (any section): name -> list of values."""
+    keys = {}
+    for line in text.splitlines():
+        m = re.match(r"^([A-Za-z]+)=(.*)$", line)
+        if m:
+            keys.setdefault(m.group(1), []).append(m.group(2))
+    return keys
+
+
+def test_units_keep_the_shells_across_a_restart(installed):
+    """ptyd.service (and ptyd@, and the user unit) is the handle: its main
+    process is ptydctl service, restarted with SIGUSR1 (an upgrade), so a
+    restart does not kill the keeper, which runs the shells in a unit of
+    its own, as ptyd -f with the old units' hardening."""
+    for handle, keeper, name in UNIT_PAIRS:
+        h = _unit_keys(open(installed.path(handle)).read())
+        k = _unit_keys(open(installed.path(keeper)).read())
+        ctl = installed.path("bin/ptydctl")
+        assert h["ExecStart"] == [ctl + " service"], (handle, h)
+        assert h["ExecReload"] == [ctl + " upgrade"], (handle, h)
+        assert h["RestartKillSignal"] == ["SIGUSR1"], (handle, h)
+        assert name in h["Requires"][0].split(), (handle, h)
+        assert name in h["After"][0].split(), (handle, h)
+        # ptydctl waits up to 30 s for the keeper to stop.
+        assert int(h["TimeoutStopSec"][0]) > 30, (handle, h)
+        assert k["ExecStart"][0].startswith(
+            installed.path("libexec/ptyd/ptyd") + " -f"), (keeper, k)
+        assert k["KillMode"] == ["mixed"], (keeper, k)
+        assert k["Restart"] == ["on-failure"], (keeper, k)
+        assert "Install" not in open(installed.path(keeper)).read(), \
+            "the keeper is started through its handle only"
+        # ptydctl service speaks to the keeper's ptyd: same account, same
+        # state directory.
+        def state(keys):
+            return [v for v in keys.get("Environment", [])
+                    if v.startswith("PTYD_STATE_DIR=")]
+        assert h.get("User") == k.get("User"), (handle, h, k)
+        assert h.get("Group") == k.get("Group"), (handle, h, k)
+        assert state(h) == state(k), (handle, h, k)
+    system = _unit_keys(open(installed.path(
+        "lib/systemd/system/ptyd-keeper.service")).read())
+    assert system["OOMScoreAdjust"] == ["-900"], system
+    for key in ("StateDirectory", "LogsDirectory", "RuntimeDirectory"):
+        assert key in system, key
 
 
 def test_page_assets_versioned(installed):
