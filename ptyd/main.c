@@ -671,6 +671,29 @@ main_become_keeper(int argc, char **argv)
 	fatal("exec %s", keeper);
 }
 
+/*
+ * The keeper's unit protects it from the OOM killer (-900); ptyd and the
+ * shells it clones inherit that, and must not: raise ours back to 0 (no
+ * privilege needed to raise it).
+ */
+static void
+main_oom_reset(void)
+{
+	char buf[16];
+	int  fd;
+	ssize_t n;
+
+	if ((fd = open("/proc/self/oom_score_adj", O_RDWR | O_CLOEXEC)) == -1)
+		return;
+	n = read(fd, buf, sizeof(buf) - 1);
+	if (n > 0) {
+		buf[n] = '\0';
+		if (atoi(buf) < 0 && pwrite(fd, "0\n", 2, 0) != 2)
+			log_warn("oom_score_adj");
+	}
+	close(fd);
+}
+
 /* Started by the keeper: what it holds, then its go. */
 static void
 main_keeper_start(void)
@@ -686,6 +709,7 @@ main_keeper_start(void)
 		fatal("epoll");
 	if (sig_init(main_signal) == -1)
 		fatal("signals");
+	main_oom_reset();
 	keeperlink_hello(&lfd, &kfd);
 	lock_adopt(kfd);
 	listen_adopt(lfd);

@@ -15,7 +15,7 @@ What each pins:
   why, and leaves the shells alone.
 
 Every daemon runs on its own here: a temporary HOME and state folder, its
-own socket, no nginx.  The tests that need a keeper skip while ptyd has
+own socket, no nginx.  The tests that need a keeper fail while ptyd has
 none (before the keeper's merge).
 
 Owns: its temp dirs and the processes it starts, stopped by pid.
@@ -154,8 +154,9 @@ def keeper(root, **kw):
     d, keepers = root
     k = Keeper(os.path.join(d, "k%d" % len(keepers)), **kw)
     keepers.append(k)
-    if "no_keeper" not in kw and int(k.stats().get("keeper_pid", 0)) == 0:
-        pytest.skip("ptyd runs without a keeper (not merged yet)")
+    if "no_keeper" not in kw:
+        assert int(k.stats().get("keeper_pid", 0)) != 0, \
+            "ptyd runs without a keeper"
     return k
 
 
@@ -209,8 +210,8 @@ def test_upgrade_to_a_missing_binary_fails_and_the_old_ptyd_serves(root):
     """The keeper runs the binary now at ptyd's path: gone, the upgrade
     fails with its reason, exit 1, and the old ptyd goes on serving."""
     keeper_bin = _keeper_binary()
-    if keeper_bin is None:
-        pytest.skip("no ptyd-keeper built")
+    assert keeper_bin is not None, "no ptyd-keeper built"
+
     d, _ = root
     bindir = os.path.join(d, "bin")
     os.makedirs(bindir)
