@@ -279,10 +279,12 @@ keeper_welcome(struct kchild *c)
 	m.a = c->mode;
 	m.b = keeper_generation;
 	m.c = getpid();
-	m.d = keeper_upgrades;
+	/* A ptyd taking over in an upgrade serves only if it succeeds:
+	 * tell it the state it will then be in. */
+	m.d = keeper_upgrades + (c->mode == KW_MODE_UPGRADE);
 	m.e = keeper_takeovers;
-	m.f = keeper_upgrade_failed;
-	kw_text(&m, keeper_reason);
+	m.f = c->mode == KW_MODE_UPGRADE ? 0 : keeper_upgrade_failed;
+	kw_text(&m, c->mode == KW_MODE_UPGRADE ? "" : keeper_reason);
 	if (kw_send(c->event, &m, fds, 2) == -1 ||
 	    kterm_send_all(c->event) == -1)
 		return (-1);

@@ -17,6 +17,7 @@
  */
 #include <sys/epoll.h>
 #include <sys/types.h>
+#include <sys/wait.h>
 
 #include <errno.h>
 #include <signal.h>
@@ -31,7 +32,7 @@
 
 #define KTERM_BUCKETS 1024
 #define KTERM_EARLY   64
-#define KTERM_EARLY_TTL (60LL * 1000000) /* us */
+#define KTERM_EARLY_TTL (10LL * 1000000) /* us */
 
 struct kterm {
 	struct kterm *next; /* hash chain by id */
@@ -87,6 +88,23 @@ kterm_find_pid(pid_t pid)
 	return (NULL);
 }
 
+/*
+ * An early status is the adopted shell's only if that pid is no child of
+ * ours now: a pid reaped and already given to a new shell of ours (a job
+ * a shell left behind is reaped here too) is running, and its entry is
+ * another process's.
+ */
+static int
+kterm_early_valid(pid_t pid)
+{
+	siginfo_t si;
+
+	memset(&si, 0, sizeof(si));
+	if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) == -1)
+		return (errno == ECHILD);
+	return (0);
+}
+
 void
 kterm_adopt(int64_t id, pid_t pid, int master, int memfd)
 {
@@ -105,7 +123,7 @@ kterm_adopt(int64_t id, pid_t pid, int master, int memfd)
 	kt->master = master;
 	kt->memfd = memfd;
 	for (i = 0; i < KTERM_EARLY; i++)
-		if (kterm_early[i].pid == pid) {
+		if (kterm_early[i].pid == pid && kterm_early_valid(pid)) {
 			kt->reaped = 1;
 			kt->status = kterm_early[i].status;
 			kterm_early[i].pid = 0;

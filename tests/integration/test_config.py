@@ -189,7 +189,9 @@ def test_one_file_sets_up_ptyd_and_ptydctl_finds_it(tmp_path):
     try:
         wait_for(lambda: ctl(conf, "stats").returncode == 0, 10,
                  what="ptyd answering ptydctl")
-        assert re.search(rb"^pid\s+%d$" % p.pid, ctl(conf, "stats").stdout,
+        # The pid started is the keeper's (DESIGN 10), ptyd its child.
+        assert re.search(rb"^keeper_pid\s+%d$" % p.pid,
+                         ctl(conf, "stats").stdout,
                          re.M)
         assert held_to_the_cap(conf, "cf") == ["cf-2", "cf-3"]
     finally:

@@ -73,7 +73,11 @@ class Daemon:
 
     def run(self, *args, env=None, shell="/bin/sh"):
         """ptyd daemonized (no -f): returns once it serves or failed."""
-        r = subprocess.run([PTYD, "--shell", shell] + list(args),
+        # The single daemon's life (its pid file, lock, log, and rows a
+        # kill -9 leaves): the keeper's is test_keeper.py's and
+        # test_ptydctl_keeper.py's.
+        r = subprocess.run([PTYD, "--no-keeper", "--shell", shell]
+                           + list(args),
                            env=env or self.env(), capture_output=True,
                            stdin=subprocess.DEVNULL, timeout=20)
         return r

@@ -194,7 +194,10 @@ def test_mirror_subscribers_match_the_live_view_through_attach_cycles(
 
 @pytest.fixture(scope="module")
 def crashable(make_stack):
-    return make_stack("crash", fcgi_args=["--no-autostart"])
+    # A kill -9 of the one process that holds the shells: --no-keeper
+    # (under a keeper they survive it: test_keeper.py).
+    return make_stack("crash", fcgi_args=["--no-autostart"],
+                      ptyd_args=["--no-keeper"])
 
 
 def relaunch_ptyd(st, argv, env, cwd):
