@@ -43,6 +43,15 @@ int ptyd_open(const struct ptyd_conf *, const struct frame_out *fo,
     int64_t deadline_ms);
 
 /*
+ * Connect to ptyd and send fo without waiting, for the stream loop's
+ * thread, which never blocks: no autostart, no poll.  A connect to a
+ * Unix socket completes or fails at once: a full backlog (EAGAIN) and a
+ * send that would block come back as ETIMEDOUT; ENOENT or ECONNREFUSED:
+ * nothing listens.  A CLOEXEC non-blocking fd, or -1 with errno.
+ */
+int ptyd_open_now(const struct ptyd_conf *, const struct frame_out *fo);
+
+/*
  * Send fo and read its one reply frame into buf (size bytes), on one of
  * the process's kept connections if there is one (conf->keep), else on a
  * new one (ptyd started if need be), which is then kept.  retry_safe: fo may reach
