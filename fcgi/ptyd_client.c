@@ -420,6 +420,28 @@ ptyd_backoff(int tries, int64_t deadline_ms)
 }
 
 int
+ptyd_open_first(const struct ptyd_conf *conf, const struct frame_out *fo,
+    struct frame_hdr *hdr, uint8_t *buf, size_t size, int64_t deadline_ms)
+{
+	int fd, err, tries;
+
+	for (tries = 1;; tries++) {
+		if ((fd = ptyd_open(conf, fo, deadline_ms)) != -1 &&
+		    client_recv(fd, hdr, buf, size, deadline_ms) == 0)
+			return (fd);
+		err = errno;
+		if (fd != -1)
+			close(fd);
+		/* A read: safe to ask again, whatever ptyd took. */
+		if (!ptyd_again(err, 1, 1) || client_now_ms() >= deadline_ms) {
+			errno = err;
+			return (-1);
+		}
+		ptyd_backoff(tries, deadline_ms);
+	}
+}
+
+int
 ptyd_call(const struct ptyd_conf *conf, const struct frame_out *fo,
     struct frame_hdr *hdr, uint8_t *buf, size_t size, int retry_safe,
     int64_t deadline_ms)

@@ -43,6 +43,16 @@ int ptyd_open(const struct ptyd_conf *, const struct frame_out *fo,
     int64_t deadline_ms);
 
 /*
+ * ptyd_open, then read the first reply frame into buf (size bytes), for a
+ * request answered with more than one that is safe to repeat (MSG_LIST,
+ * MSG_ATTACH: reads): a connection that ends before that frame (ptyd went
+ * away) is followed by another try on a new one until deadline_ms.  The
+ * fd to read the rest from, or -1 with errno as ptyd_open.
+ */
+int ptyd_open_first(const struct ptyd_conf *, const struct frame_out *fo,
+    struct frame_hdr *hdr, uint8_t *buf, size_t size, int64_t deadline_ms);
+
+/*
  * Connect to ptyd and send fo without waiting, for the stream loop's
  * thread, which never blocks: no autostart, no poll.  A connect to a
  * Unix socket completes or fails at once: a full backlog (EAGAIN) and a

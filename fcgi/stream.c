@@ -766,32 +766,26 @@ stream_request(struct stream *s, const struct ctx *c)
 	return (0);
 }
 
-/* ATTACHED or an error: the first frame of ptyd's answer, read into a
- * small buffer of our own (the stream's are allocated only when data
+/* ATTACHED or an error: the first frame of ptyd's answer, in a small
+ * buffer of stream_attach's (the stream's are allocated only when data
  * moves).  -1 when answered with an error (404 not registered, 429 viewer
  * limit, ...: before any 200). */
 static int
-stream_attached(struct stream *s, const struct msg_attach *m)
+stream_attached(struct stream *s, const struct msg_attach *m,
+    const struct frame_hdr *h, const uint8_t *rb)
 {
-	uint8_t		    rb[PROTO_HDR_LEN + 1024];
 	struct msg_attached ma;
 	struct msg_error    me;
-	struct frame_hdr    h;
 
-	if (client_recv(s->fd, &h, rb, sizeof(rb),
-		client_now_ms() + FRONT_CALL_MS) == -1) {
-		ptyd_answer_failed(s->r, errno);
-		return (-1);
-	}
-	if (h.type == MSG_ERROR &&
-	    msg_decode(MSG_ERROR, rb + PROTO_HDR_LEN, h.len, &me) == 0) {
+	if (h->type == MSG_ERROR &&
+	    msg_decode(MSG_ERROR, rb + PROTO_HDR_LEN, h->len, &me) == 0) {
 		ptyd_answer_error(s->r, &me);
 		return (-1);
 	}
-	if (h.type != MSG_ATTACHED ||
-	    msg_decode(MSG_ATTACHED, rb + PROTO_HDR_LEN, h.len, &ma) == -1) {
+	if (h->type != MSG_ATTACHED ||
+	    msg_decode(MSG_ATTACHED, rb + PROTO_HDR_LEN, h->len, &ma) == -1) {
 		flog_warnx("stream: unexpected reply %s to MSG_ATTACH",
-		    msg_name(h.type));
+		    msg_name(h->type));
 		http_error(s->r, 500, "internal error", 0);
 		return (-1);
 	}
@@ -806,7 +800,9 @@ stream_attached(struct stream *s, const struct msg_attach *m)
 static int
 stream_attach(struct stream *s, const struct ctx *c, struct frame_out *fo)
 {
+	uint8_t		  rb[PROTO_HDR_LEN + 1024];
 	struct msg_attach m;
+	struct frame_hdr  h;
 
 	memset(&m, 0, sizeof(m));
 	strcpy(m.owner, c->owner);
@@ -828,12 +824,14 @@ stream_attach(struct stream *s, const struct ctx *c, struct frame_out *fo)
 	if (s->r->fcgx != NULL)
 		(void)setsockopt(req_conn_fd(s->r), SOL_SOCKET, SO_SNDBUF,
 		    &stream_sndbuf, sizeof(stream_sndbuf));
-	if ((s->fd = ptyd_open(&s->r->conf->ptyd, fo,
+	/* An attach is a read: ptyd going away before it answers costs
+	 * another try, not a 503 (ptyd_open_first). */
+	if ((s->fd = ptyd_open_first(&s->r->conf->ptyd, fo, &h, rb, sizeof(rb),
 		 client_now_ms() + FRONT_CALL_MS)) == -1) {
 		ptyd_answer_failed(s->r, errno);
 		return (-1);
 	}
-	return (stream_attached(s, &m));
+	return (stream_attached(s, &m, &h, rb));
 }
 
 /* The headers, and the replay's end when there is nothing to replay: they
@@ -861,7 +859,7 @@ stream_run(struct stream *s, const char *sid)
 
 	/*
 	 * This thread is taken for a while: it gives up leading and its
-	 * priority (server.c).  Only now, after ptyd_open: an autostart
+	 * priority (server.c).  Only now, after ptyd_open_first: an autostart
 	 * from it would give ptyd, and every shell, its nice 19.  Until
 	 * here the pool's watchdog hands leadership on if ptyd is slow.
 	 */
