@@ -1,6 +1,6 @@
 """test_stream_reattach.py -- an output stream whose ptyd connection ends
 without terminal_closed attaches again in place (fcgi/stream.c, "re-attach
-in place"; DESIGN section 3) instead of ending the viewer's response.
+in place"; DESIGN section 5) instead of ending the viewer's response.
 
 - ptyd standing still (SIGSTOP, SIGCONT) costs a stream nothing: it keeps
   its connection, beats meanwhile, and every byte comes once;
