@@ -333,51 +333,64 @@ list_item_json(const struct msg_list_item *it)
 	    us_to_json(it->started_at_us)));
 }
 
-/*
- * Read MSG_LIST_ITEMs up to MSG_LIST_END into arr.  0, or -1 answered.
- */
+/* One reply frame of a list, in buf: an item of ours goes into arr.
+ * 1 at MSG_LIST_END, 0 for more, -1 answered. */
 static int
-list_read(struct ctx *c, int fd, uint8_t *buf, int64_t deadline, json_t *arr)
+list_frame(struct ctx *c, const struct frame_hdr *hdr, const uint8_t *buf,
+    json_t *arr)
 {
-	struct frame_hdr     hdr;
 	struct msg_list_item it;
 	struct msg_error     me;
 	json_t		    *item;
 
-	for (;;) {
-		if (client_recv(fd, &hdr, buf, REPLY_BUF, deadline) == -1) {
+	if (hdr->type == MSG_LIST_END)
+		return (1);
+	if (hdr->type == MSG_ERROR &&
+	    msg_decode(MSG_ERROR, buf + PROTO_HDR_LEN, hdr->len, &me) == 0) {
+		ptyd_answer_error(c->r, &me);
+		return (-1);
+	}
+	if (hdr->type != MSG_LIST_ITEM ||
+	    msg_decode(MSG_LIST_ITEM, buf + PROTO_HDR_LEN, hdr->len, &it) ==
+		-1) {
+		http_error(c->r, 500, "internal error", 0);
+		return (-1);
+	}
+	/* ptyd already filters by owner; never show another's. */
+	if (strcmp(it.owner, c->owner) != 0)
+		return (0);
+	item = list_item_json(&it);
+	if (item == NULL || json_array_append_new(arr, item) == -1) {
+		http_error(c->r, 500, "internal error", 0);
+		return (-1);
+	}
+	return (0);
+}
+
+/*
+ * Read MSG_LIST_ITEMs up to MSG_LIST_END into arr, the first frame
+ * already in buf (ptyd_open_first).  0, or -1 answered.
+ */
+static int
+list_read(struct ctx *c, int fd, struct frame_hdr *hdr, uint8_t *buf,
+    int64_t deadline, json_t *arr)
+{
+	int r;
+
+	while ((r = list_frame(c, hdr, buf, arr)) == 0) {
+		if (client_recv(fd, hdr, buf, REPLY_BUF, deadline) == -1) {
 			ptyd_answer_failed(c->r, errno);
 			return (-1);
 		}
-		if (hdr.type == MSG_LIST_END)
-			return (0);
-		if (hdr.type == MSG_ERROR &&
-		    msg_decode(MSG_ERROR, buf + PROTO_HDR_LEN, hdr.len, &me) ==
-			0) {
-			ptyd_answer_error(c->r, &me);
-			return (-1);
-		}
-		if (hdr.type != MSG_LIST_ITEM ||
-		    msg_decode(MSG_LIST_ITEM, buf + PROTO_HDR_LEN, hdr.len,
-			&it) == -1) {
-			http_error(c->r, 500, "internal error", 0);
-			return (-1);
-		}
-		/* ptyd already filters by owner; never show another's. */
-		if (strcmp(it.owner, c->owner) != 0)
-			continue;
-		item = list_item_json(&it);
-		if (item == NULL || json_array_append_new(arr, item) == -1) {
-			http_error(c->r, 500, "internal error", 0);
-			return (-1);
-		}
 	}
+	return (r == 1 ? 0 : -1);
 }
 
 static void
 ep_list(struct ctx *c, json_t *body)
 {
 	struct frame_out fo;
+	struct frame_hdr hdr;
 	struct msg_list	 m;
 	uint8_t		*buf = NULL;
 	json_t		*arr = NULL, *o;
@@ -394,11 +407,12 @@ ep_list(struct ctx *c, json_t *body)
 		goto out;
 	}
 	deadline = client_now_ms() + FRONT_CALL_MS;
-	if ((fd = ptyd_open(&c->r->conf->ptyd, &fo, deadline)) == -1) {
+	if ((fd = ptyd_open_first(&c->r->conf->ptyd, &fo, &hdr, buf, REPLY_BUF,
+		 deadline)) == -1) {
 		ptyd_answer_failed(c->r, errno);
 		goto out;
 	}
-	if (list_read(c, fd, buf, deadline, arr) == -1)
+	if (list_read(c, fd, &hdr, buf, deadline, arr) == -1)
 		goto out;
 	o = json_pack("{s:O}", "terminals", arr);
 	http_json(c->r, 200, o, NULL);

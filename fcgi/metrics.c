@@ -86,6 +86,7 @@ struct metrics_shm {
 	struct metrics_hist stream;
 	int64_t		    streams; /* open now */
 	uint64_t	    conns[2]; /* accepted, kept (next request) */
+	uint64_t	    reattaches[METRICS_NREATTACH];
 };
 
 static struct metrics_shm  metrics_private;
@@ -179,6 +180,13 @@ metrics_conn(int kept)
 	metrics_add(&metrics->conns[kept != 0], 1);
 }
 
+void
+metrics_reattach(int result)
+{
+	if (result >= 0 && result < METRICS_NREATTACH)
+		metrics_add(&metrics->reattaches[result], 1);
+}
+
 static void metrics_printf(struct buf *, const char *, ...)
     __attribute__((format(printf, 2, 3)));
 
@@ -246,6 +254,26 @@ metrics_status_name(size_t s)
 }
 
 static void
+metrics_reattach_out(struct buf *b)
+{
+	static const char *const names[METRICS_NREATTACH] = {
+		[METRICS_REATTACH_RESUMED] = "resumed",
+		[METRICS_REATTACH_GONE] = "gone",
+		[METRICS_REATTACH_EXPIRED] = "expired",
+	};
+	int i;
+
+	metrics_head(b, "ptyd_fcgi_stream_reattaches_total", "counter",
+	    "Output streams whose ptyd connection ended without "
+	    "terminal_closed, by how attaching again in place ended.");
+	for (i = 0; i < METRICS_NREATTACH; i++)
+		metrics_printf(b,
+		    "ptyd_fcgi_stream_reattaches_total{result=\"%s\"} %llu\n",
+		    names[i],
+		    (unsigned long long)metrics_get(&metrics->reattaches[i]));
+}
+
+static void
 metrics_front(struct buf *b)
 {
 	char   labels[64];
@@ -281,6 +309,7 @@ metrics_front(struct buf *b)
 	    "Output streams open now.");
 	metrics_printf(b, "ptyd_fcgi_streams %lld\n",
 	    (long long)__atomic_load_n(&metrics->streams, __ATOMIC_RELAXED));
+	metrics_reattach_out(b);
 	metrics_head(b, "ptyd_fcgi_connections_total", "counter",
 	    "Requests by the FastCGI connection they came on: accepted for "
 	    "it, or kept from an earlier request (FCGI_KEEP_CONN).");

@@ -3,7 +3,8 @@
  * GET /api/terminal/metrics.
  *
  * Owns: the counters of requests by endpoint and status, the latency
- * histograms, the count of open output streams, and rendering those and
+ * histograms, the count of open output streams and of their re-attaches,
+ * and rendering those and
  * ptyd's counters (MSG_STATS_REPLY) as Prometheus text format 0.0.4.
  * Does not own: routing (handlers.c) or the exchange with ptyd.
  *
@@ -32,6 +33,16 @@ void metrics_request(const char *endpoint, int status, int64_t usec);
 
 /* An output stream began or ended (the ptyd_fcgi_streams gauge). */
 void metrics_stream(int delta);
+
+/* How a stream's re-attach in place ended (stream.c):
+ * ptyd_fcgi_stream_reattaches_total{result}. */
+enum {
+	METRICS_REATTACH_RESUMED, /* attached again; the stream goes on */
+	METRICS_REATTACH_GONE,	  /* the terminal is gone: ended */
+	METRICS_REATTACH_EXPIRED, /* no ptyd in time: ended */
+	METRICS_NREATTACH
+};
+void metrics_reattach(int result);
 
 /* A FastCGI connection accepted (kept 0), or a kept one taking its next
  * request (kept 1): ptyd_fcgi_connections_total{how}. */

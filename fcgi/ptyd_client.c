@@ -13,9 +13,11 @@
  * between requests (ptyd serves one request after another on each,
  * ptyd/conn.c): a keystroke then costs no connect, accept or peer check
  * on either side.  A connection is taken out of the pool for one whole
- * exchange, so one request at a time uses it and replies never mix.  A kept connection that turns out gone is closed and the
- * request goes again once, on a new connection (with autostart), when
- * that is safe (ptyd_kept_call).  The peer check of client_connect is
+ * exchange, so one request at a time uses it and replies never mix.
+ * A connection, kept or new, that ends under a request is closed and the
+ * request goes again on a new one (with autostart), until its deadline,
+ * when that is safe (ptyd_again): nothing of it reached ptyd, or it may
+ * run twice.  That is what carries a keystroke across a ptyd restart.  The peer check of client_connect is
  * made on every new connection.  In CGI mode each request is a process:
  * nothing is kept.
  */
@@ -352,6 +354,24 @@ ptyd_open(const struct ptyd_conf *conf, const struct frame_out *fo,
 	return (fd);
 }
 
+int
+ptyd_open_now(const struct ptyd_conf *conf, const struct frame_out *fo)
+{
+	int fd, err;
+
+	/* A deadline already past: each of the two tries once and never
+	 * polls with a timeout. */
+	if ((fd = client_connect(conf->socket, 0)) == -1)
+		return (-1);
+	if (client_send(fd, fo, 0) == -1) {
+		err = errno;
+		close(fd);
+		errno = err;
+		return (-1);
+	}
+	return (fd);
+}
+
 /* Send fo on fd and read its one reply.  *sent: the request reached
  * the socket whole (ptyd may have acted on it). */
 static int
@@ -366,27 +386,59 @@ ptyd_exchange(int fd, const struct frame_out *fo, struct frame_hdr *hdr,
 }
 
 /*
- * The exchange on the kept connection: 0 done, -1 failed (errno), 1 the
- * connection was gone and the request may go again on a new one: nothing
- * reached ptyd (the send failed: ptyd closed it, restarted, or dropped it
- * idle), or the request is retry_safe (ptyd took it and closed without a
- * reply: an input with an input_id runs once whatever happens).
+ * After an exchange failed with err: may the request go again on a new
+ * connection?  Only when the connection ended under it (ptyd closed a kept
+ * one, restarted, was killed) and either nothing of it reached ptyd (the
+ * send failed) or it is retry_safe (ptyd took it and closed without a
+ * reply: an input with an input_id runs once whatever happens).  Anything
+ * else (a timeout: ptyd may still act on it) is answered.
  */
 static int
-ptyd_kept_call(int fd, const struct frame_out *fo, struct frame_hdr *hdr,
-    uint8_t *buf, size_t size, int retry_safe, int64_t deadline_ms)
+ptyd_again(int err, int sent, int retry_safe)
 {
-	int sent, err;
+	return ((err == EPIPE || err == ECONNRESET || err == ENOTCONN) &&
+	    (!sent || retry_safe));
+}
 
-	if (ptyd_exchange(fd, fo, hdr, buf, size, deadline_ms, &sent) == 0)
-		return (0);
-	err = errno;
-	close(fd);
-	if ((err == EPIPE || err == ECONNRESET || err == ENOTCONN) &&
-	    (!sent || retry_safe))
-		return (1);
-	errno = err;
-	return (-1);
+/*
+ * Before the next try: none for the first (a kept connection that ptyd
+ * had closed is nothing to wait for), then a pause that doubles, so that
+ * a ptyd on its way out or on its way up is not hammered.
+ */
+static void
+ptyd_backoff(int tries, int64_t deadline_ms)
+{
+	int64_t left = deadline_ms - client_now_ms(), ms;
+
+	if (tries == 0)
+		return;
+	ms = (int64_t)PTYD_POLL_MS << (tries < 5 ? tries - 1 : 4);
+	if (ms > left)
+		ms = left;
+	if (ms > 0)
+		poll(NULL, 0, (int)ms);
+}
+
+int
+ptyd_open_first(const struct ptyd_conf *conf, const struct frame_out *fo,
+    struct frame_hdr *hdr, uint8_t *buf, size_t size, int64_t deadline_ms)
+{
+	int fd, err, tries;
+
+	for (tries = 1;; tries++) {
+		if ((fd = ptyd_open(conf, fo, deadline_ms)) != -1 &&
+		    client_recv(fd, hdr, buf, size, deadline_ms) == 0)
+			return (fd);
+		err = errno;
+		if (fd != -1)
+			close(fd);
+		/* A read: safe to ask again, whatever ptyd took. */
+		if (!ptyd_again(err, 1, 1) || client_now_ms() >= deadline_ms) {
+			errno = err;
+			return (-1);
+		}
+		ptyd_backoff(tries, deadline_ms);
+	}
 }
 
 int
@@ -394,25 +446,26 @@ ptyd_call(const struct ptyd_conf *conf, const struct frame_out *fo,
     struct frame_hdr *hdr, uint8_t *buf, size_t size, int retry_safe,
     int64_t deadline_ms)
 {
-	int fd, r, sent, err;
+	int fd = -1, sent, err, tries;
 
-	if (conf->keep && (fd = ptyd_kept_take()) != -1) {
-		r = ptyd_kept_call(fd, fo, hdr, buf, size, retry_safe,
-		    deadline_ms);
-		if (r == 0)
-			goto keep;
-		if (r == -1)
+	if (conf->keep)
+		fd = ptyd_kept_take();
+	for (tries = 0;; tries++) {
+		if (fd == -1 && (fd = ptyd_connect(conf, deadline_ms)) == -1)
 			return (-1);
-	}
-	if ((fd = ptyd_connect(conf, deadline_ms)) == -1)
-		return (-1);
-	if (ptyd_exchange(fd, fo, hdr, buf, size, deadline_ms, &sent) == -1) {
+		if (ptyd_exchange(fd, fo, hdr, buf, size, deadline_ms, &sent) ==
+		    0)
+			break;
 		err = errno;
 		close(fd);
-		errno = err;
-		return (-1);
+		fd = -1;
+		if (!ptyd_again(err, sent, retry_safe) ||
+		    client_now_ms() >= deadline_ms) {
+			errno = err;
+			return (-1);
+		}
+		ptyd_backoff(tries, deadline_ms);
 	}
-keep:
 	if (conf->keep)
 		ptyd_kept_put(fd);
 	else

@@ -43,13 +43,33 @@ int ptyd_open(const struct ptyd_conf *, const struct frame_out *fo,
     int64_t deadline_ms);
 
 /*
+ * ptyd_open, then read the first reply frame into buf (size bytes), for a
+ * request answered with more than one that is safe to repeat (MSG_LIST,
+ * MSG_ATTACH: reads): a connection that ends before that frame (ptyd went
+ * away) is followed by another try on a new one until deadline_ms.  The
+ * fd to read the rest from, or -1 with errno as ptyd_open.
+ */
+int ptyd_open_first(const struct ptyd_conf *, const struct frame_out *fo,
+    struct frame_hdr *hdr, uint8_t *buf, size_t size, int64_t deadline_ms);
+
+/*
+ * Connect to ptyd and send fo without waiting, for the stream loop's
+ * thread, which never blocks: no autostart, no poll.  A connect to a
+ * Unix socket completes or fails at once: a full backlog (EAGAIN) and a
+ * send that would block come back as ETIMEDOUT; ENOENT or ECONNREFUSED:
+ * nothing listens.  A CLOEXEC non-blocking fd, or -1 with errno.
+ */
+int ptyd_open_now(const struct ptyd_conf *, const struct frame_out *fo);
+
+/*
  * Send fo and read its one reply frame into buf (size bytes), on one of
  * the process's kept connections if there is one (conf->keep), else on a
- * new one (ptyd started if need be), which is then kept.  retry_safe: fo may reach
- * ptyd twice (an input with an input_id, a resize, stats), so a kept
- * connection that ptyd closed without a reply is retried on a new one;
- * otherwise only one that the request never reached.  0, or -1 with errno
- * as ptyd_open.
+ * new one (ptyd started if need be), which is then kept.  A connection
+ * that ends under the request (ptyd closed it, restarted, died) is
+ * followed by another try on a new one, until deadline_ms, when nothing
+ * reached ptyd, or when retry_safe: fo may reach ptyd twice (an input
+ * with an input_id, a resize, stats).  0, or -1 with errno as ptyd_open
+ * (ECONNRESET or EPIPE: ptyd went away with the request).
  */
 int ptyd_call(const struct ptyd_conf *, const struct frame_out *fo,
     struct frame_hdr *hdr, uint8_t *buf, size_t size, int retry_safe,

@@ -37,6 +37,20 @@
  * finishing the response, rather than waiting for the web server's send
  * timeout (a minute in nginx).  The viewer resumes from its last whole
  * event.
+ *
+ * ptyd's connection ending without terminal_closed (ptyd killed,
+ * restarted or upgraded; a viewer cut off) does not end the viewer's
+ * stream at once: the stream attaches again in place (stream_lost,
+ * stream_reattach), from the position after its last event (what the
+ * browser's Last-Event-ID would say), in the same mode, and goes on as if
+ * nothing had happened: no byte twice, none missing, no second header; a
+ * gap ptyd reports is the usual gap event.  Attempts are spaced 50, 100,
+ * 200, 400 ms, then 500 ms, within STREAM_REATTACH_MS of the loss, and
+ * heartbeats go on meanwhile.  None waits, and none starts ptyd: its
+ * keeper, or the next request's autostart, does.  A terminal that is gone
+ * (not running, or another incarnation under its id) or a window that
+ * runs out ends the stream as ptyd's hangup did before: the response
+ * simply ends.
  */
 #include <sys/socket.h>
 
@@ -55,6 +69,7 @@
 #include "handlers.h" /* struct ctx only */
 #include "http.h"
 #include "json.h"
+#include "metrics.h"
 #include "sse.h"
 #include "stream.h"
 #include "stream_int.h"
@@ -75,6 +90,38 @@ int
 stream_pending(const struct stream *s)
 {
 	return (s->outoff < s->out.len);
+}
+
+/* An event up to pos is queued: a re-attach resumes from there. */
+static void
+stream_at(struct stream *s, uint64_t pos)
+{
+	s->pos = pos;
+	s->positioned = 1;
+}
+
+/* Output goes on from pos (a screen, a gap, a replay): nothing before it
+ * is owed. */
+static void
+stream_to(struct stream *s, uint64_t pos)
+{
+	s->end = pos;
+	stream_at(s, pos);
+}
+
+/* The owner and the actor, kept after the session id (stream_serve). */
+static const char *
+stream_owner(const struct stream *s)
+{
+	return (s->sid + strlen(s->sid) + 1);
+}
+
+static const char *
+stream_actor(const struct stream *s)
+{
+	const char *o = stream_owner(s);
+
+	return (o + strlen(o) + 1);
 }
 
 /* Send what the web server takes now of the output.  END_GONE if the
@@ -139,7 +186,7 @@ stream_flush_tail(struct stream *s)
 	if (utf8_flush(&s->u8, &s->text) == -1 ||
 	    sse_output_text(&s->out, s->end, s->text.p, s->text.len) == -1)
 		return (END_ERROR);
-	s->pos = s->end;
+	stream_at(s, s->end);
 	return (END_NONE);
 }
 
@@ -153,7 +200,7 @@ stream_output(struct stream *s, const struct msg_output *m)
 	if (s->b64) {
 		if (sse_output_b64(&s->out, m->end, m->data, m->len) == -1)
 			return (END_ERROR);
-		s->pos = m->end;
+		stream_at(s, m->end);
 		return (END_NONE);
 	}
 	/*
@@ -177,7 +224,7 @@ stream_output(struct stream *s, const struct msg_output *m)
 	json_escape(&s->out, s->text.p, s->text.len);
 	if (sse_output_end(&s->out) == -1)
 		return (END_ERROR);
-	s->pos = id;
+	stream_at(s, id);
 	return (END_NONE);
 }
 
@@ -208,6 +255,154 @@ stream_replayed(struct stream *s)
 	return (stream_heartbeat(s) == -1 ? END_ERROR : END_NONE);
 }
 
+/* Re-attach in place (the first comment says when and why). */
+
+/* Spacing of the attempts: quick at first, for a ptyd that is back at
+ * once, then steady to the end of STREAM_REATTACH_MS. */
+static const int stream_backoff_ms[] = { 50, 100, 200, 400, 500 };
+#define STREAM_BACKOFF_STEPS \
+	(sizeof(stream_backoff_ms) / sizeof(stream_backoff_ms[0]))
+
+/* The next attempt, after one that failed: never past the window. */
+static void
+stream_backoff(struct stream *s, int64_t now)
+{
+	s->retry_at = now + stream_backoff_ms[s->tries];
+	if (s->tries < STREAM_BACKOFF_STEPS - 1)
+		s->tries++;
+	if (s->retry_at > s->reattach_until)
+		s->retry_at = s->reattach_until;
+}
+
+/* The re-attach is over without one: said, counted.  -1. */
+static int
+stream_give_up(struct stream *s, int how)
+{
+	s->reattaching = 0;
+	metrics_reattach(how);
+	flog_info("stream of %s: ptyd's connection ended and %s; ended", s->sid,
+	    how == METRICS_REATTACH_GONE ? "the terminal is gone" :
+					   "no ptyd attached it again in time");
+	return (-1);
+}
+
+/*
+ * ptyd's connection ended without terminal_closed (EOF, a reset, an
+ * error), or a re-attach was refused for a moment; the owner of the
+ * descriptor has closed it.  0: attach again from s->pos, at s->retry_at;
+ * -1: end the stream as before (a half-written screen event, which no
+ * other connection can finish; or the window is over).
+ */
+int
+stream_lost(struct stream *s, int64_t now)
+{
+	if (s->in_screen)
+		return (-1);
+	/* What was not yet an event comes again from s->pos: a partial
+	 * frame, and a character held back. */
+	s->inoff = s->inlen = 0;
+	utf8_init(&s->u8);
+	if (!s->reattaching) {
+		s->reattaching = 1;
+		s->tries = 0;
+		s->reattach_until = now + STREAM_REATTACH_MS;
+		s->retry_at = now;
+		return (0);
+	}
+	if (now >= s->reattach_until)
+		return (stream_give_up(s, METRICS_REATTACH_EXPIRED));
+	stream_backoff(s, now);
+	return (0);
+}
+
+/*
+ * The attempt due at s->retry_at, without waiting (the event loop calls
+ * it): a new connection and MSG_ATTACH, as the viewer's first but from
+ * the stream's position.  1: s->fd is that connection, and ptyd's answer
+ * comes as a frame (stream_reattached); 0: try again at s->retry_at; -1:
+ * the window is over.
+ */
+int
+stream_reattach(struct stream *s, int64_t now)
+{
+	struct msg_attach m;
+	struct frame_out  fo;
+	int		  fd = -1;
+
+	if (now >= s->reattach_until)
+		return (stream_give_up(s, METRICS_REATTACH_EXPIRED));
+	if (s->fd != -1) {
+		/* Sent: ptyd answers in its time, up to the window's end
+		 * (the keeper's backlog holds us until a ptyd accepts). */
+		s->retry_at = s->reattach_until;
+		return (0);
+	}
+	memset(&m, 0, sizeof(m));
+	strcpy(m.owner, stream_owner(s));
+	strcpy(m.sid, s->sid);
+	strcpy(m.actor, stream_actor(s));
+	/* No event yet: as the first attach asked, else from the last. */
+	m.has_pos = s->positioned;
+	m.pos = s->pos;
+	m.mode = s->mode;
+	frame_out_init(&fo);
+	if (msg_encode(&fo, MSG_ATTACH, &m) == 0)
+		fd = ptyd_open_now(&s->r->conf->ptyd, &fo);
+	frame_out_free(&fo);
+	if (fd == -1) {
+		stream_backoff(s, now);
+		return (0);
+	}
+	s->fd = fd;
+	s->retry_at = s->reattach_until;
+	return (1);
+}
+
+/*
+ * ptyd's answer to a re-attach.  END_NONE: attached again, and the
+ * frames that follow go on the stream; nothing is sent for the attach
+ * itself (the headers and the replay's end were sent once).  END_PTYD:
+ * refused for a moment, try again.  END_DONE: the terminal is gone, end
+ * as before.
+ */
+static enum stream_end
+stream_reattached(struct stream *s, const struct frame_hdr *h, const uint8_t *p)
+{
+	struct msg_attached ma;
+	struct msg_error    me;
+
+	if (h->type == MSG_ERROR &&
+	    msg_decode(MSG_ERROR, p, h->len, &me) == 0) {
+		/* A ptyd going away, or a limit of the moment. */
+		if (me.code == PROTO_ERR_SHUTDOWN ||
+		    me.code == PROTO_ERR_VIEWER_LIMIT ||
+		    me.code == PROTO_ERR_EXHAUSTED)
+			return (END_PTYD);
+		(void)stream_give_up(s, METRICS_REATTACH_GONE);
+		return (END_DONE);
+	}
+	if (h->type != MSG_ATTACHED ||
+	    msg_decode(MSG_ATTACHED, p, h->len, &ma) == -1) {
+		flog_warnx("stream: unexpected reply %s to MSG_ATTACH",
+		    msg_name(h->type));
+		return (END_ERROR);
+	}
+	/* Every position of a new incarnation is past the old one's: ours
+	 * ended, and its terminal_closed went with the ptyd we lost. */
+	if (ma.base > s->pos) {
+		(void)stream_give_up(s, METRICS_REATTACH_GONE);
+		return (END_DONE);
+	}
+	if (!s->positioned) {
+		s->pos = s->end = ma.base;
+		s->replay_end = ma.end;
+	}
+	s->reattaching = 0;
+	s->gone_at = 0;
+	metrics_reattach(METRICS_REATTACH_RESUMED);
+	return (END_NONE);
+}
+
 /* Turn one complete frame into an event.  END_NONE to go on. */
 static enum stream_end
 stream_frame(struct stream *s, const struct frame_hdr *h, const uint8_t *p)
@@ -227,7 +422,7 @@ stream_frame(struct stream *s, const struct frame_hdr *h, const uint8_t *p)
 			return (END_ERROR);
 		if ((s->in_screen = !ms.last))
 			return (END_NONE);
-		s->pos = s->end = ms.pos;
+		stream_to(s, ms.pos);
 		return (stream_replayed(s));
 	case MSG_OUTPUT:
 		if (msg_decode(MSG_OUTPUT, p, h->len, &mo) == -1)
@@ -240,8 +435,7 @@ stream_frame(struct stream *s, const struct frame_hdr *h, const uint8_t *p)
 			break;
 		if ((e = stream_flush_tail(s)) != END_NONE)
 			return (e);
-		s->end = mg.pos;
-		s->pos = mg.pos;
+		stream_to(s, mg.pos);
 		if (sse_gap(&s->out, mg.pos, mg.lost) == -1)
 			return (END_ERROR);
 		return (END_NONE);
@@ -252,7 +446,7 @@ stream_frame(struct stream *s, const struct frame_hdr *h, const uint8_t *p)
 			break;
 		if ((e = stream_flush_tail(s)) != END_NONE)
 			return (e);
-		s->end = s->pos = mr.pos;
+		stream_to(s, mr.pos);
 		if (sse_replay(&s->out, mr.pos, mr.reason) == -1)
 			return (END_ERROR);
 		return (END_NONE);
@@ -301,7 +495,10 @@ stream_frames(struct stream *s)
 			flog_warnx("stream: bad frame header from ptyd");
 			return (END_ERROR);
 		}
-		e = stream_frame(s, &h, s->in + s->inoff + PROTO_HDR_LEN);
+		/* After a re-attach, the first frame is ptyd's answer. */
+		e = s->reattaching ?
+		    stream_reattached(s, &h, s->in + s->inoff + PROTO_HDR_LEN) :
+		    stream_frame(s, &h, s->in + s->inoff + PROTO_HDR_LEN);
 		s->inoff += PROTO_HDR_LEN + h.len;
 		if (e != END_NONE)
 			return (e);
@@ -326,12 +523,9 @@ stream_read(struct stream *s)
 		return (END_NONE);
 	}
 	if (n <= 0) {
-		/*
-		 * ptyd closed the stream without MSG_EXIT: a viewer cut off
-		 * for being stuck, or ptyd going away.  The response simply
-		 * ends; the browser resumes with its Last-Event-ID.
-		 */
-		return (END_DONE);
+		/* ptyd closed the stream without MSG_EXIT: ptyd going away,
+		 * or a viewer cut off for being stuck.  Attach again. */
+		return (END_PTYD);
 	}
 	s->inlen += (size_t)n;
 	return (END_NONE);
@@ -412,17 +606,34 @@ stream_move(struct stream *s, int ready)
 	return (e);
 }
 
+/* ptyd's connection ended without terminal_closed: close it and attach
+ * again (stream_lost).  END_NONE, or END_DONE to end as before. */
+static enum stream_end
+stream_lost_here(struct stream *s)
+{
+	if (s->fd != -1) {
+		close(s->fd);
+		s->fd = -1;
+	}
+	/* The stuck rule (stream_wait_room) counts from here. */
+	if (s->gone_at == 0)
+		s->gone_at = client_now_ms();
+	return (stream_lost(s, client_now_ms()) == 0 ? END_NONE : END_DONE);
+}
+
 static enum stream_end
 stream_loop(struct stream *s)
 {
 	struct frame_hdr h;
-	int64_t		 hb = s->r->conf->heartbeat_ms, left;
+	int64_t		 hb = s->r->conf->heartbeat_ms, left, now;
 	enum stream_end	 e;
 	int		 ready = 0;
 
 	for (;;) {
 		e = stream_move(s, ready);
 		ready = 0;
+		if (e == END_PTYD)
+			e = stream_lost_here(s);
 		if (e != END_NONE)
 			return (e);
 		if (stream_pending(s)) {
@@ -434,14 +645,23 @@ stream_loop(struct stream *s)
 		/* Frames left over when the output filled up come first. */
 		if (stream_has_frame(s, &h) != 0)
 			continue;
-		left = s->quiet_since + hb - client_now_ms();
+		now = client_now_ms();
+		if (s->reattaching && s->retry_at <= now) {
+			if (stream_reattach(s, now) == -1)
+				return (END_DONE);
+			continue;
+		}
+		left = s->quiet_since + hb - now;
 		if (left <= 0) {
 			if (stream_heartbeat(s) == -1)
 				return (END_ERROR);
 			continue;
 		}
-		if ((e = stream_wait(s, 1, (int)(left > 60000 ? 60000 : left),
-			 &ready)) != END_NONE)
+		if (s->reattaching && s->retry_at - now < left)
+			left = s->retry_at - now;
+		if ((e = stream_wait(s, s->fd != -1,
+			 (int)(left > 60000 ? 60000 : left), &ready)) !=
+		    END_NONE)
 			return (e);
 	}
 }
@@ -546,36 +766,31 @@ stream_request(struct stream *s, const struct ctx *c)
 	return (0);
 }
 
-/* ATTACHED or an error: the first frame of ptyd's answer, read into a
- * small buffer of our own (the stream's are allocated only when data
+/* ATTACHED or an error: the first frame of ptyd's answer, in a small
+ * buffer of stream_attach's (the stream's are allocated only when data
  * moves).  -1 when answered with an error (404 not registered, 429 viewer
  * limit, ...: before any 200). */
 static int
-stream_attached(struct stream *s, const struct msg_attach *m)
+stream_attached(struct stream *s, const struct msg_attach *m,
+    const struct frame_hdr *h, const uint8_t *rb)
 {
-	uint8_t		    rb[PROTO_HDR_LEN + 1024];
 	struct msg_attached ma;
 	struct msg_error    me;
-	struct frame_hdr    h;
 
-	if (client_recv(s->fd, &h, rb, sizeof(rb),
-		client_now_ms() + FRONT_CALL_MS) == -1) {
-		ptyd_answer_failed(s->r, errno);
-		return (-1);
-	}
-	if (h.type == MSG_ERROR &&
-	    msg_decode(MSG_ERROR, rb + PROTO_HDR_LEN, h.len, &me) == 0) {
+	if (h->type == MSG_ERROR &&
+	    msg_decode(MSG_ERROR, rb + PROTO_HDR_LEN, h->len, &me) == 0) {
 		ptyd_answer_error(s->r, &me);
 		return (-1);
 	}
-	if (h.type != MSG_ATTACHED ||
-	    msg_decode(MSG_ATTACHED, rb + PROTO_HDR_LEN, h.len, &ma) == -1) {
+	if (h->type != MSG_ATTACHED ||
+	    msg_decode(MSG_ATTACHED, rb + PROTO_HDR_LEN, h->len, &ma) == -1) {
 		flog_warnx("stream: unexpected reply %s to MSG_ATTACH",
-		    msg_name(h.type));
+		    msg_name(h->type));
 		http_error(s->r, 500, "internal error", 0);
 		return (-1);
 	}
 	s->pos = s->end = m->has_pos && m->pos > ma.base ? m->pos : ma.base;
+	s->positioned = m->has_pos;
 	s->replay_end = ma.end;
 	return (0);
 }
@@ -585,7 +800,9 @@ stream_attached(struct stream *s, const struct msg_attach *m)
 static int
 stream_attach(struct stream *s, const struct ctx *c, struct frame_out *fo)
 {
+	uint8_t		  rb[PROTO_HDR_LEN + 1024];
 	struct msg_attach m;
+	struct frame_hdr  h;
 
 	memset(&m, 0, sizeof(m));
 	strcpy(m.owner, c->owner);
@@ -607,12 +824,14 @@ stream_attach(struct stream *s, const struct ctx *c, struct frame_out *fo)
 	if (s->r->fcgx != NULL)
 		(void)setsockopt(req_conn_fd(s->r), SOL_SOCKET, SO_SNDBUF,
 		    &stream_sndbuf, sizeof(stream_sndbuf));
-	if ((s->fd = ptyd_open(&s->r->conf->ptyd, fo,
+	/* An attach is a read: ptyd going away before it answers costs
+	 * another try, not a 503 (ptyd_open_first). */
+	if ((s->fd = ptyd_open_first(&s->r->conf->ptyd, fo, &h, rb, sizeof(rb),
 		 client_now_ms() + FRONT_CALL_MS)) == -1) {
 		ptyd_answer_failed(s->r, errno);
 		return (-1);
 	}
-	return (stream_attached(s, &m));
+	return (stream_attached(s, &m, &h, rb));
 }
 
 /* The headers, and the replay's end when there is nothing to replay: they
@@ -640,7 +859,7 @@ stream_run(struct stream *s, const char *sid)
 
 	/*
 	 * This thread is taken for a while: it gives up leading and its
-	 * priority (server.c).  Only now, after ptyd_open: an autostart
+	 * priority (server.c).  Only now, after ptyd_open_first: an autostart
 	 * from it would give ptyd, and every shell, its nice 19.  Until
 	 * here the pool's watchdog hands leadership on if ptyd is slow.
 	 */
@@ -692,13 +911,17 @@ stream_serve(struct ctx *c)
 {
 	struct stream	*s;
 	struct frame_out fo;
+	size_t		 ls = strlen(c->qsid) + 1, lo = strlen(c->owner) + 1;
 	int		 handed = 0;
 
-	if ((s = calloc(1, sizeof(*s) + strlen(c->qsid) + 1)) == NULL) {
+	if ((s = calloc(1, sizeof(*s) + ls + lo + strlen(c->actor) + 1)) ==
+	    NULL) {
 		http_error(c->r, 500, "internal error", 0);
 		return (0);
 	}
-	strcpy(s->sid, c->qsid);
+	memcpy(s->sid, c->qsid, ls);
+	memcpy(s->sid + ls, c->owner, lo);
+	strcpy(s->sid + ls + lo, c->actor);
 	s->r = c->r;
 	s->fd = -1;
 	utf8_init(&s->u8);

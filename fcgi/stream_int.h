@@ -34,6 +34,15 @@
 #define STREAM_OUT_MAX	(STREAM_OUT_HIGH + STREAM_EVENT_MAX)
 /* Silence on the viewer's side, after ptyd hung up, that means stuck. */
 #define STREAM_STUCK_MS 10000
+/*
+ * How long a stream whose ptyd connection ended without terminal_closed
+ * tries to attach again in place (stream_lost) before it ends as it did
+ * before there was a re-attach.  ptyd's keeper has a new ptyd serving the
+ * same terminals within about a second of a crash or an upgrade; five
+ * seconds leaves room for a loaded machine, and is still short enough
+ * that a viewer whose ptyd is gone for good hears of it soon.
+ */
+#define STREAM_REATTACH_MS 5000
 
 enum stream_end {
 	END_NONE,
@@ -42,6 +51,7 @@ enum stream_end {
 	END_STOP,  /* this process is shutting down */
 	END_ERROR, /* internal failure: terminal_error */
 	END_STUCK, /* ptyd hung up and the viewer takes nothing */
+	END_PTYD,  /* ptyd's connection ended without terminal_closed */
 };
 
 /*
@@ -58,6 +68,11 @@ struct stream {
 	unsigned	  replayed : 1;	 /* the replay's end was marked */
 	unsigned	  in_screen : 1; /* a screen event is half written */
 	unsigned	  ptyd_eof : 1;	 /* a read of ptyd gave EOF/EAGAIN */
+	unsigned	  positioned : 1;  /* pos is a resume point */
+	unsigned	  reattaching : 1; /* ptyd lost, not attached again */
+	uint8_t		  tries;	   /* of the re-attach, for backoff */
+	int64_t		  reattach_until;  /* then it gives up */
+	int64_t		  retry_at;	   /* its next attempt */
 	uint64_t	  replay_end;	 /* the ring's end at the attach */
 	struct utf8_state u8;
 	uint64_t	  pos;	 /* id of the last event */
@@ -77,6 +92,7 @@ struct stream {
 	TAILQ_ENTRY(stream) hb_entry;	 /* by hb_at */
 	TAILQ_ENTRY(stream) stuck_entry; /* by stuck_at, once gone_at */
 	TAILQ_ENTRY(stream) ready_entry; /* work left for the next round */
+	TAILQ_ENTRY(stream) reattach_entry; /* while reattaching */
 	int64_t	 hb_at;			 /* last progress or heartbeat check */
 	int64_t	 stuck_at;		 /* max(quiet_since, gone_at) */
 	int64_t	 born_us;		 /* for the duration metric */
@@ -89,7 +105,10 @@ struct stream {
 	unsigned dead : 1;		 /* ended; freed at turn's end */
 	unsigned on_stuck : 1;
 	unsigned on_ready : 1;
-	char	 sid[]; /* the session id, for the log */
+	unsigned on_reattach : 1;
+	/* The session id (for the log), then the owner and the actor, each
+	 * NUL-terminated: what a re-attach sends again. */
+	char sid[];
 };
 
 int		stream_pending(const struct stream *);
@@ -99,6 +118,8 @@ enum stream_end stream_frames(struct stream *);
 enum stream_end stream_read(struct stream *);
 int		stream_heartbeat(struct stream *);
 void		stream_begin(struct stream *);
+int		stream_lost(struct stream *, int64_t now);
+int		stream_reattach(struct stream *, int64_t now);
 void		stream_free(struct stream *);
 
 #endif /* FRONT_STREAM_INT_H */

@@ -34,6 +34,15 @@
  * after it with output still pending, the viewer is stuck (stream.c's
  * rule) and its connection is dropped without END_REQUEST.
  *
+ * A stream whose ptyd connection ended without terminal_closed closes it
+ * and goes on the re-attach list (stream.c says why and how): each
+ * attempt is due at its retry_at, the list is walked when the earliest
+ * is due (attempts are few and far between: a walk per 50 ms at most),
+ * and a connection that an attempt opened is moved above the libfcgi range
+ * and registered as the first was.  Its first frame is ptyd's answer;
+ * once attached again the stream leaves the list, and the stuck list:
+ * ptyd is back.  Heartbeats go on meanwhile, as for any quiet stream.
+ *
  * Ends: a viewer gone (hangup, EOF or data on the FastCGI connection),
  * stuck, or the process stopping (the stop descriptor; END_REQUEST when
  * no record was cut short) close both descriptors at once.  A stream that
@@ -109,6 +118,8 @@ struct sloop {
 	int		nstreams; /* atomic: sloop_add picks the least */
 	struct streamq	hb;    /* every registered stream, by hb_at */
 	struct streamq	stuck; /* ptyd hung up, by stuck_at */
+	struct streamq	reattach;     /* attaching again in place */
+	int64_t		reattach_due; /* the earliest retry_at there */
 	struct streamq	ready; /* a round to run */
 	struct streamq	dead;  /* to free at the end of the turn */
 	struct buf	spare_out;
@@ -176,6 +187,28 @@ sloop_close_ptyd(struct sloop *l, struct stream *s)
 	(void)epoll_ctl(l->epfd, EPOLL_CTL_DEL, s->fd, NULL);
 	close(s->fd);
 	s->fd = -1;
+	s->ptyd_ready = 0;
+}
+
+/* Off the re-attach list (attached again, or ending). */
+static void
+sloop_reattach_off(struct sloop *l, struct stream *s)
+{
+	if (!s->on_reattach)
+		return;
+	TAILQ_REMOVE(&l->reattach, s, reattach_entry);
+	s->on_reattach = 0;
+}
+
+/* Attached again: ptyd is back, so the stuck rule no longer applies. */
+static void
+sloop_ptyd_back(struct sloop *l, struct stream *s)
+{
+	sloop_reattach_off(l, s);
+	if (s->on_stuck)
+		TAILQ_REMOVE(&l->stuck, s, stuck_entry);
+	s->on_stuck = 0;
+	s->gone_at = 0;
 }
 
 /*
@@ -217,6 +250,7 @@ sloop_end(struct sloop *l, struct stream *s, enum stream_end e)
 		TAILQ_REMOVE(&l->stuck, s, stuck_entry);
 	if (s->on_ready)
 		TAILQ_REMOVE(&l->ready, s, ready_entry);
+	sloop_reattach_off(l, s);
 	s->on_stuck = s->on_ready = 0;
 	s->dead = 1;
 	TAILQ_INSERT_TAIL(&l->dead, s, ready_entry);
@@ -415,10 +449,35 @@ static void
 sloop_ending(struct sloop *l, struct stream *s)
 {
 	s->ending = 1;
+	sloop_reattach_off(l, s);
 	sloop_close_ptyd(l, s);
 	s->ptyd_ready = 0;
 	s->inoff = s->inlen = 0;
 	sloop_ptyd_gone(l, s);
+}
+
+/*
+ * ptyd's connection ended without terminal_closed: close it and attach
+ * again in place, the first attempt at once (stream_lost).  0, or -1 to
+ * end as before.
+ */
+static int
+sloop_lost(struct sloop *l, struct stream *s)
+{
+	sloop_close_ptyd(l, s);
+	sloop_ptyd_gone(l, s);
+	if (stream_lost(s, l->now) == -1)
+		return (-1);
+	if (!s->on_reattach) {
+		s->on_reattach = 1;
+		TAILQ_INSERT_TAIL(&l->reattach, s, reattach_entry);
+	}
+	if (TAILQ_FIRST(&l->reattach) == s &&
+	    TAILQ_NEXT(s, reattach_entry) == NULL)
+		l->reattach_due = s->retry_at;
+	else if (s->retry_at < l->reattach_due)
+		l->reattach_due = s->retry_at;
+	return (0);
 }
 
 /* One round of a stream (sloop_step until it waits). */
@@ -435,6 +494,11 @@ sloop_round(struct sloop *l, struct stream *s)
 	}
 	while (more) {
 		e = sloop_step(l, s, &reads, &more);
+		if (e == END_PTYD) {
+			if (sloop_lost(l, s) == 0)
+				break;
+			e = END_DONE;
+		}
 		/* Never inside a half-written screen event: the response
 		 * then simply ends, and the client drops the partial event. */
 		if (e == END_ERROR && !s->ending && !s->in_screen) {
@@ -452,6 +516,9 @@ sloop_round(struct sloop *l, struct stream *s)
 			return;
 		}
 	}
+	/* ptyd's answer was MSG_ATTACHED (stream_reattached). */
+	if (s->on_reattach && !s->reattaching)
+		sloop_ptyd_back(l, s);
 	sloop_reclaim(l, s);
 }
 
@@ -475,7 +542,67 @@ sloop_beat(struct sloop *l, struct stream *s)
 		sloop_shrink(l, s);
 }
 
-/* Heartbeats and the stuck rule, for every stream due. */
+static int sloop_move_fd(int);
+
+/* The connection a re-attach opened, watched as the first one was (its
+ * answer may be there already: a round reads it). */
+static int
+sloop_watch_ptyd(struct sloop *l, struct stream *s)
+{
+	struct epoll_event ev;
+	int		   fd;
+
+	if ((fd = sloop_move_fd(s->fd)) == -1)
+		return (-1);
+	s->fd = fd;
+	memset(&ev, 0, sizeof(ev));
+	ev.events = EPOLLIN | EPOLLRDHUP | EPOLLET;
+	ev.data.u64 = (uint64_t)(uintptr_t)s | SLOOP_PTYD;
+	if (epoll_ctl(l->epfd, EPOLL_CTL_ADD, s->fd, &ev) == -1)
+		return (-1);
+	s->ptyd_ready = 1;
+	sloop_ready(l, s);
+	return (0);
+}
+
+/* One re-attach attempt, due now (stream_reattach). */
+static void
+sloop_reattach_try(struct sloop *l, struct stream *s)
+{
+	int r = stream_reattach(s, l->now);
+
+	if (r == 1 && sloop_watch_ptyd(l, s) == -1) {
+		flog_warn("stream: re-attach");
+		sloop_close_ptyd(l, s);
+		r = stream_lost(s, l->now);
+	}
+	if (r == -1) {
+		/* Ends as ptyd's hangup did: what is owed, END_REQUEST. */
+		sloop_ending(l, s);
+		sloop_ready(l, s);
+	}
+}
+
+/* The re-attach attempts due, when the earliest is. */
+static void
+sloop_reattach_due(struct sloop *l)
+{
+	struct stream *s, *next;
+	int64_t	       due = -1;
+
+	if (TAILQ_EMPTY(&l->reattach) || l->reattach_due > l->now)
+		return;
+	for (s = TAILQ_FIRST(&l->reattach); s != NULL; s = next) {
+		next = TAILQ_NEXT(s, reattach_entry);
+		if (s->retry_at <= l->now)
+			sloop_reattach_try(l, s);
+		if (s->on_reattach && (due == -1 || s->retry_at < due))
+			due = s->retry_at;
+	}
+	l->reattach_due = due;
+}
+
+/* Heartbeats, the stuck rule and re-attaches, for every stream due. */
 static void
 sloop_timers(struct sloop *l)
 {
@@ -502,6 +629,7 @@ sloop_timers(struct sloop *l)
 		TAILQ_REMOVE(&l->stuck, s, stuck_entry);
 		TAILQ_INSERT_TAIL(&l->stuck, s, stuck_entry);
 	}
+	sloop_reattach_due(l);
 }
 
 /* epoll_wait's timeout: now if a round waits, else the next timer. */
@@ -518,6 +646,8 @@ sloop_timeout(struct sloop *l)
 	if ((s = TAILQ_FIRST(&l->stuck)) != NULL &&
 	    (due == -1 || s->stuck_at + STREAM_STUCK_MS < due))
 		due = s->stuck_at + STREAM_STUCK_MS;
+	if (!TAILQ_EMPTY(&l->reattach) && (due == -1 || l->reattach_due < due))
+		due = l->reattach_due;
 	if (due == -1)
 		return (-1);
 	t = due - client_now_ms();
@@ -791,6 +921,7 @@ sloop_new(int64_t heartbeat_ms, int stop_fd, void (*keep)(void *, int),
 	TAILQ_INIT(&l->incoming);
 	TAILQ_INIT(&l->hb);
 	TAILQ_INIT(&l->stuck);
+	TAILQ_INIT(&l->reattach);
 	TAILQ_INIT(&l->ready);
 	TAILQ_INIT(&l->dead);
 	buf_init(&l->spare_out, STREAM_OUT_MAX);
