@@ -65,6 +65,7 @@
 #include "kwire.h"
 #include "log.h"
 #include "termhdr.h"
+#include "xmalloc.h"
 
 #define KEEPER_HELLO_MS	      10000
 #define KEEPER_READY_MS	      30000
@@ -161,12 +162,21 @@ keeper_unwatch(int fd)
 	(void)epoll_ctl(keeper_ep, EPOLL_CTL_DEL, fd, NULL);
 }
 
-/* epoll's data for the two children's call sockets and the signals. */
-static char keeper_tag_sig, keeper_tag_cur, keeper_tag_new;
+/* epoll's data for the two children's call sockets, the signals and the
+ * serving one's event socket while the outbox waits on it. */
+static char keeper_tag_sig, keeper_tag_cur, keeper_tag_new, keeper_tag_out;
+
+/* Shells' ends not yet sent (keeper_exited). */
+static struct {
+	int64_t id;
+	int	status;
+} *keeper_outbox;
+static size_t keeper_nout, keeper_outcap;
 
 static void
 keeper_child_close(struct kchild *c)
 {
+
 	if (c->call != -1) {
 		keeper_unwatch(c->call);
 		close(c->call);
@@ -254,17 +264,57 @@ keeper_send(struct kchild *c, const struct kw_msg *m)
 		    (long)c->pid);
 }
 
+/*
+ * Shells' ends not yet sent.  Never waited for: ptyd may itself be
+ * blocked sending us calls (a shutdown hangs up a thousand shells while
+ * their ends come back), and each side waiting on the other would hold
+ * both; so ends queue here and go out as the event socket takes them.
+ */
+
+static void
+keeper_outbox_flush(void)
+{
+	struct kw_msg m;
+	size_t	      i = 0;
+
+	while (i < keeper_nout && keeper_cur.event != -1 &&
+	    keeper_cur.state == KC_SERVING) {
+		kw_init(&m, KW_EXITED, keeper_outbox[i].id);
+		m.c = keeper_outbox[i].status;
+		if (kw_send_flags(keeper_cur.event, &m, NULL, 0, MSG_DONTWAIT) ==
+		    -1) {
+			if (errno != EAGAIN)
+				log_warn("keeper: telling ptyd of an exit");
+			break;
+		}
+		i++;
+	}
+	memmove(keeper_outbox, keeper_outbox + i,
+	    (keeper_nout - i) * sizeof(*keeper_outbox));
+	keeper_nout -= i;
+	if (keeper_cur.event == -1)
+		return;
+	if (keeper_nout > 0 && keeper_cur.state == KC_SERVING)
+		keeper_watch(keeper_cur.event, EPOLLOUT, &keeper_tag_out);
+	else
+		keeper_unwatch(keeper_cur.event);
+}
+
 void
 keeper_exited(int64_t id, int status)
 {
-	struct kw_msg m;
-
-	kw_init(&m, KW_EXITED, id);
-	m.c = status;
-	/* A ptyd that has not yet been given the terminals learns of it in
-	 * its KW_TERM; a frozen one never needs it. */
-	if (keeper_cur.state == KC_SERVING)
-		keeper_send(&keeper_cur, &m);
+	/* Kept until a ptyd serves, whichever: one taking over may have
+	 * had it in its KW_TERM already, and a second telling is ignored
+	 * (the terminal is reaped), where none would leave it running. */
+	if (keeper_nout == keeper_outcap) {
+		keeper_outcap = keeper_outcap == 0 ? 64 : keeper_outcap * 2;
+		keeper_outbox = xreallocarray(keeper_outbox, keeper_outcap,
+		    sizeof(*keeper_outbox));
+	}
+	keeper_outbox[keeper_nout].id = id;
+	keeper_outbox[keeper_nout].status = status;
+	keeper_nout++;
+	keeper_outbox_flush();
 }
 
 /* KW_WELCOME and the terminals to c. */
@@ -320,6 +370,7 @@ keeper_go(struct kchild *c)
 	keeper_send(c, &m);
 	c->state = KC_SERVING;
 	c->deadline = 0;
+	keeper_outbox_flush();
 	if (!keeper_served) {
 		keeper_served = 1;
 		keeper_pidfile_write();
@@ -842,6 +893,8 @@ keeper_loop(void)
 				keeper_read(&keeper_cur);
 			else if (ev[i].data.ptr == &keeper_tag_new)
 				keeper_read(&keeper_new);
+			else if (ev[i].data.ptr == &keeper_tag_out)
+				keeper_outbox_flush();
 			else
 				kterm_writable(ev[i].data.ptr);
 		}

@@ -72,6 +72,13 @@ kw_get_data(const struct kw_msg *m, size_t *len)
 int
 kw_send(int sock, const struct kw_msg *m, const int *fds, int nfds)
 {
+	return (kw_send_flags(sock, m, fds, nfds, 0));
+}
+
+int
+kw_send_flags(int sock, const struct kw_msg *m, const int *fds, int nfds,
+    int flags)
+{
 	union {
 		struct cmsghdr hdr;
 		char	       buf[CMSG_SPACE(sizeof(int) * KW_FDS_MAX)];
@@ -99,7 +106,7 @@ kw_send(int sock, const struct kw_msg *m, const int *fds, int nfds)
 		memcpy(CMSG_DATA(&cm.hdr), fds, sizeof(int) * (size_t)nfds);
 	}
 	do
-		r = sendmsg(sock, &mh, MSG_NOSIGNAL);
+		r = sendmsg(sock, &mh, MSG_NOSIGNAL | flags);
 	while (r == -1 && errno == EINTR);
 	return (r == (ssize_t)iov.iov_len ? 0 : -1);
 }

@@ -93,6 +93,9 @@ const uint8_t *kw_get_data(const struct kw_msg *, size_t *len);
  * full socket buffer would (the peer reads at once).  0 or -1 (errno).
  */
 int kw_send(int sock, const struct kw_msg *, const int *fds, int nfds);
+/* With sendmsg's flags too (MSG_DONTWAIT). */
+int kw_send_flags(int sock, const struct kw_msg *, const int *fds, int nfds,
+    int flags);
 /*
  * Receive one message: 1, 0 on EOF, -1 (errno; EAGAIN on a nonblocking
  * socket with nothing to read, EPROTO for a malformed message, whose

@@ -17,9 +17,8 @@ in place"; DESIGN section 5) instead of ending the viewer's response.
 Regression: the viewer's stream ended the moment ptyd's connection did, so
 a ptyd restart cost every viewer a reconnect round ("reconnecting").
 
-keeper_kill9_three_viewers_byte_exact below is not collected (its name
-does not start with test_): it needs ptyd's keeper, which keeps the
-terminals across a kill -9.  Rename it to test_... when the keeper lands.
+test_keeper_kill9_three_viewers_byte_exact: with ptyd's keeper, which keeps
+the terminals across a kill -9, the streams ride through it byte-exact.
 """
 
 import os
@@ -251,7 +250,7 @@ def test_ptyd_killed_for_good_stream_ends_when_the_window_runs_out(
     assert reattaches(c, "expired") == expired + 1
 
 
-def keeper_kill9_three_viewers_byte_exact(make_stack, new_sid):
+def test_keeper_kill9_three_viewers_byte_exact(make_stack, new_sid):
     """With ptyd's keeper: kill -9 of ptyd while a counter flows to three
     viewers through nginx.  The keeper's new ptyd has the same terminal at
     the same positions; each viewer's stream goes on without ending, and
