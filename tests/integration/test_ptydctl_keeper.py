@@ -100,7 +100,7 @@ class Keeper:
 
     def stats(self):
         out = self.ctl("stats").stdout
-        return dict(re.findall(r"^(\w+)\s+(\S*)$", out, re.M))
+        return dict(re.findall(r"^(\w+)\s+(.*?)\s*$", out, re.M))
 
     def start_term(self, sid):
         out = self.ctl("start", sid).stdout
