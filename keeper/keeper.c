@@ -103,10 +103,10 @@ struct kchild {
 	int64_t		  deadline; /* of the state; 0: none */
 };
 
-static struct kchild keeper_cur = { .state = KC_NONE, .pid = -1, .call = -1,
-	.event = -1, .bin = -1 };
-static struct kchild keeper_new = { .state = KC_NONE, .pid = -1, .call = -1,
-	.event = -1, .bin = -1 };
+#define KCHILD_NONE \
+	{ .state = KC_NONE, .pid = -1, .call = -1, .event = -1, .bin = -1 }
+static struct kchild keeper_cur = KCHILD_NONE;
+static struct kchild keeper_new = KCHILD_NONE;
 
 static const char *keeper_path; /* ptyd's binary */
 static char	 **keeper_args; /* its argv */
@@ -135,7 +135,9 @@ keeper_now(void)
 	return ((int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000);
 }
 
-static void __attribute__((noreturn))
+static void keeper_fatal(const char *) __attribute__((noreturn));
+
+static void
 keeper_fatal(const char *what)
 {
 	log_warn("keeper: %s", what);
@@ -167,10 +169,11 @@ keeper_unwatch(int fd)
 static char keeper_tag_sig, keeper_tag_cur, keeper_tag_new, keeper_tag_out;
 
 /* Shells' ends not yet sent (keeper_exited). */
-static struct {
+struct keeper_end {
 	int64_t id;
 	int	status;
-} *keeper_outbox;
+};
+static struct keeper_end *keeper_outbox;
 static size_t keeper_nout, keeper_outcap;
 
 static void

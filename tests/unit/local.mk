@@ -2,6 +2,11 @@
 UNIT_CFLAGS = $(AM_CFLAGS) $(CRITERION_CFLAGS) -iquote $(srcdir)/ptyd \
 	-iquote $(srcdir)/fcgi
 
+check_PROGRAMS += tests/unit/test_kwire
+tests_unit_test_kwire_SOURCES = tests/unit/test_kwire.c
+tests_unit_test_kwire_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_kwire_LDADD = libwire.a $(CRITERION_LIBS)
+
 check_PROGRAMS += tests/unit/test_frame
 tests_unit_test_frame_SOURCES = tests/unit/test_frame.c
 tests_unit_test_frame_CFLAGS = $(UNIT_CFLAGS)

@@ -64,3 +64,8 @@ check_PROGRAMS += tests/unit/test_spawn
 tests_unit_test_spawn_SOURCES = tests/unit/test_spawn.c
 tests_unit_test_spawn_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_spawn_LDADD = $(PTYD_UNIT_LDADD)
+
+check_PROGRAMS += tests/unit/test_termmem
+tests_unit_test_termmem_SOURCES = tests/unit/test_termmem.c
+tests_unit_test_termmem_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_termmem_LDADD = $(PTYD_UNIT_LDADD) -lutil
