@@ -393,17 +393,20 @@ keeper_upgrade_fail(const char *why)
 {
 	struct kw_msg m;
 
-	log_warnx("keeper: upgrade failed: %s; ptyd %ld goes on serving", why,
-	    (long)keeper_cur.pid);
+	if (keeper_cur.pid > 0)
+		log_warnx("keeper: upgrade failed: %s; ptyd %ld goes on serving",
+		    why, (long)keeper_cur.pid);
+	else
+		log_warnx("keeper: upgrade failed: %s", why);
 	if (keeper_new.pid > 0) {
 		(void)kill(keeper_new.pid, SIGKILL);
 		keeper_new.state = KC_EXITING;
-		keeper_child_close(&keeper_new);
-		if (keeper_new.bin != -1)
-			close(keeper_new.bin);
-		keeper_new.bin = -1;
 	} else
 		keeper_new.state = KC_NONE;
+	keeper_child_close(&keeper_new);
+	if (keeper_new.bin != -1)
+		close(keeper_new.bin);
+	keeper_new.bin = -1;
 	keeper_upgrades++;
 	keeper_upgrade_failed = 1;
 	snprintf(keeper_reason, sizeof(keeper_reason), "%s", why);
@@ -657,9 +660,20 @@ keeper_new_died(int status)
 		return;
 	}
 	if (keeper_new.state == KC_WAITGO) {
-		/* Ready, and the old one told to go: nothing to thaw. */
+		/* Ready, and the old one told to go: nothing to thaw.  The
+		 * old one's exit (asked for) then starts a ptyd from the
+		 * binary that served, as after a crash. */
 		keeper_child_close(&keeper_new);
+		close(keeper_new.bin);
+		keeper_new.bin = -1;
 		keeper_new.state = KC_NONE;
+		keeper_upgrades++;
+		keeper_upgrade_failed = 1;
+		snprintf(keeper_reason, sizeof(keeper_reason),
+		    "the new ptyd %s after it took over; the binary that served "
+		    "runs again",
+		    how);
+		log_warnx("keeper: upgrade failed: %s", keeper_reason);
 		return;
 	}
 	snprintf(why, sizeof(why), "the new ptyd %s while taking over", how);
@@ -674,6 +688,7 @@ keeper_cur_died(int status)
 	char	how[64];
 	int64_t now = keeper_now(), delay;
 	pid_t	dead;
+	int	asked;
 
 	keeper_describe(status, how, sizeof(how));
 	keeper_child_close(&keeper_cur);
@@ -689,6 +704,9 @@ keeper_cur_died(int status)
 		keeper_upgrade_done();
 		return;
 	}
+	/* An exit we asked for (KW_EXIT, an upgrade whose new ptyd then
+	 * died) is no stop, whatever its status. */
+	asked = keeper_cur.state == KC_EXITING;
 	keeper_cur.state = KC_NONE;
 	if (keeper_new.state != KC_NONE && keeper_new.state != KC_EXITING)
 		/* Died while the new one was on its way: that one is
@@ -696,7 +714,8 @@ keeper_cur_died(int status)
 		 * over as from any crash. */
 		keeper_upgrade_fail("the serving ptyd died during the "
 				    "upgrade");
-	if (keeper_stopping || (WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
+	if (keeper_stopping ||
+	    (!asked && WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
 		log_info("keeper: ptyd %s; stopping", how);
 		keeper_stopping = 1;
 		if (keeper_stop_deadline == 0)

@@ -67,6 +67,10 @@ struct termhdr {
 	int64_t	 unwatched_since;
 	uint64_t bytes_in;
 	uint64_t bytes_out;
+	/* The oldest position a viewer still needed (0: none): a ptyd
+	 * taking over reads no further than a ring past it until the
+	 * viewers are back, as the viewers' backpressure held this one. */
+	uint64_t hold;
 
 	/* Written once, at spawn. */
 	char owner[TERMHDR_STR_OWNER];

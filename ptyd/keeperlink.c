@@ -361,16 +361,39 @@ keeperlink_signal(struct term *t, int sig, int group)
 		log_warn("term %s: signal through the keeper", t->sid);
 }
 
+/*
+ * A terminal is let go of only once its last row is in the database: a
+ * ptyd killed before that finds it still held, and writes the row itself,
+ * where a terminal the keeper had already forgotten would be marked lost.
+ */
+static int64_t *kl_forgets;
+static size_t	kl_nforgets, kl_forgetcap;
+
 void
 keeperlink_forget(struct term *t)
 {
-	struct kw_msg m;
-
 	if (!kl_up)
 		return;
-	kw_init(&m, KW_FORGET, t->id);
-	if (kw_send(KW_CALL_FD, &m, NULL, 0) == -1)
-		log_warn("term %s: forget", t->sid);
+	if (kl_nforgets == kl_forgetcap) {
+		kl_forgetcap = kl_forgetcap == 0 ? 64 : kl_forgetcap * 2;
+		kl_forgets = xreallocarray(kl_forgets, kl_forgetcap,
+		    sizeof(*kl_forgets));
+	}
+	kl_forgets[kl_nforgets++] = t->id;
+}
+
+void
+keeperlink_written(void)
+{
+	struct kw_msg m;
+	size_t	      i;
+
+	for (i = 0; i < kl_nforgets && kl_up; i++) {
+		kw_init(&m, KW_FORGET, kl_forgets[i]);
+		if (kw_send(KW_CALL_FD, &m, NULL, 0) == -1)
+			log_warn("keeper: forget");
+	}
+	kl_nforgets = 0;
 }
 
 void

@@ -54,7 +54,10 @@ int	      keeperlink_adopt(struct term *, int memfd);
 enum kw_input keeperlink_input(struct term *, const char *input_id,
     const uint8_t *, size_t);
 void	      keeperlink_signal(struct term *, int sig, int group);
+/* Let go of t once its last row is written (keeperlink_written). */
 void	      keeperlink_forget(struct term *);
+/* The mirror wrote everything it held: the terminals let go of go. */
+void	      keeperlink_written(void);
 
 void keeperlink_stats(struct msg_stats_reply *);
 

@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "ev.h"
+#include "keeperlink.h"
 #include "mirror.h"
 #include "ptyd.h"
 #include "stats.h"
@@ -210,6 +211,7 @@ mirror_flush_some(int64_t now, size_t max)
 	}
 	if (mirror_store == NULL) {
 		mirror_oldest = -1;
+		keeperlink_written();
 		return (0);
 	}
 	/* Also with nothing pending: see the top of the file.  A failure
@@ -217,6 +219,8 @@ mirror_flush_some(int64_t now, size_t max)
 	rc = store_flush_some(mirror_store, mirror_wall(now), max);
 	if (!store_pending(mirror_store) && TAILQ_EMPTY(&mirror_dirty))
 		mirror_oldest = -1;
+	if (rc == 0 && !store_pending(mirror_store))
+		keeperlink_written();
 	stats_flush(stats_clock_us() - t0, rows);
 	/* After a failure, the next try waits for the next tick. */
 	return (rc == 0 &&

@@ -143,6 +143,10 @@ struct term {
 	/* Under a keeper (DESIGN 10): the memfd the ring lives in, whose
 	 * header a ptyd taking over reads; NULL without one. */
 	struct termhdr *hdr;
+	/* After a take-over: where its viewers stood (0: none), read no
+	 * more than a ring past it until they are back or the hold ends
+	 * (termadopt.c). */
+	uint64_t hold;
 };
 
 struct term_start_req {
@@ -279,6 +283,8 @@ void	     term_teardown(struct term *, enum term_reason, const char *actor,
 void	     term_evict(struct term *, const char *cap, unsigned int max,
 	    const struct term_start_req *, int64_t now);
 struct term *term_evict_pick(const char *owner);
+/* status: waitpid's, or TERM_STATUS_UNKNOWN (not our child: no code). */
+#define TERM_STATUS_UNKNOWN (-1)
 void	     term_child_exited(struct term *, int status, int64_t now);
 void	     term_reap_children(int64_t now);
 void	     term_sigchld(pid_t, int64_t now);

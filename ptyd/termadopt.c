@@ -15,8 +15,8 @@
  *   ending           its teardown goes on: SIGHUP again, the kill timer
  *                    armed afresh
  *   draining         the shell's end was told: drained to EIO as before
- *   exited           its viewers had their exit; let go (the keeper closes
- *                    its pty), as its linger would have
+ *   exited           its row written again, lingering as before if it was
+ *                    registered, then let go
  *   ended while no ptyd ran (the keeper's status): its exit, with the
  *                    code, told now, as if we had seen it
  */
@@ -37,6 +37,36 @@
 #include "term_int.h"
 #include "termmem.h"
 #include "termstate.h"
+
+static struct ev_timer term_hold_timer;
+static int	       term_hold_inited;
+
+/* The holds end: each terminal reads on, paced by the viewers back. */
+static void
+term_adopt_hold_cb(void *arg)
+{
+	struct term *t;
+
+	(void)arg;
+	for (t = term_all_first(); t != NULL; t = term_all_next(t)) {
+		if (t->hold == 0)
+			continue;
+		t->hold = 0;
+		mirror_mark(t);
+		term_viewer_progress(t);
+	}
+}
+
+static void
+term_adopt_hold_arm(int64_t now)
+{
+	if (!term_hold_inited) {
+		ev_timer_init(&term_hold_timer, term_adopt_hold_cb, NULL);
+		term_hold_inited = 1;
+	}
+	if (!ev_timer_pending(&term_hold_timer))
+		ev_timer_at(&term_hold_timer, now + ptyd_conf.stall_timeout);
+}
 
 /* Give up a terminal the keeper handed over: it ends with its pty. */
 static void
@@ -98,7 +128,34 @@ term_adopt_object(struct kadopt *a, struct termhdr *h, int64_t now)
 	t->reason = (enum term_reason)h->reason;
 	/* Its viewers went with the last ptyd: the grace starts now. */
 	t->unwatched_since = now;
+	/* Where they stood, if the pty had to wait for them: it waits for
+	 * them to come back (a re-attach takes a moment), not longer than
+	 * a stuck viewer would be waited for. */
+	if (h->hold != 0 && h->hold >= ring_start(&t->ring) &&
+	    h->hold <= ring_end(&t->ring)) {
+		t->hold = h->hold;
+		term_adopt_hold_arm(now);
+	}
 	return (t);
+}
+
+/*
+ * Ended already: its row is written again (the last ptyd may have died
+ * before it wrote it), and it lingers if it was registered, so a viewer
+ * that comes back still gets its tail and terminal_closed.
+ */
+static void
+term_adopt_exited(struct term *t, struct termhdr *h, int64_t now)
+{
+	t->reaped = 1;
+	t->has_exit_code = (h->flags & TERMHDR_F_REAPED) != 0;
+	t->exit_code = h->exit_code;
+	close(t->master);
+	t->master = -1;
+	t->ended_at = now;
+	term_set_state(t, TERM_EXITED, TERM_R_NONE, now);
+	mirror_mark(t);
+	term_maybe_free(t);
 }
 
 struct term *
@@ -122,15 +179,15 @@ term_adopt(struct kadopt *a, int64_t now)
 		return (NULL);
 	}
 	was = (enum term_state)h->state;
-	if (was == TERM_EXITED) {
-		term_adopt_refuse(a, h, NULL);
-		return (NULL);
-	}
 	got = termmem_recover(h);
 	t = term_adopt_object(a, h, now);
-	term_pid_add(t);
 	if ((h->flags & TERMHDR_F_REG) && term_find(t->owner, t->sid) == NULL)
 		term_register(t);
+	if (was == TERM_EXITED) {
+		term_adopt_exited(t, h, now);
+		return (t);
+	}
+	term_pid_add(t);
 	if (ev_io_add(&t->io, t->master, EPOLLIN, term_io_cb, t) == -1)
 		log_warn("term %s: epoll add", t->sid);
 	if (got > 0)

@@ -46,7 +46,7 @@ size_t
 term_read_limit(const struct term *t)
 {
 	const struct viewer *v;
-	uint64_t	     min = UINT64_MAX, lag;
+	uint64_t	     min = t->hold != 0 ? t->hold : UINT64_MAX, lag;
 
 	TAILQ_FOREACH (v, &t->viewers, entry)
 		if (v->pos < min)

@@ -233,8 +233,10 @@ term_child_exited(struct term *t, int status, int64_t now)
 		return;
 	t->reaped = 1;
 	term_pid_remove(t);
-	t->has_exit_code = 1;
-	if (WIFEXITED(status))
+	t->has_exit_code = status != TERM_STATUS_UNKNOWN;
+	if (status == TERM_STATUS_UNKNOWN)
+		t->exit_code = 0;
+	else if (WIFEXITED(status))
 		t->exit_code = WEXITSTATUS(status);
 	else if (WIFSIGNALED(status))
 		t->exit_code = -WTERMSIG(status);
@@ -246,8 +248,10 @@ term_child_exited(struct term *t, int status, int64_t now)
 		snprintf(detail, sizeof(detail), "exit code %d, %s%s",
 		    t->exit_code, term_reason_wire(t->reason),
 		    t->killed ? ", after SIGKILL" : "");
-	else
+	else if (t->has_exit_code)
 		snprintf(detail, sizeof(detail), "exit code %d", t->exit_code);
+	else
+		snprintf(detail, sizeof(detail), "exit code unknown");
 	mirror_event(t, now, "exit", NULL, detail);
 	/* What the shell leaves behind: its background jobs, a double-forked
 	 * child still on the tty.  They keep the slave open, so the pty
@@ -298,7 +302,7 @@ term_pid_cb(int fd, uint32_t events, void *arg)
 		/* Reaped by someone else (cannot be, with SIGCHLD at its
 		 * default, sig.c): ended all the same, status unknown. */
 		log_warnx("term %s: shell gone, its status unknown", t->sid);
-		term_child_exited(t, 0, ev_now());
+		term_child_exited(t, TERM_STATUS_UNKNOWN, ev_now());
 		return;
 	}
 	/* Exited but not yet waitable: another process traces it (strace,

@@ -115,6 +115,19 @@ termmem_recover(struct termhdr *h)
 	return (len);
 }
 
+/* The oldest position a viewer (or a hold from a take-over) needs. */
+static uint64_t
+termmem_hold(const struct term *t)
+{
+	const struct viewer *v;
+	uint64_t	     min = t->hold != 0 ? t->hold : UINT64_MAX;
+
+	TAILQ_FOREACH (v, &t->viewers, entry)
+		if (v->pos < min)
+			min = v->pos;
+	return (min == UINT64_MAX ? 0 : min);
+}
+
 void
 termmem_sync(struct term *t)
 {
@@ -136,6 +149,7 @@ termmem_sync(struct term *t)
 	h->unwatched_since = t->unwatched_since;
 	h->bytes_in = t->bytes_in;
 	h->bytes_out = t->bytes_out;
+	h->hold = termmem_hold(t);
 }
 
 void
