@@ -1,0 +1,779 @@
+"""test_keeper.py -- shells outlive ptyd (issue 30, docs/proposals/keeper.md):
+ptyd-keeper runs ptyd, holds every terminal, starts a new ptyd when one
+dies and replaces it on SIGUSR2; the shells, their output positions and
+their input ids survive both.
+
+Every stack here is the test's own (the keeper's backoff counts quick
+deaths over 30 s, so stacks are not shared between tests).  Processes:
+the keeper is ptyd's parent and its cmdline starts with "ptyd-keeper";
+ptyd is found by health's "ptyd": {"pid"}; shells by the start reply's
+"pid" (they are the keeper's children).
+
+Streams: ptyd.fcgi currently ends an SSE response whose ptyd connection
+ends, so Follow reconnects with Last-Event-ID whenever a stream ends
+without terminal_closed and feeds one Transcript across connections,
+which proves byte-exactness over the concatenation (it stays right once
+streams re-attach in place).
+
+Events of the last second before a kill may be missing from the mirror
+(it flushes once a second): nothing here asserts on those; the takeover
+rows written after a kill are waited for before the next kill.
+"""
+
+import json
+import os
+import random
+import re
+import secrets
+import shutil
+import signal
+import subprocess
+import threading
+import time
+
+import pytest
+
+from ptyd_http import StreamEnded, Transcript, marker
+from ptyd_stack import (BUILDDIR, REPO, Stack, children_of, fd_count,
+                        proc_cmdline, proc_gone, proc_ppid, proc_state,
+                        running_stacks, scale, wait_for, zombies)
+
+PTYDCTL = os.path.join(BUILDDIR, "ptyd", "ptydctl")
+
+# The keeper's restart delays after 1, 2, 3... deaths of ptyds that
+# lived less than 30 s (keeper.c: 0, 0, 0.25, 0.5, 1, 2, 5 s).
+BACKOFF = [0, 0, 0, 0.25, 0.5, 1, 2, 5]
+TAKEOVER_BOUND = 1.0    # "a new ptyd within 1 s" (proposal, section 4)
+SLACK = 1.0             # two busy cores
+
+# The counter's terminals keep a big ring: a viewer cut off by a kill
+# reconnects and must find every byte it has not seen still there; with
+# the default 1 MiB a burst written while nobody was attached could wrap
+# it, which would be a `gap` (an honest loss, but not what is tested).
+RING = "32M"
+
+
+# -- processes -----------------------------------------------------------------
+
+def keeper_of(st):
+    """(keeper pid, ptyd pid) of a stack: the keeper is ptyd's parent."""
+    pid = st.ptyd_pid()
+    kp = proc_ppid(pid)
+    cl = proc_cmdline(kp) or []
+    assert cl and cl[0] == "ptyd-keeper", (kp, cl)
+    return kp, pid
+
+
+def is_ptyd(pid):
+    cl = proc_cmdline(pid) or []
+    return bool(cl) and os.path.basename(cl[0]) == "ptyd"
+
+
+def kids(pid):
+    """pid's children, from /proc/PID/task/*/children (fast enough to
+    look between the steps of an upgrade; children_of reads all of
+    /proc)."""
+    out = []
+    try:
+        for tid in os.listdir("/proc/%d/task" % pid):
+            with open("/proc/%d/task/%s/children" % (pid, tid)) as f:
+                out += [int(x) for x in f.read().split()]
+    except (FileNotFoundError, ProcessLookupError):
+        pass
+    return out
+
+
+def ptyds_under(kp):
+    """The keeper's children that are ptyd (the serving one, and during an
+    upgrade the new one)."""
+    return [p for p in kids(kp) if is_ptyd(p)]
+
+
+def keeper_zombies(kp):
+    return [p for p in zombies() if proc_ppid(p) == kp]
+
+
+def serving_pid(c):
+    """The pid health names, or None while nothing answers 200."""
+    try:
+        r = c.health()
+    except (OSError, TimeoutError):
+        return None
+    if r.status != 200:
+        return None
+    return int(r.json()["ptyd"]["pid"])
+
+
+def wait_serving(c, not_pids, timeout):
+    """Wait until health answers 200 from a ptyd not in not_pids; return
+    (pid, seconds waited)."""
+    t0 = time.monotonic()
+    pid = wait_for(lambda: (lambda p: p if p and p not in not_pids
+                            else None)(serving_pid(c)),
+                   timeout, interval=0.005,
+                   what="health 200 from a ptyd other than %r" % (not_pids,))
+    return pid, time.monotonic() - t0
+
+
+def upgrade(st, c, kp, timeout=10):
+    """SIGUSR2 to the keeper; wait for a new ptyd serving and the old one
+    gone.  Returns the new pid."""
+    old = serving_pid(c)
+    assert old, "nothing serves before the upgrade"
+    os.kill(kp, signal.SIGUSR2)
+    new, _ = wait_serving(c, {old}, timeout)
+    wait_for(lambda: proc_gone(old) or proc_ppid(old) != kp, 5,
+             what="old ptyd %d gone after the upgrade" % old)
+    return new
+
+
+def ptydctl(st, *args, timeout=10, check=True):
+    r = subprocess.run([PTYDCTL, "--socket",
+                        os.path.join(st.state, "run", "ptyd.sock")]
+                       + list(args), capture_output=True, timeout=timeout,
+                       env=st.environ())
+    if check:
+        assert r.returncode == 0, (args, r)
+    return r
+
+
+def audit_problems(st):
+    """ptydctl audit verify without anchors: the chain's own problems."""
+    r = subprocess.run([PTYDCTL, "--db", st.db_path, "audit", "verify",
+                        "--json"], capture_output=True, timeout=30,
+                       env=st.environ())
+    out = json.loads(r.stdout.decode())
+    return out["problems"]
+
+
+# -- requests that outlast a ptyd's death --------------------------------------
+
+TRANSIENT = (502, 503, 504)
+
+
+def post_retry(c, endpoint, obj, timeout=15):
+    """POST until an answer that is not 'ptyd unreachable' (502/503/504 or
+    a cut connection), as a page retrying with the same body (the same
+    input_id) does.  Returns the last Response."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            r = c.post(endpoint, obj, timeout=10)
+            if r.status not in TRANSIENT:
+                return r
+        except (OSError, TimeoutError):
+            r = None
+        if time.monotonic() >= deadline:
+            raise AssertionError("%s still unanswered after %ds: %r"
+                                 % (endpoint, timeout, r))
+        time.sleep(0.02)
+
+
+def type_marker(c, sid, tag=None):
+    """Type a marker with a fresh input_id; (expected bytes, input_id)."""
+    cmd, want = marker(tag)
+    iid = "k:" + secrets.token_hex(6)
+    r = post_retry(c, "input", {"session_id": sid, "data": cmd,
+                                "input_id": iid})
+    assert r.status == 200 and r.json().get("ok") is True, r
+    return want.encode(), iid
+
+
+class Follow:
+    """One viewer of a terminal across any number of ptyds: a stream
+    (base64, exact bytes) that, when it ends without terminal_closed or
+    breaks, reconnects with Last-Event-ID = the position after the last
+    byte it holds.  Every byte goes into one Transcript, whose feed()
+    raises if an event does not start where the previous one ended."""
+
+    def __init__(self, client, sid, connect_timeout=15):
+        self.c = client
+        self.sid = sid
+        self.tr = Transcript()
+        self.s = None
+        self.connects = 0
+        self.refused = []       # non-200 answers to a (re)connect
+        self.connect_timeout = connect_timeout
+
+    def _connect(self):
+        deadline = time.monotonic() + self.connect_timeout
+        while True:
+            try:
+                s = self.c.stream(self.sid, encoding="base64",
+                                  last_event_id=self.tr.end, timeout=10)
+            except (OSError, TimeoutError, AssertionError) as e:
+                s, err = None, repr(e)
+            if s is not None:
+                if s.status == 200:
+                    self.s = s
+                    self.connects += 1
+                    return
+                err = (s.status, s.body[:200])
+                s.close()
+                if s.status not in TRANSIENT:
+                    raise AssertionError("stream of %s answered %r"
+                                         % (self.sid, err))
+            self.refused.append(err)
+            if time.monotonic() >= deadline:
+                raise AssertionError("stream of %s: no reconnect within "
+                                     "%ds: %r" % (self.sid,
+                                                  self.connect_timeout,
+                                                  self.refused[-3:]))
+            time.sleep(0.02)
+
+    def _drop(self):
+        if self.s is not None:
+            self.s.close()
+            self.s = None
+
+    def pump(self, timeout):
+        """Read what arrives within timeout (reconnecting as needed).
+        False once terminal_closed was seen."""
+        deadline = time.monotonic() + timeout
+        while self.tr.closed is None:
+            if self.s is None:
+                self._connect()
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return True
+            try:
+                evs = self.s.poll(left)
+            except StreamEnded:
+                self._drop()
+                continue
+            except (OSError, TimeoutError):
+                self._drop()
+                continue
+            for ev in evs:
+                if ev.name == "gap":
+                    raise AssertionError("viewer of %s got %r: bytes lost"
+                                         % (self.sid, ev))
+                self.tr.feed(ev)
+            if not evs:
+                return True
+        self._drop()
+        return False
+
+    def read_until(self, needle, timeout=15):
+        """Pump until needle is in the output (searched from the start);
+        the offset after it."""
+        deadline = time.monotonic() + timeout
+        searched = 0
+        while True:
+            i = self.tr.data.find(needle, searched)
+            if i >= 0:
+                return i + len(needle)
+            searched = max(0, len(self.tr.data) - len(needle) + 1)
+            left = deadline - time.monotonic()
+            if left <= 0 or not self.pump(min(left, 0.5)) and \
+                    self.tr.data.find(needle, searched) < 0:
+                raise AssertionError(
+                    "%r not seen in %s within %ds (closed: %r); tail %r"
+                    % (needle, self.sid, timeout, self.tr.closed,
+                       bytes(self.tr.data[-300:])))
+
+    def count(self, needle):
+        return bytes(self.tr.data).count(needle)
+
+    def close(self):
+        self._drop()
+
+
+class Viewer(threading.Thread):
+    """A Follow in a thread of its own, until stop is set or the terminal
+    closes; an exception ends it and is kept in .error."""
+
+    def __init__(self, client, sid, stop):
+        super().__init__(daemon=True)
+        self.f = Follow(client, sid)
+        self.stop = stop
+        self.error = None
+
+    def run(self):
+        try:
+            while not self.stop.is_set() and self.f.pump(0.3):
+                pass
+        except BaseException as e:      # noqa: B036 -- kept for the test
+            self.error = e
+        finally:
+            self.f.close()
+
+
+def counter_numbers(data, letter=b"L"):
+    """The numbers of the counter's lines, in order: LETTER, digits, CR LF,
+    each line starting after a CR or LF (or the start)."""
+    return [int(m.group(1)) for m in re.finditer(
+        rb"(?:(?<=[\r\n])|^)" + letter + rb"(\d+)\r\n", bytes(data))]
+
+
+# -- the stack the kill test runs on -------------------------------------------
+
+@pytest.fixture
+def own_stack(make_stack):
+    """make_stack, stopped at the end of the test instead of the module."""
+    made = []
+
+    def make(name, **kw):
+        st = make_stack(name, **kw)
+        made.append(st)
+        return st
+    yield make
+    for st in made:
+        st.stop()
+
+
+def start_term(c, sid, timeout=15):
+    r = post_retry(c, "start", {"session_id": sid}, timeout=timeout)
+    assert r.status == 200, r
+    return r.json()
+
+
+# -- 1. fifty kills ------------------------------------------------------------
+
+class KillRun:
+    """State of test_fifty_kills_lose_no_shell_and_no_byte: the stack, the
+    terminals and what each must show after every kill."""
+
+    def __init__(self, st, new_sid, rng):
+        self.st = st
+        self.c = st.client()
+        self.new_sid = new_sid
+        self.rng = rng
+        self.live = {}          # sid -> shell pid, every running terminal
+        self.follow = {}        # sid -> Follow (the counter and T1-T3)
+        self.markers = {}       # sid -> [expected bytes] typed so far
+        self.transient = []     # sids started by spawn rounds
+        self.counter = None     # sid of the counter's terminal
+        self.lines = 0          # counter lines written so far
+        self.quick = 0          # the keeper's count of quick deaths
+        self.worst = 0.0
+        self.takeovers = []     # seconds, one per kill
+        self.kinds = {}
+        self.upgrades_failed = 0
+        self.problems = []      # findings asserted at the end of the run
+
+    # setup
+    def start(self, n_marker_terms=3):
+        self.kp, self.pid = keeper_of(self.st)
+        self.counter = self.new_sid("cnt")
+        for sid in [self.counter] + [self.new_sid("t%d" % i)
+                                     for i in range(n_marker_terms)]:
+            self.live[sid] = start_term(self.c, sid)["pid"]
+            self.follow[sid] = Follow(self.c, sid)
+            self.markers[sid] = []
+
+    def marker_sids(self):
+        return [s for s in self.follow if s != self.counter]
+
+    # the counter
+    def burst_cmd(self, n):
+        a, self.lines = self.lines, self.lines + n
+        return "seq -f 'L%%.0f' %d %d\r" % (a, self.lines - 1)
+
+    def start_burst(self, n):
+        r = post_retry(self.c, "input", {
+            "session_id": self.counter, "data": self.burst_cmd(n),
+            "input_id": "b:" + secrets.token_hex(6)})
+        assert r.status == 200, r
+
+    def burst_done(self, timeout=30):
+        if self.lines:
+            self.follow[self.counter].read_until(
+                b"L%d\r\n" % (self.lines - 1), timeout)
+
+    # invariants after a kill
+    def check_shells(self):
+        terms = self.c.terminals()
+        for sid, pid in self.live.items():
+            t = terms.get(sid)
+            assert t is not None, "terminal %s gone after the kill" % sid
+            assert t["running"] is True and t["pid"] == pid, (sid, pid, t)
+            assert proc_ppid(pid) == self.kp, \
+                "shell %d of %s is no child of the keeper" % (pid, sid)
+        return terms
+
+    def check_markers_and_flow(self):
+        """Every marker typed before the kill shows up exactly once, and a
+        new one typed now shows up (output flows)."""
+        self.burst_done()
+        for sid, f in self.follow.items():
+            flow, _ = type_marker(self.c, sid)
+            f.read_until(flow)
+            for m in self.markers[sid]:
+                assert f.count(m) == 1, \
+                    "%r appears %d times in %s" % (m, f.count(m), sid)
+            self.markers[sid].append(flow)
+
+    def check_processes(self, terms):
+        # No zombie of the keeper, no shell it holds that no terminal
+        # names (an interrupted spawn's shell is hung up and reaped).
+        wait_for(lambda: not keeper_zombies(self.kp), 3,
+                 what=lambda: "no zombie child of the keeper: %r"
+                 % keeper_zombies(self.kp))
+        listed = {t["pid"] for t in terms.values() if t["running"]}
+
+        def strays():
+            kids_ = set(kids(self.kp))
+            return sorted(p for p in kids_ - listed if not is_ptyd(p)
+                          and proc_state(p) not in (None, "Z"))
+        wait_for(lambda: not strays(), 3,
+                 what=lambda: "keeper's children all listed: %r %r"
+                 % (strays(), [proc_cmdline(p) for p in strays()]))
+
+    def fd_links(self):
+        d = "/proc/%d/fd" % self.kp
+        out = {}
+        for x in os.listdir(d):
+            try:
+                out[int(x)] = os.readlink(os.path.join(d, x))
+            except FileNotFoundError:
+                pass
+        return out
+
+    def check_fds(self, what):
+        """The keeper's descriptors: the baseline plus 2 a terminal more
+        than then, plus 2 (the binary before an upgrade is held 10 s).
+        A growth past that is recorded with the descriptors' targets and
+        the baseline moved up by it, so each leak is reported once and a
+        later one is still seen."""
+        def excess():
+            want = self.base_fds + 2 * (len(self.c.terminals())
+                                        - self.base_terms) + 2
+            return fd_count(self.kp) - want
+        try:
+            wait_for(lambda: excess() <= 0, 3)
+        except AssertionError:
+            n = excess()
+            if n > 0:
+                # PRODUCT BUG (7e0f701): each upgrade whose new ptyd dies
+                # before it takes over leaves one more O_PATH descriptor
+                # of the binary in the keeper: keeper_new_died() sets
+                # keeper_new.pid = -1 before keeper_upgrade_fail(), whose
+                # else branch then never closes keeper_new.bin.
+                links = self.fd_links()
+                self.problems.append(
+                    "keeper fds grew by %d after %s; descriptors of the "
+                    "ptyd binary: %r" % (n, what, sorted(
+                        k for k, v in links.items()
+                        if os.path.basename(v) == "ptyd")))
+                self.base_fds += n
+
+    def check_db(self, new_pid, kinds=("takeover", "upgrade")):
+        """terminals rows: every live shell `running` with its pid, no
+        running shell `lost`; each live terminal has an event saying the
+        new ptyd took it over."""
+        st = self.st
+        live_pids = set(self.live.values())
+
+        def bad():
+            out = []
+            for sid, pid in self.live.items():
+                row = st.db_terminal(sid)
+                if row is None or row["state"] != "running" or \
+                        row["pid"] != pid:
+                    out.append((sid, pid, row and (row["state"],
+                                                   row["pid"])))
+            lost = [r for r in st.db("SELECT session_id, pid FROM terminals"
+                                     " WHERE state = 'lost'")
+                    if r["pid"] in live_pids]
+            if lost:
+                out.append(("running but lost", lost))
+            if new_pid is not None:
+                for sid in self.live:
+                    rows = st.db(
+                        "SELECT 1 FROM terminal_events WHERE session_id = ?"
+                        " AND kind IN (%s) AND detail LIKE ?"
+                        % ",".join("'%s'" % k for k in kinds),
+                        (sid, "taken over by ptyd pid %d %%" % new_pid))
+                    if not rows:
+                        out.append((sid, "no %s row for pid %d"
+                                    % ("/".join(kinds), new_pid)))
+            return out
+        wait_for(lambda: not bad(), 4,
+                 what=lambda: "mirror agrees with the live shells: %r"
+                 % (bad(),))
+
+    def check_all(self, new_pid, kinds=("takeover", "upgrade")):
+        assert proc_state(self.kp) not in (None, "Z"), "keeper died"
+        terms = self.check_shells()
+        self.check_markers_and_flow()
+        self.check_processes(terms)
+        self.check_fds(self.round)
+        self.check_db(new_pid, kinds)
+
+    # before a kill
+    def pre_kill_markers(self, counter_busy):
+        for sid in self.follow:
+            if sid == self.counter and counter_busy:
+                continue        # its lines must stay whole
+            m, _ = type_marker(self.c, sid)
+            self.markers[sid].append(m)
+
+    def racing_input(self):
+        """A marker POSTed at the moment of the kill, retried with the same
+        input_id until answered: it must run exactly once."""
+        sid = self.marker_sids()[0]
+        cmd, want = marker()
+        iid = "race:" + secrets.token_hex(6)
+        out = {}
+
+        def go():
+            try:
+                out["r"] = post_retry(self.c, "input", {
+                    "session_id": sid, "data": cmd, "input_id": iid}, 20)
+            except BaseException as e:      # noqa: B036
+                out["e"] = e
+        t = threading.Thread(target=go, daemon=True)
+        t.start()
+
+        def done():
+            t.join(25)
+            assert not t.is_alive(), "racing input never answered"
+            if "e" in out:
+                raise out["e"]
+            assert out["r"].status == 200, out["r"]
+            self.markers[sid].append(want.encode())
+        return done
+
+    def reset_backoff(self):
+        """A ptyd that lived less than 30 s counts as a quick death, and
+        the third in a row waits 0.25 s, then 0.5, 1, 2, 5: fifty kills in
+        four minutes would wait 5 s each.  A successful upgrade resets
+        the count (keeper.c, keeper_upgrade_done), so after two crashes
+        in a row the run upgrades once; the take-over bound asserted is
+        always that of the count the keeper is at."""
+        if self.quick >= 2:
+            self.pid = upgrade(self.st, self.c, self.kp)
+            self.quick = 0
+
+    def kill(self, victim):
+        """SIGKILL victim; wait for a ptyd other than the dead one.  The
+        allowed time is 1 s plus the backoff the keeper owes plus slack."""
+        self.quick += 1
+        allowed = BACKOFF[min(self.quick, len(BACKOFF) - 1)] + \
+            TAKEOVER_BOUND + SLACK
+        os.kill(victim, signal.SIGKILL)
+        new, dt = wait_serving(self.c, {victim}, allowed + 10)
+        assert dt <= allowed, \
+            "take-over took %.3fs (allowed %.2fs, quick deaths %d)" \
+            % (dt, allowed, self.quick)
+        self.takeovers.append(dt)
+        self.worst = max(self.worst, dt)
+        return new
+
+    # the rounds: each ends with the serving pid
+    def round_spawn(self):
+        sid = self.new_sid("sp")
+        out = {}
+
+        def go():
+            try:
+                out["r"] = self.c.start(sid)
+            except BaseException as e:      # noqa: B036
+                out["e"] = e
+        t = threading.Thread(target=go, daemon=True)
+        t.start()
+        time.sleep(self.rng.uniform(0, 0.02))
+        new = self.kill(self.pid)
+        t.join(20)
+        first = out.get("r")
+        # Whatever the first start answered, starting again (the same
+        # session id) gives a running terminal: the same shell if the
+        # first one answered with it.
+        j = start_term(self.c, sid)
+        if first is not None and first.status == 200:
+            assert j["pid"] == first.json()["pid"], (first, j)
+        self.live[sid] = j["pid"]
+        self.transient.append(sid)
+        return new
+
+    def round_output(self):
+        self.start_burst(self.rng.choice([20000, 40000, 60000]))
+        time.sleep(self.rng.uniform(0.01, 0.25))
+        return self.kill(self.pid)
+
+    def round_attach(self):
+        sid = self.rng.choice(self.marker_sids())
+        att = {}
+
+        def go():
+            try:
+                f = Follow(self.c, sid)
+                att["f"] = f
+                f.pump(0.3)
+            except BaseException as e:      # noqa: B036
+                att["e"] = e
+        t = threading.Thread(target=go, daemon=True)
+        t.start()
+        time.sleep(self.rng.uniform(0, 0.02))
+        new = self.kill(self.pid)
+        t.join(20)
+        if "e" in att:
+            raise att["e"]
+        self.attached = (sid, att["f"])
+        return new
+
+    def after_attach(self):
+        """The viewer attached across the kill holds exactly the bytes the
+        long-running viewer of that terminal holds at the same positions."""
+        sid, f = self.attached
+        main = self.follow[sid]
+        f.read_until(self.markers[sid][-1])
+        f.close()
+        assert f.tr.start == main.tr.start, (f.tr.start, main.tr.start)
+        assert f.tr.end <= main.tr.end
+        assert bytes(f.tr.data) == main.tr.slice(f.tr.start, f.tr.end), \
+            "viewer attached during a kill differs from the other viewer"
+
+    def round_close(self):
+        sid = self.transient.pop(0)
+        pid = self.live.pop(sid)
+        out = {}
+
+        def go():
+            try:
+                out["r"] = self.c.close_term(sid)
+            except BaseException as e:      # noqa: B036
+                out["e"] = e
+        t = threading.Thread(target=go, daemon=True)
+        t.start()
+        time.sleep(self.rng.uniform(0, 0.01))
+        new = self.kill(self.pid)
+        t.join(20)
+        r = out.get("r")
+        if r is None or r.status != 200:
+            # Lost with the ptyd that took it: ask again.
+            r = post_retry(self.c, "close", {"session_id": sid})
+            assert r.status in (200, 404), r
+        wait_for(lambda: proc_gone(pid), 10,
+                 what="closed terminal's shell %d gone" % pid)
+        wait_for(lambda: (lambda t: t is None or not t["running"])(
+            self.c.terminals().get(sid)), 5, what="%s no longer runs" % sid)
+        row = wait_for(lambda: (lambda r: r if r and r["state"] != "running"
+                                else None)(self.st.db_terminal(sid)), 4,
+                       what="terminals row of the closed %s ends" % sid)
+        # PRODUCT BUG (found by this test, 7e0f701): a close answered
+        # {"ok": true, "closed": true} and a SIGKILL of ptyd within a few
+        # ms leave the row `lost`, detail "still running (pid N) when an
+        # earlier ptyd stopped": ptyd had let the keeper forget the
+        # terminal (FORGET) before the mirror flushed the close, so the
+        # next ptyd finds a `running` row nobody holds.  ptyd.log: "keeper:
+        # ptyd P killed by signal 9; 0 terminal(s) kept" then "marked 1
+        # terminal(s) of a previous ptyd lost".  Kept as a finding so the
+        # run goes on and reports everything; asserted at the end.
+        if row["state"] != "closed" or row["ended_at"] is None:
+            self.problems.append("closed %s during a kill: row %r" % (
+                sid, {k: row[k] for k in ("state", "end_reason",
+                                          "exit_code", "pid")}))
+        return new
+
+    def round_upgrade(self):
+        """SIGUSR2, then a few ms later SIGKILL to the old or the new ptyd
+        (whichever exists then).  Returns (serving pid, killed pid)."""
+        old = self.pid
+        os.kill(self.kp, signal.SIGUSR2)
+        time.sleep(self.rng.uniform(0, 0.008))
+        cands = ptyds_under(self.kp)
+        newer = [p for p in cands if p != old]
+        if newer and self.rng.random() < 0.5:
+            victim = newer[0]
+        elif old in cands:
+            victim = old
+        else:
+            victim = cands[0]
+        self.kinds.setdefault("upgrade-victim", []).append(
+            "new" if victim != old else "old")
+        new = self.kill(victim)
+        return new
+
+
+@pytest.mark.deadline(400)
+def test_fifty_kills_lose_no_shell_and_no_byte(own_stack, new_sid):
+    kills = scale(50, minimum=50)     # the issue asks for at least 50
+    seed = int(os.environ.get("PTYD_TEST_SEED") or time.time())
+    print("seed %d (PTYD_TEST_SEED), %d kills" % (seed, kills))
+    st = own_stack("kills", ptyd_args=["--ring-size", RING])
+    run = KillRun(st, new_sid, random.Random(seed))
+    run.start()
+    stop = threading.Event()
+    viewers = [Viewer(run.c, run.counter, stop) for _ in range(8)]
+    try:
+        for v in viewers:
+            v.start()
+        # Warm-up: a first burst to every viewer, markers everywhere, then
+        # the keeper's descriptors as the baseline.
+        run.start_burst(5000)
+        run.check_markers_and_flow()
+        run.base_terms = len(run.c.terminals())
+        run.base_fds = fd_count(run.kp)
+        kinds = ["spawn", "output", "attach", "close", "upgrade"]
+        t_begin = time.monotonic()
+        for i in range(kills):
+            kind = kinds[i % len(kinds)]
+            run.round = "kill %d (%s)" % (i, kind)
+            run.reset_backoff()
+            run.pre_kill_markers(counter_busy=(kind == "output"))
+            race = run.racing_input()
+            new = getattr(run, "round_" + kind)()
+            race()
+            kinds_ok = ("takeover", "upgrade") if kind == "upgrade" else \
+                ("takeover",)
+            if kind == "upgrade" and new == run.pid:
+                # The new one was killed before it took over: the old one
+                # serves on and says so.
+                run.upgrades_failed += 1
+                wait_for(lambda: st.db(
+                    "SELECT 1 FROM terminal_events WHERE kind = "
+                    "'upgrade_failed' AND detail LIKE ?",
+                    ("%%pid %d serves on" % new,)), 4,
+                    what="upgrade_failed row naming pid %d" % new)
+                run.quick -= 1      # no ptyd died that served
+                run.check_all(None)
+            else:
+                run.check_all(new, kinds_ok)
+            if kind == "attach":
+                run.after_attach()
+            run.pid = new
+            if kind == "upgrade":
+                run.quick = max(run.quick, 2)   # unknown: upgrade next
+            for v in viewers:
+                assert v.error is None, "viewer failed: %r" % (v.error,)
+        t_kills = time.monotonic() - t_begin
+        # The end: every viewer has the whole counter, once, in order.
+        run.burst_done()
+        last = run.markers[run.counter][-1]
+        for v in viewers:
+            wait_for(lambda: v.f.tr.data.find(last) >= 0 or v.error, 60,
+                     what="viewer reached the last marker")
+        stop.set()
+        for v in viewers:
+            v.join(10)
+            assert v.error is None, "viewer failed: %r" % (v.error,)
+            nums = counter_numbers(v.f.tr.data)
+            assert nums == list(range(run.lines)), \
+                "viewer's counter: %d lines, first wrong at %r" % (
+                    len(nums), next((i for i, n in enumerate(nums)
+                                     if n != i), len(nums)))
+        assert counter_numbers(run.follow[run.counter].tr.data) == \
+            list(range(run.lines))
+        # Descriptors did not grow over the run; the chain is sound.
+        for sid in list(run.transient):
+            assert post_retry(run.c, "close", {"session_id": sid}
+                              ).status == 200
+            run.live.pop(sid)
+        run.transient = []
+        run.check_fds("the end")
+        assert audit_problems(st) == []
+        times = sorted(run.takeovers)
+        print("%d kills in %.1fs; take-over worst %.3fs, median %.3fs; "
+              "%d upgrades killed that failed, victims %r; "
+              "viewer (re)connects %r"
+              % (kills, t_kills, run.worst, times[len(times) // 2],
+                 run.upgrades_failed,
+                 run.kinds.get("upgrade-victim"),
+                 [v.f.connects for v in viewers]))
+        assert not run.problems, "\n".join(run.problems)
+    finally:
+        stop.set()
+        for f in run.follow.values():
+            f.close()
