@@ -227,8 +227,8 @@ class Follow:
             self.s = None
 
     def pump(self, timeout):
-        """Read what arrives within timeout (reconnecting as needed).
-        False once terminal_closed was seen."""
+        """Wait up to timeout for events (reconnecting as needed) and take
+        those that came.  False once terminal_closed was seen."""
         deadline = time.monotonic() + timeout
         while self.tr.closed is None:
             if self.s is None:
@@ -249,8 +249,7 @@ class Follow:
                     raise AssertionError("viewer of %s got %r: bytes lost"
                                          % (self.sid, ev))
                 self.tr.feed(ev)
-            if not evs:
-                return True
+            return True         # new events, or the time is up
         self._drop()
         return False
 
@@ -351,6 +350,7 @@ class KillRun:
         self.kinds = {}
         self.upgrades_failed = 0
         self.problems = []      # findings asserted at the end of the run
+        self.no_takeover = set()    # spawned after this round's kill
 
     # setup
     def start(self, n_marker_terms=3):
@@ -479,7 +479,7 @@ class KillRun:
             if lost:
                 out.append(("running but lost", lost))
             if new_pid is not None:
-                for sid in self.live:
+                for sid in set(self.live) - self.no_takeover:
                     rows = st.db(
                         "SELECT 1 FROM terminal_events WHERE session_id = ?"
                         " AND kind IN (%s) AND detail LIKE ?"
@@ -494,7 +494,16 @@ class KillRun:
                  % (bad(),))
 
     def check_all(self, new_pid, kinds=("takeover", "upgrade")):
-        assert proc_state(self.kp) not in (None, "Z"), "keeper died"
+        # PRODUCT BUG (7e0f701) this can catch in an upgrade round: a new
+        # ptyd killed after its READY, while the old one (told KW_EXIT)
+        # is still exiting, makes the keeper take the old one's exit 0
+        # for a stop: "keeper: ptyd exited with status 0; stopping",
+        # every shell hung up, the keeper exits (keeper_new_died() drops
+        # the KC_WAITGO one; keeper_cur_died() then sees no upgrade).
+        # test_killing_the_new_ptyd_at_any_step_of_an_upgrade_keeps_all
+        # hits it on purpose.
+        assert proc_state(self.kp) not in (None, "Z"), \
+            "keeper died; ptyd.log:\n" + self.st.log_tail("ptyd", 8)
         terms = self.check_shells()
         self.check_markers_and_flow()
         self.check_processes(terms)
@@ -583,6 +592,10 @@ class KillRun:
         j = start_term(self.c, sid)
         if first is not None and first.status == 200:
             assert j["pid"] == first.json()["pid"], (first, j)
+            assert j["reused"] is True, j
+        elif not j["reused"]:
+            # Spawned afresh by the new ptyd: nothing was taken over.
+            self.no_takeover.add(sid)
         self.live[sid] = j["pid"]
         self.transient.append(sid)
         return new
@@ -620,8 +633,11 @@ class KillRun:
         main = self.follow[sid]
         f.read_until(self.markers[sid][-1])
         f.close()
+        deadline = time.monotonic() + 10
+        while main.tr.end < f.tr.end and time.monotonic() < deadline:
+            main.pump(0.5)
         assert f.tr.start == main.tr.start, (f.tr.start, main.tr.start)
-        assert f.tr.end <= main.tr.end
+        assert f.tr.end <= main.tr.end, (f.tr.end, main.tr.end)
         assert bytes(f.tr.data) == main.tr.slice(f.tr.start, f.tr.end), \
             "viewer attached during a kill differs from the other viewer"
 
@@ -711,6 +727,7 @@ def test_fifty_kills_lose_no_shell_and_no_byte(own_stack, new_sid):
         for i in range(kills):
             kind = kinds[i % len(kinds)]
             run.round = "kill %d (%s)" % (i, kind)
+            run.no_takeover = set()
             run.reset_backoff()
             run.pre_kill_markers(counter_busy=(kind == "output"))
             race = run.racing_input()
