@@ -194,6 +194,7 @@ class Follow:
         self.connects = 0
         self.refused = []       # non-200 answers to a (re)connect
         self.connect_timeout = connect_timeout
+        self.on_gap = None      # None: a gap fails at once
 
     def _connect(self):
         deadline = time.monotonic() + self.connect_timeout
@@ -246,8 +247,10 @@ class Follow:
                 continue
             for ev in evs:
                 if ev.name == "gap":
-                    raise AssertionError("viewer of %s got %r: bytes lost"
-                                         % (self.sid, ev))
+                    if self.on_gap is None:
+                        raise AssertionError("viewer of %s got %r: bytes "
+                                             "lost" % (self.sid, ev))
+                    self.on_gap(ev)
                 self.tr.feed(ev)
             return True         # new events, or the time is up
         self._drop()
@@ -794,3 +797,355 @@ def test_fifty_kills_lose_no_shell_and_no_byte(own_stack, new_sid):
         stop.set()
         for f in run.follow.values():
             f.close()
+
+
+# -- 2. upgrades under a flood -------------------------------------------------
+
+class Counted:
+    """Transcript's continuity check (each output event starts where the
+    previous one ended) without keeping the bytes: they go to sink, and
+    only their count is kept.  For streams far bigger than memory."""
+
+    def __init__(self, sink):
+        self.sink = sink
+        self.start = self.end = None
+        self.closed = None
+        self.nbytes = 0
+        self.data = b""         # Follow.read_until is not used on these
+
+    def feed(self, ev):
+        if ev.name == "output":
+            b = ev.payload
+            begin = ev.id - len(b)
+            if self.end is None:
+                self.start = begin
+            elif begin != self.end:
+                raise AssertionError("output event %r starts at %d, "
+                                     "expected %d" % (ev, begin, self.end))
+            self.end = ev.id
+            self.nbytes += len(b)
+            self.sink(b)
+        elif ev.name == "gap":
+            self.end = ev.id
+        elif ev.name == "terminal_closed":
+            self.closed = ev
+
+
+class CounterCheck:
+    """Checks a stream of counter lines ('Y0', 'Y1'... each CR LF) as its
+    bytes arrive: every line after the first counter line is the next
+    number.  A duplicate or lost byte anywhere breaks a line or the
+    sequence; with `yes` a lost or doubled 'y' line would be invisible,
+    which is why the flood is a counter."""
+
+    LINE = re.compile(rb"Y(\d+)")
+
+    def __init__(self):
+        self.next = 0
+        self.carry = b""
+        self.started = False
+        self.error = None
+
+    def resync(self):
+        """After a gap: the next whole counter line starts a new run."""
+        self.carry = b""
+        self.started = False
+        self.resynced = True
+
+    def __call__(self, b):
+        if self.error:
+            return
+        buf = self.carry + b
+        cut = buf.rfind(b"\n") + 1
+        self.carry = buf[cut:]
+        for line in buf[:cut].split(b"\n")[:-1]:
+            # What the line ends with after its last CR: the first one
+            # carries the prompt's bracketed-paste reset before it.
+            seg = line.rstrip(b"\r").rsplit(b"\r", 1)[-1]
+            m = self.LINE.fullmatch(seg)
+            if not self.started:
+                if m and (m.group(1) == b"0" or getattr(self, "resynced",
+                                                        False)):
+                    self.started = True
+                    self.resynced = False
+                    self.next = int(m.group(1))
+                else:
+                    continue
+            if not m or int(m.group(1)) != self.next:
+                self.error = "line %r where Y%d was due" % (line[:80],
+                                                            self.next)
+                return
+            self.next += 1
+
+
+class CounterViewer(threading.Thread):
+    def __init__(self, client, sid, stop):
+        super().__init__(daemon=True)
+        self.check = CounterCheck()
+        self.f = Follow(client, sid)
+        self.f.tr = Counted(self.check)
+        self.f.on_gap = self.gap
+        self.stop = stop
+        self.error = None
+        self.gaps = []          # (upgrades done then, bytes lost)
+        self.upgrades = 0       # set by the test as it goes
+
+    def gap(self, ev):
+        self.gaps.append((self.upgrades, ev.data.get("lost")))
+        self.check.resync()
+
+    def run(self):
+        try:
+            while not self.stop.is_set() and self.f.pump(0.3):
+                if self.check.error:
+                    break
+        except BaseException as e:      # noqa: B036
+            self.error = e
+        finally:
+            self.f.close()
+
+
+class LockWatch(threading.Thread):
+    """`flock -n <db>.lock true` every ~20 ms: it must fail (the keeper
+    holds the lock for life, each ptyd a copy of it) at every sample."""
+
+    def __init__(self, path, stop):
+        super().__init__(daemon=True)
+        self.path = path
+        self.stop = stop
+        self.samples = 0
+        self.free = []          # times the lock could be taken
+
+    def run(self):
+        while not self.stop.is_set():
+            r = subprocess.run(["flock", "-n", self.path, "true"],
+                               stdin=subprocess.DEVNULL,
+                               capture_output=True, timeout=10)
+            self.samples += 1
+            if r.returncode == 0:
+                self.free.append(time.monotonic())
+            time.sleep(0.02)
+
+
+class Keystrokes(threading.Thread):
+    """A keystroke due every 10 ms: `echo ksN-$((6*7))xyz` with an
+    input_id, each POSTed by one of a few workers (a POST held up by a
+    hand-over does not hold up the next one) and retried with the same id
+    while ptyd is being replaced.  sent[N] is when its first POST went."""
+
+    WORKERS = 8
+
+    def __init__(self, client, sid, stop):
+        super().__init__(daemon=True)
+        self.c = client
+        self.sid = sid
+        self.stop = stop
+        self.sent = {}
+        self.answered = set()
+        self.errors = []
+        self.error = None
+
+    def one(self, n):
+        try:
+            self.sent[n] = time.monotonic()
+            r = post_retry(self.c, "input", {
+                "session_id": self.sid,
+                "data": "echo ks%d-$((6*7))xyz\r" % n,
+                "input_id": "ks:%d" % n}, 30)
+            assert r.status == 200 and r.json().get("ok"), r
+            self.answered.add(n)
+        except BaseException as e:      # noqa: B036
+            self.errors.append((n, e))
+
+    def run(self):
+        sem = threading.Semaphore(self.WORKERS)
+        workers = []
+
+        def work(n):
+            try:
+                self.one(n)
+            finally:
+                sem.release()
+        n = 0
+        t_next = time.monotonic()
+        try:
+            while not self.stop.is_set():
+                sem.acquire()
+                w = threading.Thread(target=work, args=(n,), daemon=True)
+                w.start()
+                workers.append(w)
+                n += 1
+                t_next += 0.01
+                time.sleep(max(0.0, t_next - time.monotonic()))
+            for w in workers:
+                w.join(35)
+            if self.errors:
+                raise AssertionError("keystrokes failed: %r"
+                                     % self.errors[:5])
+        except BaseException as e:      # noqa: B036
+            self.error = e
+
+
+class EchoTimes(threading.Thread):
+    """Reads the keystroke terminal; seen[N] = when ksN-42xyz arrived,
+    count[N] = how many times."""
+
+    ECHO = re.compile(rb"ks(\d+)-42xyz")
+
+    def __init__(self, client, sid, stop):
+        super().__init__(daemon=True)
+        self.f = Follow(client, sid)
+        self.stop = stop
+        self.seen = {}
+        self.count = {}
+        self.error = None
+
+    def run(self):
+        done = 0
+        try:
+            while not self.stop.is_set() and self.f.pump(0.3):
+                data = self.f.tr.data
+                cut = data.rfind(b"\n", done) + 1
+                now = time.monotonic()
+                for m in self.ECHO.finditer(bytes(data[done:cut])):
+                    n = int(m.group(1))
+                    self.seen.setdefault(n, now)
+                    self.count[n] = self.count.get(n, 0) + 1
+                done = max(done, cut)
+        except BaseException as e:      # noqa: B036
+            self.error = e
+        finally:
+            self.f.close()
+
+
+def pct(xs, p):
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(p / 100.0 * len(xs)))]
+
+
+# The flood: a counter (a lost or doubled line of `yes` would go unseen),
+# 2,000 lines (about 17 kB) at a time with a 5 ms rest: ~1-2 MB/s, 8-16
+# MB/s to the eight viewers.  A flood at the pty's full speed makes this
+# one Python process the bottleneck (its eight readers share one
+# interpreter lock: keystrokes then go out every ~130 ms, not every 10,
+# and the pauses measured are the harness's) and keeps every viewer a
+# full ring behind, where a hand-over loses bytes: that is pinned by
+# test_a_viewer_a_ring_behind_keeps_its_bytes_across_an_upgrade.
+FLOOD = ("i=0; while :; do seq -f 'Y%.0f' $i $((i+1999)); i=$((i+2000)); "
+         "sleep 0.005; done\r")
+
+
+@pytest.mark.deadline(240)
+def test_upgrades_under_a_flood_to_eight_viewers(own_stack, new_sid):
+    n_upgrades = scale(100, minimum=20)
+    # 16 MiB: all viewers are cut at each hand-over and the new ptyd
+    # reads the flood before they are back; a smaller ring could wrap
+    # in that moment (a `gap`, which Follow counts as a failure).
+    st = own_stack("upgrades", ptyd_args=["--ring-size", "16M"])
+    c = st.client()
+    kp, pid = keeper_of(st)
+    flood, keys = new_sid("flood"), new_sid("keys")
+    shell = {sid: start_term(c, sid)["pid"] for sid in (flood, keys)}
+    stop = threading.Event()
+    viewers = [CounterViewer(c, flood, stop) for _ in range(8)]
+    lock = LockWatch(st.db_path + ".lock", stop)
+    echo = EchoTimes(c, keys, stop)
+    typist = Keystrokes(c, keys, stop)
+    threads = viewers + [lock, echo]
+    try:
+        for t in threads:
+            t.start()
+        r = post_retry(c, "input", {"session_id": flood, "data": FLOOD,
+                                    "input_id": "flood"})
+        assert r.status == 200, r
+        wait_for(lambda: all(v.check.next > 1000 for v in viewers), 30,
+                 what=lambda: "every viewer in the flood: %r"
+                 % [v.check.next for v in viewers])
+        typist.start()
+        threads.append(typist)
+        wait_for(lambda: len(echo.seen) > 5, 15, what="keystrokes echo")
+        t0 = time.monotonic()
+        pids = [pid]
+        for i in range(n_upgrades):
+            pids.append(upgrade(st, c, kp, timeout=15))
+            for v in viewers:
+                v.upgrades = i + 1
+            for t in threads:
+                assert getattr(t, "error", None) is None, \
+                    "%s failed in upgrade %d: %r" % (t, i, t.error)
+            for v in viewers:
+                assert v.check.error is None, v.check.error
+        t_up = time.monotonic() - t0
+        assert len(set(pids)) == len(pids), pids
+        # Every viewer goes on past where the fastest one was at the end.
+        mark = max(v.check.next for v in viewers) + 1000
+        wait_for(lambda: all(v.check.next > mark or v.check.error
+                             or v.error for v in viewers), 60,
+                 what=lambda: "viewers past Y%d: %r"
+                 % (mark, [v.check.next for v in viewers]))
+        stop.set()
+        for t in threads:
+            t.join(30)
+            assert not t.is_alive(), "%s did not stop" % t
+        for v in viewers:
+            assert v.error is None, v.error
+            assert v.check.error is None, v.check.error
+        gaps = [v.gaps for v in viewers]
+        assert typist.error is None, typist.error
+        assert echo.error is None, echo.error
+        # Every keystroke answered ok ran exactly once: a last marker,
+        # typed after every one of them was answered, comes after all
+        # their echoes; a fresh viewer reads the whole terminal to it.
+        end, _ = type_marker(c, keys)
+        f = Follow(c, keys)
+        f.read_until(end, 20)
+        counts = {int(m.group(1)): 0 for m in
+                  EchoTimes.ECHO.finditer(bytes(f.tr.data))}
+        for m in EchoTimes.ECHO.finditer(bytes(f.tr.data)):
+            counts[int(m.group(1))] += 1
+        f.close()
+        assert typist.answered == set(typist.sent), \
+            sorted(set(typist.sent) - typist.answered)[:20]
+        missing = [n for n in typist.sent if n not in counts]
+        twice = {n: k for n, k in counts.items() if k != 1}
+        assert not missing and not twice, (missing[:20], twice)
+        assert lock.samples > 20 and not lock.free, \
+            "the lock was free at %d of %d samples" % (len(lock.free),
+                                                       lock.samples)
+        # The shells are the ones from the start.
+        terms = c.terminals()
+        for sid, p in shell.items():
+            assert terms[sid]["pid"] == p and terms[sid]["running"], terms
+        pauses = [echo.seen[n] - typist.sent[n] for n in typist.sent
+                  if n in echo.seen]
+        print("%d upgrades in %.1fs; %d keystrokes, pause p50 %.1f ms, "
+              "p99 %.1f ms, max %.1f ms; lock sampled %d times; viewer "
+              "bytes %r; reconnects %r"
+              % (n_upgrades, t_up, len(typist.sent),
+                 pct(pauses, 50) * 1e3, pct(pauses, 99) * 1e3,
+                 max(pauses) * 1e3, lock.samples,
+                 [v.f.tr.nbytes for v in viewers],
+                 [v.f.connects for v in viewers]))
+        # No viewer lost a byte: received == the span of positions it
+        # went through, and no `gap`.
+        # PRODUCT BUG (7e0f701): at a hand-over every viewer of the flood
+        # is detached at once (its stream ends), so nothing holds the
+        # flood back: the new ptyd reads the pty into the ring before the
+        # viewers are back, and a viewer that was near a full ring behind
+        # (where backpressure keeps the slowest one of a flood) resumes
+        # before the oldest kept byte: `gap {"lost": 1721029}` after 6
+        # upgrades with a 16 MiB ring, on every viewer, every few
+        # upgrades.  The old ptyd knew the viewers' positions; the new one
+        # reads before anyone re-attaches.
+        assert not any(gaps), "gaps (upgrade, bytes lost) per viewer: %r" \
+            % gaps
+        for v in viewers:
+            tr = v.f.tr
+            assert tr.nbytes == tr.end - tr.start, (tr.nbytes, tr.start,
+                                                    tr.end)
+    finally:
+        stop.set()
+        try:
+            c.input(flood, "\x03")
+        except OSError:
+            pass
