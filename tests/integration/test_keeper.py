@@ -1023,15 +1023,14 @@ def pct(xs, p):
 
 # The flood: a counter (a lost or doubled line of `yes` would go unseen),
 # 2,000 lines (about 17 kB) at a time with a 5 ms rest: ~1.5 MB/s, 12
-# MB/s to the eight viewers.  At the pty's full speed this one Python
-# process becomes the bottleneck: its eight readers share one interpreter
-# lock, keystrokes go out every ~130 ms instead of 10 and the pauses
-# measured are the harness's; and every viewer then sits a ring behind
-# (where backpressure holds the slowest), so the one still reconnecting
-# after a hand-over while the others are back and pacing the flood gets
-# the `gap` any viewer cut off that far behind gets (DESIGN 3), up to 19
-# MB with a 16 MiB ring: a test of the harness's speed, not of the
-# hand-over.  A viewer held a ring behind across a hand-over is
+# MB/s to the eight viewers.  Not at the pty's full speed, for two
+# reasons.  This one Python process is then the bottleneck: its eight
+# readers share one interpreter lock, keystrokes go out every ~130 ms
+# instead of 10 and the pauses measured are the harness's.  And every
+# viewer then sits a ring behind (where backpressure holds the slowest),
+# where a hand-over loses bytes today (gaps of 0.5-19 MB with a 16 MiB
+# ring, every few upgrades, on every viewer): that loss is pinned, alone
+# and deterministically, by
 # test_a_viewer_a_ring_behind_keeps_its_bytes_across_an_upgrade.
 FLOOD = ("i=0; while :; do seq -f 'Y%.0f' $i $((i+1999)); i=$((i+2000)); "
          "sleep 0.005; done\r")
@@ -1144,11 +1143,21 @@ def test_upgrades_under_a_flood_to_eight_viewers(own_stack, new_sid):
             pass
 
 
+# How long a viewer takes to come back after its stream ends: not a
+# synchronisation but the client under test -- a browser's EventSource
+# waits its retry interval (seconds) before it reconnects.
+CLIENT_BACK = 0.5
+# Lines (8-10 bytes) to read after that: past the ring (1 MiB) and every
+# buffer on the way (sockets of ptyd.fcgi, nginx, TCP: a few MB at most),
+# so the viewer certainly reads output written after the hand-over.
+PAST_BUFFERS = 1500000
+
+
 @pytest.mark.deadline(90)
 def test_a_viewer_a_ring_behind_keeps_its_bytes_across_an_upgrade(
         own_stack, new_sid):
     """A flood at full speed and one viewer that stops reading for a
-    second: backpressure stops ptyd reading the pty once the viewer is a
+    while: backpressure stops ptyd reading the pty once the viewer is a
     ring behind, so nothing is lost (checked first, without an upgrade).
     The same with an upgrade while the viewer is a ring behind: the bytes
     read but not yet delivered must still be there when it resumes
@@ -1200,15 +1209,28 @@ def test_a_viewer_a_ring_behind_keeps_its_bytes_across_an_upgrade(
 
     try:
         read_on(50000)
-        # Without an upgrade: not reading until ptyd holds the flood back
-        # costs nothing.
+        # Without an upgrade: not reading until ptyd holds the flood back,
+        # and half a second more, costs nothing.
         wait_for(held_back, 8, interval=0, what="the flood held back")
-        read_on(300000)
+        time.sleep(CLIENT_BACK)
+        read_on(PAST_BUFFERS)
         assert gaps == [], gaps
-        # With one while the viewer is a ring behind.
+        # With one while the viewer is a ring behind, and the viewer back
+        # half a second after the hand-over.
         wait_for(held_back, 8, interval=0, what="the flood held back")
         new = upgrade(st, c, kp)
-        read_on(300000)
+        time.sleep(CLIENT_BACK)
+        read_on(PAST_BUFFERS)
+        # PRODUCT BUG (7e0f701, with ptyd.fcgi ending streams at a
+        # hand-over): fails with `gap {"lost": 4188442}` (and the like:
+        # several rings): the hand-over ends the viewer's stream, and the
+        # new ptyd, with no viewer attached, reads the flood over the
+        # bytes the viewer had not got yet before the viewer is back with
+        # its Last-Event-ID.  Without CLIENT_BACK it is a race the viewer
+        # loses under load (seen with two busy cores, not on an idle
+        # machine).  Either ptyd.fcgi re-attaches in place before the new
+        # ptyd reads, or the new ptyd holds a terminal whose viewers were
+        # a ring behind until they are back (or their stall timeout).
         assert gaps == [], "upgrade to pid %d lost bytes: %r" % (new, gaps)
         assert f.tr.nbytes == f.tr.end - f.tr.start
     finally:
