@@ -34,9 +34,9 @@ import time
 import pytest
 
 from ptyd_http import StreamEnded, Transcript, marker
-from ptyd_stack import (BUILDDIR, REPO, Stack, fd_count, proc_cmdline,
-                        proc_gone, proc_ppid, proc_state, scale, wait_for,
-                        zombies)
+from ptyd_stack import (BUILDDIR, REPO, Stack, fd_count, pids_matching,
+                        proc_cmdline, proc_gone, proc_ppid, proc_state,
+                        scale, wait_for, zombies)
 
 PTYDCTL = os.path.join(BUILDDIR, "ptyd", "ptydctl")
 
@@ -1499,7 +1499,12 @@ def test_stop_ends_the_shells_and_kill_of_the_keeper_too(own_stack,
         row = st.db_terminal(sid)
         assert (row["state"], row["end_reason"], row["exit_code"]) == \
             ("shutdown", "shutdown", -1), row
-    left = [p for p in kids(kp) if not gone_or_zombie(p)]
+    # Nothing of the account's side runs on (nginx and ptyd.fcgi are the
+    # web server's, and stay).
+    left = [p for p in pids_matching(
+        lambda cl: any(st.state in a for a in cl) and
+        os.path.basename(cl[0]) in ("ptyd", "ptyd-keeper"))
+        if not gone_or_zombie(p)]
     assert not left, [(p, proc_cmdline(p)) for p in left]
     assert "keeper: exited" in st.log("ptyd")
 
