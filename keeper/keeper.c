@@ -39,6 +39,7 @@
  * cleanly: the one failure that ends the shells.
  */
 #include <sys/epoll.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
@@ -196,11 +197,13 @@ keeper_exec_child(int call, int event, int bin)
 {
 	sigset_t set;
 
-	/* fd 3 and 4 by dup2 (which clears CLOEXEC), via high numbers so
-	 * neither lands on the other. */
-	if (dup2(call, 100) == -1 || dup2(event, 101) == -1 ||
-	    dup3(bin, 102, O_CLOEXEC) == -1 || dup2(100, KW_CALL_FD) == -1 ||
-	    dup2(101, KW_EVENT_FD) == -1 || dup3(102, 5, O_CLOEXEC) == -1)
+	/* First above 5 (fresh numbers, so no move below can land on
+	 * another's), then onto 3, 4 (dup2 clears CLOEXEC) and 5. */
+	if ((call = fcntl(call, F_DUPFD_CLOEXEC, 6)) == -1 ||
+	    (event = fcntl(event, F_DUPFD_CLOEXEC, 6)) == -1 ||
+	    (bin = fcntl(bin, F_DUPFD_CLOEXEC, 6)) == -1 ||
+	    dup2(call, KW_CALL_FD) == -1 || dup2(event, KW_EVENT_FD) == -1 ||
+	    dup3(bin, 5, O_CLOEXEC) == -1)
 		_exit(127);
 	/* Nothing else of ours: the binary's descriptor (5) goes at the
 	 * exec, everything above it now. */
@@ -262,9 +265,15 @@ keeper_start(struct kchild *c, int bin, enum kw_mode mode)
 static void
 keeper_send(struct kchild *c, const struct kw_msg *m)
 {
-	if (c->event != -1 && kw_send(c->event, m, NULL, 0) == -1)
-		log_warn("keeper: send %s to ptyd %ld", kw_type_name(m->type),
-		    (long)c->pid);
+	if (c->event == -1 || kw_send(c->event, m, NULL, 0) == 0)
+		return;
+	/* Lost, a ptyd would wait for it for ever (a go, a thaw) while we
+	 * think it done: one that cannot be told is ended, and the crash
+	 * path starts another. */
+	log_warn("keeper: send %s to ptyd %ld; ending it", kw_type_name(m->type),
+	    (long)c->pid);
+	if (c->pid > 0)
+		(void)kill(c->pid, SIGKILL);
 }
 
 /*
@@ -407,6 +416,7 @@ keeper_upgrade_fail(const char *why)
 	if (keeper_new.bin != -1)
 		close(keeper_new.bin);
 	keeper_new.bin = -1;
+	keeper_new.deadline = 0;
 	keeper_upgrades++;
 	keeper_upgrade_failed = 1;
 	snprintf(keeper_reason, sizeof(keeper_reason), "%s", why);
@@ -419,6 +429,8 @@ keeper_upgrade_fail(const char *why)
 		keeper_send(&keeper_cur, &m);
 		keeper_cur.state = KC_SERVING;
 		keeper_cur.deadline = 0;
+		/* Shells that ended while it was frozen. */
+		keeper_outbox_flush();
 	}
 }
 
@@ -459,6 +471,7 @@ keeper_upgrade_freeze(void)
 	struct kw_msg m;
 
 	kw_init(&m, KW_FREEZE, 0);
+	keeper_new.deadline = 0; /* it said hello; the freeze is timed */
 	keeper_send(&keeper_cur, &m);
 	keeper_cur.state = KC_FREEZING;
 	keeper_cur.deadline = keeper_now() + (int64_t)KEEPER_FREEZE_MS * 1000;
@@ -504,6 +517,8 @@ keeper_upgrade_done(void)
 	log_info("keeper: upgraded: ptyd %ld serves %u terminal(s), hand-over "
 		 "%lld ms",
 	    (long)keeper_cur.pid, kterm_count(), (long long)(took / 1000));
+	if (keeper_stopping && keeper_cur.pid > 0)
+		(void)kill(keeper_cur.pid, SIGTERM);
 }
 
 /* ---- messages from a ptyd ---------------------------------------------- */
@@ -543,6 +558,7 @@ keeper_call(struct kchild *c, const struct kw_msg *m, int *fds, int nfds)
 
 	switch (m->type) {
 	case KW_HELLO:
+		snprintf(why, sizeof(why), "said hello twice");
 		if (c->state != KC_HELLO || !keeper_hello_ok(m, why,
 		    sizeof(why))) {
 			if (c->state == KC_HELLO && c == &keeper_new) {
@@ -552,13 +568,13 @@ keeper_call(struct kchild *c, const struct kw_msg *m, int *fds, int nfds)
 			log_warnx("keeper: ptyd %ld: %s", (long)c->pid, why);
 			(void)kill(c->pid, SIGKILL);
 			c->state = KC_EXITING;
-			return;
+			break;
 		}
 		if (c == &keeper_new)
 			keeper_upgrade_freeze();
 		else if (keeper_welcome(c) == -1)
 			(void)kill(c->pid, SIGKILL);
-		return;
+		break;
 	case KW_ADOPT:
 		if (nfds != 2) {
 			log_warnx("keeper: adopt without its descriptors");
@@ -570,6 +586,7 @@ keeper_call(struct kchild *c, const struct kw_msg *m, int *fds, int nfds)
 		kw_get_text(m, id, sizeof(id));
 		data = kw_get_data(m, &len);
 		kw_init(&r, KW_INPUT_OK, m->id);
+		r.b = m->b;
 		r.a = kterm_input(m->id, id, data, len, (size_t)m->a);
 		if (kw_send(c->call, &r, NULL, 0) == -1)
 			log_warn("keeper: answering input");
@@ -634,6 +651,16 @@ keeper_read(struct kchild *c)
 	}
 }
 
+/* Every call a dead ptyd left in its socket, to the end. */
+static void
+keeper_drain(struct kchild *c)
+{
+	int n = -1;
+
+	while (c->call != -1 && ioctl(c->call, FIONREAD, &n) == 0 && n > 0)
+		keeper_read(c);
+}
+
 /* ---- a ptyd ended ------------------------------------------------------ */
 
 static void
@@ -653,6 +680,7 @@ keeper_new_died(int status)
 
 	keeper_describe(status, how, sizeof(how));
 	keeper_new.pid = -1;
+	keeper_new.deadline = 0;
 	if (keeper_new.state == KC_EXITING) {
 		/* Killed by keeper_upgrade_fail, which said why. */
 		keeper_child_close(&keeper_new);
@@ -691,6 +719,9 @@ keeper_cur_died(int status)
 	int	asked;
 
 	keeper_describe(status, how, sizeof(how));
+	/* What it sent before it died still counts: a shell it cloned and
+	 * handed over just before (KW_ADOPT) is kept. */
+	keeper_drain(&keeper_cur);
 	keeper_child_close(&keeper_cur);
 	dead = keeper_cur.pid;
 	keeper_cur.pid = -1;
@@ -823,6 +854,15 @@ keeper_deadlines(void)
 		close(keeper_prev_bin);
 		keeper_prev_bin = -1;
 	}
+	/* A ptyd that does not finish its stop in time (ptyd's own deadline
+	 * is 10 s) is killed; the shells left are ended here. */
+	if (keeper_stopping && keeper_cur.pid > 0 &&
+	    now >= keeper_stop_deadline) {
+		log_warnx("keeper: ptyd %ld did not stop in time; killing it",
+		    (long)keeper_cur.pid);
+		(void)kill(keeper_cur.pid, SIGKILL);
+		keeper_stop_deadline = now + 2000000;
+	}
 	if (keeper_stopping && keeper_cur.pid == -1 && keeper_new.pid == -1) {
 		if (kterm_live() == 0)
 			keeper_quit = 1;
@@ -844,6 +884,8 @@ keeper_timeout(void)
 		next = keeper_new.deadline;
 	if (keeper_cur.deadline != 0 && keeper_cur.deadline < next)
 		next = keeper_cur.deadline;
+	if (keeper_stopping && keeper_stop_deadline < next)
+		next = keeper_stop_deadline;
 	if (next <= now)
 		return (0);
 	return ((int)((next - now + 999) / 1000));
@@ -857,8 +899,14 @@ keeper_stop(void)
 	if (keeper_stopping)
 		return;
 	keeper_stopping = 1;
+	keeper_restart_at = -1;
 	keeper_stop_deadline = keeper_now() + (int64_t)KEEPER_STOP_MS * 1000;
 	log_info("keeper: stopping: ptyd ends every shell");
+	if (keeper_new.state == KC_WAITGO) {
+		/* The old one is on its way out: the new one ends the shells
+		 * once it serves (keeper_upgrade_done). */
+		return;
+	}
 	if (keeper_new.pid > 0)
 		(void)kill(keeper_new.pid, SIGKILL);
 	if (keeper_cur.state == KC_FREEZING || keeper_cur.state == KC_FROZEN)
@@ -920,6 +968,7 @@ keeper_loop(void)
 			else
 				kterm_writable(ev[i].data.ptr);
 		}
+		kterm_collect();
 		keeper_deadlines();
 	}
 }
@@ -1032,6 +1081,9 @@ keeper_setup(void)
 	sigaddset(&set, SIGUSR1);
 	sigaddset(&set, SIGUSR2);
 	(void)signal(SIGPIPE, SIG_IGN);
+	/* Inherited as ignored, children would be reaped by the kernel and
+	 * no SIGCHLD come: neither a crash of ptyd nor a shell's end seen. */
+	(void)signal(SIGCHLD, SIG_DFL);
 	if (sigprocmask(SIG_BLOCK, &set, NULL) == -1 ||
 	    (keeper_sfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC)) ==
 		-1)

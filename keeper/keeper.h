@@ -31,6 +31,8 @@ void	      kterm_forget(int64_t id);
 /* A child was reaped: 1 if it was a terminal's shell. */
 int	      kterm_reaped(pid_t, int status, int64_t now);
 void	      kterm_writable(struct kterm *);
+/* Free what was let go of (after each batch of events). */
+void	      kterm_collect(void);
 /* KW_TERM for each terminal, then KW_TERMS_END: 0 or -1. */
 int	      kterm_send_all(int sock);
 unsigned int  kterm_count(void);

@@ -23,6 +23,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "keeper.h"
@@ -50,6 +51,8 @@ struct kterm {
 };
 
 static struct kterm *kterm_hash[KTERM_BUCKETS];
+/* Let go of, freed after the loop's batch (its events may name them). */
+static struct kterm *kterm_dead;
 static unsigned int  kterm_n;
 
 static struct {
@@ -57,6 +60,15 @@ static struct {
 	int	status;
 	int64_t at;
 } kterm_early[KTERM_EARLY];
+
+static int64_t
+kterm_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ((int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000);
+}
 
 static struct kterm **
 kterm_slot(int64_t id)
@@ -123,11 +135,17 @@ kterm_adopt(int64_t id, pid_t pid, int master, int memfd)
 	kt->master = master;
 	kt->memfd = memfd;
 	for (i = 0; i < KTERM_EARLY; i++)
-		if (kterm_early[i].pid == pid && kterm_early_valid(pid)) {
+		if (kterm_early[i].pid == pid) {
+			/* Taken once, and only if it is this shell's (not aged
+			 * out, and the pid no child of ours now). */
+			kterm_early[i].pid = 0;
+			if (kterm_now() - kterm_early[i].at > KTERM_EARLY_TTL ||
+			    !kterm_early_valid(pid))
+				continue;
 			kt->reaped = 1;
 			kt->status = kterm_early[i].status;
-			kterm_early[i].pid = 0;
 			keeper_exited(id, kt->status);
+			break;
 		}
 	kt->next = *kterm_slot(id);
 	*kterm_slot(id) = kt;
@@ -179,7 +197,8 @@ kterm_flush(struct kterm *kt)
 void
 kterm_writable(struct kterm *kt)
 {
-	kterm_flush(kt);
+	if (kt->master != -1) /* not let go of earlier in this batch */
+		kterm_flush(kt);
 }
 
 enum kw_input
@@ -225,8 +244,21 @@ kterm_free(struct kterm *kt)
 	if (kt->master != -1)
 		close(kt->master);
 	close(kt->memfd);
+	kt->master = kt->memfd = -1;
 	once_free(&kt->once);
-	free(kt);
+	kt->next = kterm_dead;
+	kterm_dead = kt;
+}
+
+void
+kterm_collect(void)
+{
+	struct kterm *kt;
+
+	while ((kt = kterm_dead) != NULL) {
+		kterm_dead = kt->next;
+		free(kt);
+	}
 }
 
 void

@@ -34,7 +34,8 @@ enum kw_type {
 	/* ptyd -> keeper, on the call socket. */
 	KW_HELLO = 1,	/* a = KW_PROTO, b = TERMHDR_LAYOUT, c = reader version */
 	KW_ADOPT,	/* id; a = pid; fds: master, memfd */
-	KW_INPUT,	/* id; a = input limit; text = input_id, data = bytes */
+	KW_INPUT,	/* id; a = input limit, b = call number (the answer's
+			   b); text = input_id, data = bytes */
 	KW_SIGNAL,	/* id; a = signal, b = 1: the process group */
 	KW_FORGET,	/* id: ptyd freed it; the keeper lets go */
 	KW_READY,	/* adopted everything; waits for KW_GO */
@@ -67,6 +68,7 @@ enum kw_input {
 	KW_IN_DUPLICATE,
 	KW_IN_FULL,
 	KW_IN_GONE,
+	KW_IN_SLOW, /* ptyd's own: the keeper did not answer in time */
 };
 
 struct kw_msg {

@@ -39,7 +39,7 @@
 #include "xmalloc.h"
 
 #define KEEPERLINK_START_MS 10000
-#define KEEPERLINK_CALL_MS  2000
+#define KEEPERLINK_CALL_MS  5000
 
 static int	      kl_under = -1;
 static int	      kl_up;
@@ -323,30 +323,51 @@ keeperlink_adopt(struct term *t, int memfd)
 	return (0);
 }
 
+/*
+ * Each call carries a number its answer repeats (b): an answer that comes
+ * after its call gave up waiting is recognised and dropped, never taken
+ * for the next call's.  A keeper that does not answer in time fails that
+ * input only (KW_IN_SLOW: the client's retry, with its id, is safe); one
+ * that is gone (EOF) ends us.
+ */
 enum kw_input
 keeperlink_input(struct term *t, const char *input_id, const uint8_t *data,
     size_t len)
 {
 	static struct kw_msg m;
+	static int64_t	     seq;
+	int64_t		     deadline, left;
 	int		     r;
 
 	if (!kl_up)
 		return (KW_IN_GONE);
 	kw_init(&m, KW_INPUT, t->id);
 	m.a = (int64_t)ptyd_conf.input_limit;
+	m.b = ++seq;
 	kw_text(&m, input_id);
 	if (kw_data(&m, data, len) == -1 ||
 	    kw_send(KW_CALL_FD, &m, NULL, 0) == -1) {
 		log_warn("term %s: input to the keeper", t->sid);
 		return (KW_IN_GONE);
 	}
-	r = kw_recv_wait(KW_CALL_FD, &m, NULL, NULL, KEEPERLINK_CALL_MS);
-	if (r != 1 || m.type != KW_INPUT_OK) {
-		log_warnx("keeper: no answer to input");
-		kl_gone();
-		return (KW_IN_GONE);
+	deadline = ev_clock() + (int64_t)KEEPERLINK_CALL_MS * 1000;
+	for (;;) {
+		left = (deadline - ev_clock()) / 1000;
+		r = kw_recv_wait(KW_CALL_FD, &m, NULL, NULL,
+		    left > 0 ? (int)left : 0);
+		if (r == 1 && m.type == KW_INPUT_OK && m.b == seq)
+			return ((enum kw_input)m.a);
+		if (r == 1 || (r == -1 && errno == EPROTO))
+			continue; /* a late answer to an earlier call */
+		if (r == 0 || errno != ETIMEDOUT) {
+			kl_gone();
+			return (KW_IN_GONE);
+		}
+		log_warnx("term %s: the keeper did not answer an input in %d "
+			  "ms",
+		    t->sid, KEEPERLINK_CALL_MS);
+		return (KW_IN_SLOW);
 	}
-	return ((enum kw_input)m.a);
 }
 
 void

@@ -688,10 +688,34 @@ main_oom_reset(void)
 	n = read(fd, buf, sizeof(buf) - 1);
 	if (n > 0) {
 		buf[n] = '\0';
-		if (atoi(buf) < 0 && pwrite(fd, "0\n", 2, 0) != 2)
+		if (strtol(buf, NULL, 10) < 0 && pwrite(fd, "0\n", 2, 0) != 2)
 			log_warn("oom_score_adj");
 	}
 	close(fd);
+}
+
+/*
+ * An upgrade is refused, before the old ptyd lets go, by a binary that
+ * cannot take every terminal over: the old one serves on (the keeper
+ * thaws it, DESIGN 10).  After a crash there is no old one: what cannot
+ * be taken over is let go of, the rest is served.
+ */
+static void
+main_keeper_probe(void)
+{
+	struct kadopt *a;
+	const char    *why;
+	size_t	       n, i;
+
+	if (keeperlink_mode() != KW_MODE_UPGRADE)
+		return;
+	a = keeperlink_terms(&n);
+	for (i = 0; i < n; i++)
+		if (term_adopt_probe(&a[i], &why) == -1) {
+			log_warnx("upgrade refused: terminal %lld: %s",
+			    (long long)a[i].id, why);
+			exit(4);
+		}
 }
 
 /* Started by the keeper: what it holds, then its go. */
@@ -711,6 +735,7 @@ main_keeper_start(void)
 		fatal("signals");
 	main_oom_reset();
 	keeperlink_hello(&lfd, &kfd);
+	main_keeper_probe();
 	lock_adopt(kfd);
 	listen_adopt(lfd);
 	keeperlink_ready();

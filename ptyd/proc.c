@@ -311,9 +311,12 @@ proc_walk(struct proc_victim *q, int nq, int max,
  * shell leaves behind ends up) that are in the dead shell's session or
  * process group or hold its tty.  term.c runs it as the shell is reaped,
  * normally before it closes the master, while the tty is still this
- * terminal's.  The candidates' pids cannot change hands during the pass:
- * only ptyd reaps its children, and not while this runs.  The processes
- * signalled are left in q.
+ * terminal's.  Without a keeper the candidates' pids cannot change hands
+ * during the pass: only ptyd reaps its children, and not while this runs.
+ * Under a keeper (DESIGN 10) the candidates are the keeper's children,
+ * which it may reap meanwhile; proc_walk checks each one's start time
+ * before it signals, which leaves only a pid reused within the pass.  The
+ * processes signalled are left in q.
  */
 static int
 proc_sweep_now(pid_t session, dev_t tty, int kill_now, int (*skip)(pid_t),

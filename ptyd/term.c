@@ -757,6 +757,8 @@ term_input_keeper(const char *owner, const char *sid, const char *input_id,
 		return (TERM_OK);
 	case KW_IN_FULL:
 		return (TERM_EINPUTFULL);
+	case KW_IN_SLOW:
+		return (TERM_EINTERNAL);
 	case KW_IN_GONE:
 		break;
 	}

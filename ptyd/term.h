@@ -195,6 +195,9 @@ struct term *term_new(const char *owner, const char *sid, const char *workspace,
  * NULL, with the descriptors closed, if its header cannot be used.
  */
 struct term *term_adopt(struct kadopt *, int64_t now);
+/* Whether term_adopt could take it (the header mapped and checked, then
+ * let go): -1 with why if not. */
+int	     term_adopt_probe(struct kadopt *, const char **why);
 /* After a take-over: a redraw asked of a terminal whose ring wrapped. */
 void	     term_adopt_redraw(struct term *);
 /* Signal t's shell (group: its process group), through the keeper when

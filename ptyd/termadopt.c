@@ -102,13 +102,30 @@ term_adopt_check(struct kadopt *a, struct termhdr *h, const char **why)
 	return (-1);
 }
 
+int
+term_adopt_probe(struct kadopt *a, const char **why)
+{
+	struct termhdr *h;
+	int		rv;
+
+	if (termmem_map(a->memfd, &h, why) == -1)
+		return (-1);
+	rv = term_adopt_check(a, h, why);
+	termmem_unmap(h);
+	return (rv);
+}
+
 /* The object, as the header describes it, not yet reading. */
 static struct term *
 term_adopt_object(struct kadopt *a, struct termhdr *h, int64_t now)
 {
 	struct term *t;
+	unsigned int rows = h->rows, cols = h->cols;
 
-	t = term_new(h->owner, h->sid, h->workspace, h->rows, h->cols, h->base,
+	/* Written by a process that parses hostile output: as bounded as
+	 * any client's size. */
+	term_clamp(&rows, &cols, 1);
+	t = term_new(h->owner, h->sid, h->workspace, rows, cols, h->base,
 	    now);
 	t->id = h->id;
 	ring_free(&t->ring);

@@ -83,7 +83,7 @@ term_read_pkt(struct term *t, uint8_t *p, size_t n, int *more)
 	if ((size_t)q < n)
 		n = (size_t)q;
 	h->ctrl = 0xff;
-	atomic_store_explicit(&h->inflight_len, n, memory_order_relaxed);
+	atomic_store_explicit(&h->inflight_len, n, memory_order_release);
 	atomic_store_explicit(&h->inflight_pos, ring_end(&t->ring),
 	    memory_order_release);
 	iov[0].iov_base = (void *)&h->ctrl;

@@ -220,6 +220,22 @@ function test(name, fn) {
 let main;               // the stack most tests share
 let browser;
 
+// The ptyd that serves: the pid file names its keeper (DESIGN 10), whose
+// child of that name it is; without a keeper, the pid file's own.
+function servingPtyd(stack) {
+	const keeper = Number(fs.readFileSync(path.join(stack.state, 'run', 'ptyd.pid'), 'utf8'));
+	let kids = [];
+	try {
+		kids = fs.readFileSync(`/proc/${keeper}/task/${keeper}/children`, 'utf8').trim().split(/\s+/).map(Number);
+	} catch { /* no children file: no keeper */ }
+	for (const k of kids) {
+		try {
+			if (fs.readFileSync(`/proc/${k}/comm`, 'utf8').trim() === 'ptyd') return k;
+		} catch { /* gone meanwhile */ }
+	}
+	return keeper;
+}
+
 test('typing echo hello-browser shows its output', async ({ ctx, errors }) => {
 	const page = await openPage(ctx, errors, `${main.base}?session=${newSid('hello')}`);
 	await type(page, 'echo hello-browser');
@@ -394,7 +410,7 @@ test('keys typed while ptyd stands still arrive once each, in order', async ({ c
 	// 5 s deadline) ran anyway when ptyd went on, and the page's retry
 	// typed it again.  The page now retries with the same input_id.
 	const page = await openPage(ctx, errors, `${main.base}?session=${newSid('once')}`);
-	const pid = Number(fs.readFileSync(path.join(main.state, 'run', 'ptyd.pid'), 'utf8'));
+	const pid = servingPtyd(main);
 	await page.evaluate(() => window.ptyd.term.focus());
 	await page.keyboard.type('echo once-');
 	await poll(async () => (await screenLines(page)).some((l) => l.includes('echo once-')),

@@ -10,7 +10,7 @@ Environment:
   PTYD_BUILDDIR        where ptyd/ptyd, ptyd/ptydctl, fcgi/ptyd.fcgi are
                        (default: the repository root)
   PTYD_TEST_PORT_BASE  first loopback port to use (default 18300; the
-                       suite uses at most 100 ports from there)
+                       suite uses at most 200 ports from there)
   PTYD_TEST_SCALE      size factor of the long tests (default 1 = full
                        size: 1,100 streams, 100,000 POSTs; CI may pass 0.1)
   PTYD_TEST_KEEP       if set, keep the temp directories (logs, databases)

@@ -35,7 +35,7 @@ SANITIZER_REPORT = re.compile(r"ERROR: (Address|Leak)Sanitizer|"
                               r":\d+:\d+: runtime error: ")
 
 PORT_FIRST = int(os.environ.get("PTYD_TEST_PORT_BASE", "18300"))
-PORT_LAST = int(os.environ.get("PTYD_TEST_PORT_LAST", str(PORT_FIRST + 99)))
+PORT_LAST = int(os.environ.get("PTYD_TEST_PORT_LAST", str(PORT_FIRST + 199)))
 _ports_used = set()
 running_stacks = []     # started and not yet stopped, for failure reports
 

@@ -118,6 +118,10 @@ def wait_serving(c, not_pids, timeout):
 def upgrade(st, c, kp, timeout=10):
     """SIGUSR2 to the keeper; wait for a new ptyd serving and the old one
     gone.  Returns the new pid."""
+    # One ptyd only: an upgrade still under way would make the keeper
+    # ignore this one (it says so), and nothing would change.
+    wait_for(lambda: len(ptyds_under(kp)) == 1, 5,
+             what="no upgrade under way")
     old = serving_pid(c)
     assert old, "nothing serves before the upgrade"
     os.kill(kp, signal.SIGUSR2)
@@ -1563,7 +1567,9 @@ def test_killing_the_new_ptyd_at_any_step_of_an_upgrade_keeps_all(
     landed = {"failed": 0, "crash": 0}
     log = os.path.join(st.state, "log", "ptyd.log")
     for i in range(tries):
-        old = serving_pid(c)
+        wait_for(lambda: len(ptyds_under(kp)) == 1, 5,
+                 what="no upgrade under way")
+        old = wait_serving(c, set(), 5)[0]
         at = os.path.getsize(log)
         os.kill(kp, signal.SIGUSR2)
         if i % 2:

@@ -57,7 +57,7 @@ Test(termmem, a_newer_layout_or_a_wrong_size_is_refused, .init = make)
 	cr_assert_eq(termmem_map(fd, &g, &why), -1);
 	cr_assert_not_null(strstr(why, "size"));
 	h->ring_size = RING;
-	memcpy(h->magic, "XXXXXXXX", 8);
+	memcpy(h->magic, "NOTAHDR!", 8);
 	cr_assert_eq(termmem_map(fd, &g, &why), -1);
 	cr_assert_not_null(strstr(why, "header"));
 }
