@@ -31,6 +31,7 @@
 #include "ev.h"
 #include "frame.h"
 #include "keeperlink.h"
+#include "listen.h"
 #include "log.h"
 #include "mirror.h"
 #include "ptyd.h"
@@ -247,6 +248,40 @@ kl_freeze(void)
 	free(m);
 }
 
+/*
+ * A freeze first stops accepting (what connects from now on waits in the
+ * backlog for the next ptyd) and lets one more loop turn serve what the
+ * connections already accepted have sent: a request taken off the
+ * backlog and never answered would be reset when we exit.  Then the
+ * freeze proper, at the end of that turn, outside any callback.
+ */
+static struct ev_defer kl_freeze_defer;
+static int	       kl_freeze_turns;
+static int	       kl_freezing; /* begun, not yet frozen */
+
+static void
+kl_freeze_cb(void *arg)
+{
+	(void)arg;
+	if (kl_freeze_turns-- > 0) {
+		ev_defer_next(&kl_freeze_defer);
+		return;
+	}
+	kl_freezing = 0;
+	kl_freeze();
+	listen_pause(0);
+}
+
+static void
+kl_freeze_begin(void)
+{
+	listen_pause(1);
+	kl_freezing = 1;
+	kl_freeze_turns = 1;
+	ev_defer_init(&kl_freeze_defer, kl_freeze_cb, NULL);
+	ev_defer_next(&kl_freeze_defer);
+}
+
 static void
 kl_event(const struct kw_msg *m)
 {
@@ -258,9 +293,16 @@ kl_event(const struct kw_msg *m)
 			term_child_exited(t, (int)m->c, ev_now());
 		break;
 	case KW_FREEZE:
-		kl_freeze();
+		kl_freeze_begin();
 		break;
 	case KW_THAW:
+		/* The upgrade failed before our freeze began (its new ptyd
+		 * died during the turn we let run): no freeze then. */
+		if (kl_freezing) {
+			ev_defer_cancel(&kl_freeze_defer);
+			kl_freezing = 0;
+			listen_pause(0);
+		}
 		kl_thaw(m);
 		break;
 	case KW_EXIT:

@@ -286,6 +286,19 @@ listen_start(void)
 }
 
 void
+listen_pause(int pause)
+{
+	if (listen_fd == -1)
+		return;
+	if (pause)
+		ev_io_del(&listen_io);
+	else if (listen_io.fd == -1 &&
+	    ev_io_add(&listen_io, listen_fd, EPOLLIN, listen_accept_cb, NULL) ==
+		-1)
+		log_warn("listen: epoll add");
+}
+
+void
 listen_close(void)
 {
 	ev_timer_stop(&listen_backoff);

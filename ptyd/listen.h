@@ -18,6 +18,8 @@ int listen_start(void);
 int listen_fd_get(void);
 /* Serve a socket the keeper holds (its path is not ours to unlink). */
 void listen_adopt(int fd);
+/* Stop accepting (1: connections wait in the backlog) or go on (0). */
+void listen_pause(int pause);
 /* Stop accepting, close and unlink the socket. */
 void listen_close(void);
 

@@ -1316,6 +1316,10 @@ def test_upgrade_to_a_missing_or_failing_binary_keeps_the_old_one(
     sid = new_sid()
     shell = start_term(c, sid)["pid"]
     f = Follow(c, sid)
+    # An input goes through the keeper after the terminal's KW_ADOPT on
+    # the same socket: once it echoes, the keeper holds the terminal.
+    m0, _ = type_marker(c, sid)
+    f.read_until(m0)
     base_fds = fd_count(kp)
     fds = {}
     failed_before = 0
