@@ -129,7 +129,7 @@ term_read(struct term *t, int64_t now)
 	uint8_t *p;
 	size_t	 limit, n, total = 0;
 	ssize_t	 r;
-	int	 more = 0;
+	int	 more = 0, empty = 0;
 
 	while (t->master != -1 && total < TERM_READ_BUDGET) {
 		limit = term_read_limit(t);
@@ -141,12 +141,16 @@ term_read(struct term *t, int64_t now)
 		if (t->hdr != NULL) {
 			r = term_read_pkt(t, p, n, &more);
 			if (r == 0) {
-				/* A control packet, or nothing yet: the pty
-				 * holds no data now unless FIONREAD said so. */
-				if (!more)
+				/* A control packet, or data that came after
+				 * FIONREAD said none (a data packet with no
+				 * room): read again, a few times at most.
+				 * Stopping here made a flood's turns read
+				 * less, and every viewer's frames smaller. */
+				if (++empty > 4)
 					break;
 				continue;
 			}
+			empty = 0;
 			/* FIONREAD already said whether more waits. */
 			if (r > 0 && !more && (size_t)r < TERM_READ_SMALL &&
 			    t->state != TERM_DRAINING) {
