@@ -23,7 +23,7 @@
 #include <stdint.h>
 
 #define TERMHDR_MAGIC	   "PTYDTRM1"
-#define TERMHDR_LAYOUT	   1
+#define TERMHDR_LAYOUT	   2
 #define TERMHDR_MIN_READER 1
 #define TERMHDR_SIZE	   16384
 #define TERMHDR_STR_OWNER  257	/* PROTO_OWNER_MAX + 1 */
@@ -67,15 +67,17 @@ struct termhdr {
 	int64_t	 unwatched_since;
 	uint64_t bytes_in;
 	uint64_t bytes_out;
-	/* The oldest position a viewer still needed (0: none): a ptyd
-	 * taking over reads no further than a ring past it until the
-	 * viewers are back, as the viewers' backpressure held this one. */
-	uint64_t hold;
 
 	/* Written once, at spawn. */
 	char owner[TERMHDR_STR_OWNER];
 	char sid[TERMHDR_STR_SID];
 	char workspace[TERMHDR_STR_WS];
+
+	/* Layout 2.  The oldest position a viewer still needed (0: none):
+	 * a ptyd taking over reads no further than a ring past it until
+	 * the viewers are back, as their backpressure held this one.  Zero
+	 * in a layout-1 header (the memfd's pages start zeroed). */
+	uint64_t hold;
 };
 
 _Static_assert(sizeof(struct termhdr) <= TERMHDR_SIZE,
