@@ -301,9 +301,11 @@ keeper_outbox_flush(void)
 		}
 		i++;
 	}
-	memmove(keeper_outbox, keeper_outbox + i,
-	    (keeper_nout - i) * sizeof(*keeper_outbox));
-	keeper_nout -= i;
+	if (i > 0) {
+		memmove(keeper_outbox, keeper_outbox + i,
+		    (keeper_nout - i) * sizeof(*keeper_outbox));
+		keeper_nout -= i;
+	}
 	if (keeper_cur.event == -1)
 		return;
 	if (keeper_nout > 0 && keeper_cur.state == KC_SERVING)

@@ -213,6 +213,11 @@ kterm_input(int64_t id, const char *input_id, const uint8_t *data,
 		return (KW_IN_DUPLICATE);
 	if (kt->inlen + len > limit)
 		return (KW_IN_FULL);
+	if (len == 0) {
+		if (*input_id != '\0')
+			once_add(&kt->once, input_id);
+		return (KW_IN_ACCEPTED);
+	}
 	if (kt->inlen + len > kt->incap) {
 		kt->incap = kt->inlen + len;
 		kt->in = xreallocarray(kt->in, kt->incap, 1);

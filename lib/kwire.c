@@ -48,7 +48,8 @@ kw_data(struct kw_msg *m, const void *p, size_t len)
 		errno = EMSGSIZE;
 		return (-1);
 	}
-	memcpy(m->buf + m->textlen, p, len);
+	if (len > 0)
+		memcpy(m->buf + m->textlen, p, len);
 	m->datalen = (uint32_t)len;
 	return (0);
 }
