@@ -1592,8 +1592,20 @@ def test_killing_the_new_ptyd_at_any_step_of_an_upgrade_keeps_all(
         if not newer:
             wait_serving(c, {old}, 5)      # it went through already
             continue
-        os.kill(newer[0], signal.SIGKILL)
-        now, _ = wait_serving(c, {newer[0]}, 5)
+        victim = newer[0]
+        os.kill(victim, signal.SIGKILL)
+        wait_for(lambda: proc_state(victim) in (None, "Z"), 5,
+                 what="ptyd %d killed" % victim)
+        # Whichever it was (the new one, or the old one if the upgrade
+        # had already gone through), a live ptyd of this keeper serves.
+        now = wait_for(
+            lambda: (lambda p: p if p and p != victim and
+                     proc_ppid(p) == kp else None)(serving_pid(c)),
+            5, interval=0.005,
+            what=lambda: "a live ptyd of keeper %d serving after %d was "
+            "killed (health says %r, children %r); ptyd.log:\n%s" % (
+                kp, victim, serving_pid(c), ptyds_under(kp),
+                st.log_tail("ptyd", 8)))
         landed["failed" if now == old else "crash"] += 1
         assert proc_state(kp) not in (None, "Z"), \
             "try %d: the keeper is gone; ptyd.log:\n%s" % (
