@@ -17,7 +17,8 @@ import subprocess
 
 import pytest
 
-from ptyd_stack import BUILDDIR, REPO, proc_cmdline, proc_state, wait_for
+from ptyd_stack import (BUILDDIR, REPO, proc_cmdline, proc_ppid, proc_state,
+                        wait_for)
 
 PTYD = os.path.join(BUILDDIR, "ptyd", "ptyd")
 FCGI = os.path.join(BUILDDIR, "fcgi", "ptyd.fcgi")
@@ -236,7 +237,7 @@ def test_autostart_passes_the_settings_and_a_replacement_gets_them(
     want = ["ptyd", "--config", conf, "--state-dir", str(st), "--db",
             str(st / "ptyd.db"), "--umask", "%04o" % mask,
             "--socket", str(st / "ptyd.sock")]
-    pids = []
+    pids, keepers = [], []
     try:
         for round in range(2):
             pid = cgi_health(args, env)
@@ -251,12 +252,18 @@ def test_autostart_passes_the_settings_and_a_replacement_gets_them(
             assert re.match(rb"pid\s+%d\n" % pid, ctl(conf, "stats").stdout)
             assert held_to_the_cap(conf, "as%d" % round) == \
                 ["as%d-2" % round, "as%d-3" % round]
+            # Gone for good, keeper first (it would start another: DESIGN
+            # 10), so that the next request's autostart replaces it.
+            kp = proc_ppid(pid)
+            if (proc_cmdline(kp) or [""])[0] == "ptyd-keeper":
+                keepers.append(kp)
+                os.kill(kp, signal.SIGKILL)
             os.kill(pid, signal.SIGKILL)
             wait_for(lambda: proc_state(pid) in (None, "Z"), 10,
                      what="ptyd gone")
         assert pids[0] != pids[1]
     finally:
-        for pid in pids:
+        for pid in keepers + pids:
             try:
                 os.kill(pid, signal.SIGKILL)
             except ProcessLookupError:
