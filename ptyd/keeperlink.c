@@ -5,8 +5,11 @@
  * KW_INPUT waits for its answer, which the keeper writes before anything
  * else on that socket, so the wait cannot read anything but it.  The
  * keeper is one local process doing nothing slow; the wait is bounded all
- * the same (KEEPERLINK_CALL_MS), and a keeper that does not answer is
- * treated as gone.
+ * the same (KEEPERLINK_CALL_MS, below ptyd.fcgi's own deadline for a
+ * request, so that the client hears our 503 rather than ptyd.fcgi's), and
+ * a keeper that does not answer fails that input only (its retry, with
+ * its input_id, is safe).  The loop stands still meanwhile: a keeper
+ * that does not answer is a keeper stopped or starved, not a load.
  *
  * Frozen (KW_FREEZE, an upgrade under way): the mirror is flushed whole,
  * KW_FROZEN is sent, and this process then waits on the event socket and
@@ -40,7 +43,7 @@
 #include "xmalloc.h"
 
 #define KEEPERLINK_START_MS 10000
-#define KEEPERLINK_CALL_MS  5000
+#define KEEPERLINK_CALL_MS  3000
 
 static int	      kl_under = -1;
 static int	      kl_up;

@@ -49,6 +49,8 @@ request_term_error(struct conn *c, enum term_err e)
 		[TERM_EINTERNAL] = { PROTO_ERR_INTERNAL, "internal error" },
 		[TERM_ELIMIT] = { PROTO_ERR_TERM_LIMIT,
 		    "terminal limit reached" },
+		[TERM_EBUSY] = { PROTO_ERR_EXHAUSTED,
+		    "ptyd is busy: try again" },
 	};
 
 	if (e == TERM_ESPAWN)

@@ -758,7 +758,9 @@ term_input_keeper(const char *owner, const char *sid, const char *input_id,
 	case KW_IN_FULL:
 		return (TERM_EINPUTFULL);
 	case KW_IN_SLOW:
-		return (TERM_EINTERNAL);
+		/* 503 with Retry-After: the keeper may yet take it, and a
+		 * retry with the same input_id then runs nothing twice. */
+		return (TERM_EBUSY);
 	case KW_IN_GONE:
 		break;
 	}

@@ -44,6 +44,7 @@ enum term_err {
 	TERM_EINTERNAL,
 	TERM_ELIMIT, /* the cap is full of other owners' terminals */
 	TERM_ESPAWN, /* the shell could not start (spawn_error says why) */
+	TERM_EBUSY,  /* the keeper did not take an input in time: retry */
 };
 
 /* The terminal's side of one attached viewer (embedded in a conn). */

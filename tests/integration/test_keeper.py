@@ -1481,6 +1481,40 @@ def test_input_id_is_exactly_once_across_a_crash(own_stack, new_sid):
     f.close()
 
 
+def test_input_while_the_keeper_stands_still_is_503_then_runs_once(
+        own_stack, new_sid):
+    """A keeper that does not take an input in time (stopped, swapped
+    out): that input is answered 503 with Retry-After, nothing else
+    stops, and once the keeper goes on the input runs; its retry with the
+    same input_id runs nothing twice.  Regression: the first answer was
+    500, which a client does not retry."""
+    st = own_stack("kstop")
+    c = st.client()
+    kp, pid = keeper_of(st)
+    sid = new_sid()
+    start_term(c, sid)
+    f = Follow(c, sid)
+    m, _ = type_marker(c, sid)
+    f.read_until(m)
+    cmd, want = marker()
+    body = {"session_id": sid, "data": cmd, "input_id": "kstop:" +
+            secrets.token_hex(4)}
+    os.kill(kp, signal.SIGSTOP)
+    try:
+        first = c.post("input", body, timeout=20)
+    finally:
+        os.kill(kp, signal.SIGCONT)
+    assert first.status == 503, first
+    assert first.headers.get("retry-after"), first.headers
+    again = post_retry(c, "input", body)
+    assert again.status == 200 and again.json().get("ok") is True, again
+    end, _ = type_marker(c, sid)
+    f.read_until(end)
+    assert f.count(want.encode()) == 1, bytes(f.tr.data[-500:])
+    assert serving_pid(c) == pid, "ptyd went on serving throughout"
+    f.close()
+
+
 # -- 6. stop, and the keeper's own death --------------------------------------
 
 def gone_or_zombie(pid):
