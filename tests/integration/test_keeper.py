@@ -297,6 +297,22 @@ class Viewer(threading.Thread):
             self.f.close()
 
 
+def in_thread(fn):
+    """Run fn in a thread of its own (a request racing a kill): the
+    thread, and a dict that gets fn's result as "r" or what it raised as
+    "e"."""
+    out = {}
+
+    def go():
+        try:
+            out["r"] = fn()
+        except BaseException as e:      # noqa: B036
+            out["e"] = e
+    t = threading.Thread(target=go, daemon=True)
+    t.start()
+    return t, out
+
+
 def counter_numbers(data, letter=b"L"):
     """The numbers of the counter's lines, in order: LETTER, digits, CR LF,
     each line starting after a CR or LF (or the start)."""
@@ -523,16 +539,8 @@ class KillRun:
         sid = self.marker_sids()[0]
         cmd, want = marker()
         iid = "race:" + secrets.token_hex(6)
-        out = {}
-
-        def go():
-            try:
-                out["r"] = post_retry(self.c, "input", {
-                    "session_id": sid, "data": cmd, "input_id": iid}, 20)
-            except BaseException as e:      # noqa: B036
-                out["e"] = e
-        t = threading.Thread(target=go, daemon=True)
-        t.start()
+        t, out = in_thread(lambda: post_retry(self.c, "input", {
+            "session_id": sid, "data": cmd, "input_id": iid}, 20))
 
         def done():
             t.join(25)
@@ -572,15 +580,7 @@ class KillRun:
     # the rounds: each ends with the serving pid
     def round_spawn(self):
         sid = self.new_sid("sp")
-        out = {}
-
-        def go():
-            try:
-                out["r"] = self.c.start(sid)
-            except BaseException as e:      # noqa: B036
-                out["e"] = e
-        t = threading.Thread(target=go, daemon=True)
-        t.start()
+        t, out = in_thread(lambda: self.c.start(sid))
         time.sleep(self.rng.uniform(0, 0.02))
         new = self.kill(self.pid)
         t.join(20)
@@ -606,23 +606,18 @@ class KillRun:
 
     def round_attach(self):
         sid = self.rng.choice(self.marker_sids())
-        att = {}
 
-        def go():
-            try:
-                f = Follow(self.c, sid)
-                att["f"] = f
-                f.pump(0.3)
-            except BaseException as e:      # noqa: B036
-                att["e"] = e
-        t = threading.Thread(target=go, daemon=True)
-        t.start()
+        def attach():
+            f = Follow(self.c, sid)
+            f.pump(0.3)
+            return f
+        t, att = in_thread(attach)
         time.sleep(self.rng.uniform(0, 0.02))
         new = self.kill(self.pid)
         t.join(20)
         if "e" in att:
             raise att["e"]
-        self.attached = (sid, att["f"])
+        self.attached = (sid, att["r"])
         return new
 
     def after_attach(self):
@@ -643,15 +638,7 @@ class KillRun:
     def round_close(self):
         sid = self.transient.pop(0)
         pid = self.live.pop(sid)
-        out = {}
-
-        def go():
-            try:
-                out["r"] = self.c.close_term(sid)
-            except BaseException as e:      # noqa: B036
-                out["e"] = e
-        t = threading.Thread(target=go, daemon=True)
-        t.start()
+        t, out = in_thread(lambda: self.c.close_term(sid))
         time.sleep(self.rng.uniform(0, 0.01))
         new = self.kill(self.pid)
         t.join(20)
