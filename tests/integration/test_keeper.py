@@ -592,6 +592,10 @@ class KillRun:
         if first is not None and first.status == 200:
             assert j["pid"] == first.json()["pid"], (first, j)
             assert j["reused"] is True, j
+            # Answered by the old ptyd (taken over) or, having waited in
+            # the socket's backlog, by the new one (spawned there, no
+            # takeover row): which, the answer does not say.
+            self.no_takeover.add(sid)
         elif not j["reused"]:
             # Spawned afresh by the new ptyd: nothing was taken over.
             self.no_takeover.add(sid)
