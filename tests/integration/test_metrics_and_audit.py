@@ -1,5 +1,7 @@
-"""test_review_observe.py -- regression tests from the review of health,
-metrics and the audit log (fcgi/metrics.c, sql/schema.sql).
+"""test_metrics_and_audit.py -- how requests are counted in the metrics,
+and that the audit log cannot be rewritten (fcgi/metrics.c,
+sql/schema.sql; regression tests from the review of health, metrics and
+the audit log).
 
 1. GET limits is an endpoint of its own: the metrics count it as
    endpoint="limits", not with the unknown endpoints as "other".

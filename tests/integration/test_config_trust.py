@@ -1,5 +1,6 @@
-"""test_review_config.py -- regression tests from the review of the
-settings, the lock and CGI mode (lib/config.c, ptyd/lock.c, fcgi/main.c).
+"""test_config_trust.py -- what settings, the lock and CGI mode must not
+trust (lib/config.c, ptyd/lock.c, fcgi/main.c; regression tests from
+their review).
 
 1. CGI: a query without '=' becomes the program's argv under Apache's
    mod_cgi (RFC 3875 4.4, Apache's default_build_command): every setting

@@ -1,4 +1,4 @@
-"""test_skeleton.py -- the walking skeleton (issue 2) end to end through
+"""test_end_to_end.py -- a terminal's whole life end to end through
 nginx: start, input, output stream, second viewer, resume with
 Last-Event-ID, exit code, the mirror's viewer columns, teardown, SSE
 framing, heartbeat.  Every test runs on the shared default stack.

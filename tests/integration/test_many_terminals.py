@@ -1,4 +1,4 @@
-"""test_terms.py -- many terminals in one ptyd, and the pty limit (issue 17).
+"""test_many_terminals.py -- many terminals in one ptyd, and the pty limit (issue 17).
 
 bench/terms/termsbench, reduced (1,000 terminals, 200 with CI's
 PTYD_TEST_SCALE=0.1), asserting correctness only, never speed: every terminal
