@@ -5,7 +5,13 @@
 # builds it out of tree, runs make check (the unit suites; the integration
 # suite needs root, nginx and a checkout: scripts/test), installs, and
 # uninstalls.
-dist_doc_DATA = README.md LICENSE NEWS HACKING.md docs/DESIGN.md docs/STYLE.md
+dist_doc_DATA = README.md LICENSE NEWS HACKING.md
+# docs/ keeps its folder, so README.md's links to docs/*.md hold where it
+# is installed too.
+ptyddocsdir = $(docdir)/docs
+dist_ptyddocs_DATA = docs/DESIGN.md docs/STYLE.md docs/deploy.md \
+	docs/hosting.md docs/operating.md docs/page.md docs/scaling.md \
+	docs/security.md
 
 EXTRA_DIST += .clang-format .clang-tidy .editorconfig \
 	build-aux/.keep m4/.keep \

@@ -5,7 +5,7 @@ One build per module: the tree `make dist` tars (made with `make distdir`
 in PTYD_BUILDDIR) is configured with --prefix in a temp dir and built and
 installed with npm and node made unusable on PATH, so the page's assets
 must come from the tarball.  Then, from the prefix only: every file of the
-install layout (/work spec, README "Install"), the systemd units through
+install layout (/work spec, docs/deploy.md "Build and install"), the systemd units through
 `systemd-analyze verify`, the man pages through man's warnings, and a
 stack of the installed ptyd.fcgi with nginx running as www-data, using the
 installed nginx blocks and page, with ptyd autostarted from libexec.
@@ -63,6 +63,10 @@ LAYOUT = [
     "lib/systemd/user/ptyd.service", "lib/systemd/user/ptyd-keeper.service",
     "share/doc/ptyd/README.md", "share/doc/ptyd/LICENSE",
     "share/doc/ptyd/NEWS", "share/doc/ptyd/HACKING.md",
+    "share/doc/ptyd/docs/DESIGN.md", "share/doc/ptyd/docs/STYLE.md",
+    "share/doc/ptyd/docs/deploy.md", "share/doc/ptyd/docs/hosting.md",
+    "share/doc/ptyd/docs/operating.md", "share/doc/ptyd/docs/page.md",
+    "share/doc/ptyd/docs/scaling.md", "share/doc/ptyd/docs/security.md",
 ]
 MANPAGES = ["share/man/man8/ptyd.8", "share/man/man8/ptyd.fcgi.8",
             "share/man/man1/ptydctl.1", "share/man/man5/ptyd.conf.5"]
