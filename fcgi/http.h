@@ -37,7 +37,7 @@ struct req {
 	int			 status;     /* http_respond's, for metrics */
 	/*
 	 * Bits: a stream holds a copy of its request for its whole life
-	 * (10,000 idle viewers, README "Scaling").  One thread at a time
+	 * (10,000 idle viewers, docs/scaling.md).  One thread at a time
 	 * writes a request: its own until the loop takes a copy.
 	 */
 	unsigned in_eof : 1;	 /* the body has been read to EOF */

@@ -57,7 +57,7 @@ enum stream_end {
 /*
  * One per open viewer, held for the stream's life: 10,000 idle viewers
  * hold 10,000 of these, so flags are bits and the session id is sized to
- * fit (README, Scaling).
+ * fit (docs/scaling.md).
  */
 struct stream {
 	struct req	 *r;

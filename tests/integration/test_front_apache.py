@@ -101,7 +101,7 @@ def test_fcgid_one_class_waits(acct):
 
 def test_fcgid_buffered_stream_is_held(acct):
     """Without FcgidOutputBufferSize 0 mod_fcgid holds the stream back
-    (the README's Buffering section); the shipped file sets it."""
+    (docs/deploy.md, Buffering); the shipped file sets it."""
     d = acct.mkdir("fcgidbuf", owner=False)
     req, stream = fs.fcgid_wrappers(
         acct, acct.mkdir("fcgidbuf", "bin", owner=False), (0, 0))
@@ -236,8 +236,8 @@ def test_proxy_fcgi(acct, fcgi_listen):
 
 def test_proxy_fcgi_without_flushpackets_holds_the_stream(acct, fcgi_listen):
     """The shipped file's flushpackets=on, shown needed: without it
-    mod_proxy_fcgi holds the stream's events (the README's Buffering
-    section)."""
+    mod_proxy_fcgi holds the stream's events (docs/deploy.md,
+    Buffering)."""
     d = acct.mkdir("proxybuf", owner=False)
     body = ('<Location "/api/terminal/">\n'
             '    ProxyPass "unix:%s|fcgi://localhost/api/terminal/" '

@@ -40,7 +40,7 @@ def test_fastcgi(acct):
 
 def test_fastcgi_buffered_stream_is_held(acct):
     """lighttpd's default (stream-response-body 0) holds the stream back
-    (README, Buffering); the shipped file sets 2."""
+    (docs/deploy.md, Buffering); the shipped file sets 2."""
     d = acct.mkdir("lfcgibuf")
     body = fs.lighttpd_fastcgi_body(acct, d).replace(
         "ptyd-fastcgi.conf", "ptyd-fastcgi-buffered.conf")

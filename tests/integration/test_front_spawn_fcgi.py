@@ -209,7 +209,7 @@ def test_run_starts_from_a_clean_environment(acct_only):
 
 def test_socket_group_not_the_accounts_says_so(acct_only):
     """ptyd.fcgi --listen --socket-group www-data run as an account not in
-    www-data (the README's own line): it cannot give the socket to that
+    www-data (docs/deploy.md's own line): it cannot give the socket to that
     group.  It exits 1 saying why and what to do, and leaves no socket."""
     d = acct_only.mkdir("sockgrp-%s" % secrets.token_hex(3))
     sock = os.path.join(d, "fcgi.sock")
