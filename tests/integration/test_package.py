@@ -39,7 +39,6 @@ import signal
 import socket
 import subprocess
 import tempfile
-import time
 
 import pytest
 
@@ -177,7 +176,8 @@ class Debs:
 
 def _copy_tree(debs):
     files = subprocess.run(
-        ["git", "-C", REPO, "ls-files", "-z", "-co", "--exclude-standard"],
+        ["git", "-c", "safe.directory=*", "-C", REPO, "ls-files", "-z",
+         "-co", "--exclude-standard"],
         capture_output=True, timeout=60, check=True).stdout
     # (node_modules: npm's, wherever it is, never the tree's own)
     names = [n for n in files.split(b"\0")
@@ -208,7 +208,7 @@ def _build(debs):
            "TMPDIR": debs.root, "DEB_BUILD_OPTIONS": "nocheck parallel=2"}
     run(["dpkg-buildpackage", "-b", "-us", "-uc"], debs.log,
         timeout=BUILD_TIMEOUT, cwd=debs.src, env=env)
-    found = [p for p in glob.glob(os.path.join(debs.root, PKG + "_*.deb"))]
+    found = glob.glob(os.path.join(debs.root, PKG + "_*.deb"))
     assert len(found) == 1, found
     debs.deb = found[0]
     debs.version = subprocess.run(
