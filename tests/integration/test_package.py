@@ -630,9 +630,21 @@ def test_install_run_upgrade_remove_purge(debs, installed):
     assert not left, left
     pw = pwd.getpwnam(ACCOUNT)
     assert pw.pw_shell == "/usr/sbin/nologin", pw
-    status = subprocess.run(["passwd", "-S", ACCOUNT], capture_output=True,
-                            timeout=30).stdout.decode().split()
-    assert status[1] == "L", status
+    # Expired (shadow's 8th field, days since 1970): no login, no su.
+    shadow = subprocess.run(["getent", "shadow", ACCOUNT],
+                            capture_output=True, timeout=30).stdout.decode()
+    assert shadow.split(":")[7] == "1", shadow
     owned = _owned_by(pw.pw_uid, debs.root)
     assert not owned, owned
     assert not pids_of(KEEPER, PTYD, FCGI)
+
+    # Installed again, the account is opened again; purged again, locked.
+    run(["dpkg", "-i", debs.deb], debs.log)
+    pw = pwd.getpwnam(ACCOUNT)
+    assert pw.pw_shell == "/bin/bash", pw
+    shadow = subprocess.run(["getent", "shadow", ACCOUNT],
+                            capture_output=True, timeout=30).stdout.decode()
+    assert shadow.split(":")[7] == "", shadow
+    run(["dpkg", "--purge", PKG], debs.log)
+    assert pwd.getpwnam(ACCOUNT).pw_shell == "/usr/sbin/nologin"
+    assert not [d for d in STATE + ["/etc/ptyd"] if os.path.lexists(d)]
