@@ -75,6 +75,38 @@ SYSTEM_UNITS = ["ptyd.service", "ptyd@.service", "ptyd-keeper.service",
                 "ptyd-fcgi.service", "ptyd-fcgi@.socket",
                 "ptyd-fcgi@.service"]
 
+APACHE_MODULES = ("mpm_event", "authz_core", "proxy", "proxy_fcgi",
+                  "headers", "mime", "dir", "env", "deflate", "filter")
+# Apache as Debian's apache2.conf has it, but for the modules: what
+# a2enconf enabled at server level, the shipped blocks in a VirtualHost.
+APACHE_CONF = """ServerRoot "{d}"
+Listen 127.0.0.1:{port}
+ServerName 127.0.0.1
+PidFile "{d}/apache2.pid"
+DefaultRuntimeDir "{d}"
+Mutex file:{d} default
+ErrorLog "{d}/error.log"
+User www-data
+Group www-data
+TypesConfig /etc/mime.types
+{modules}
+IncludeOptional /etc/apache2/conf-enabled/ptyd.conf
+<VirtualHost 127.0.0.1:{port}>
+    ServerName 127.0.0.1
+    Include /usr/share/ptyd/apache/ptyd-proxy-fcgi.conf
+    Include /usr/share/ptyd/apache/ptyd-page.conf
+</VirtualHost>
+"""
+# lighttpd with what lighty-enable-mod enabled.
+LIGHTTPD_CONF = """server.document-root = "/usr/share/ptyd/web"
+server.bind = "127.0.0.1"
+server.port = {port}
+include "/etc/lighttpd/conf-enabled/*fastcgi.conf"
+include "/etc/lighttpd/conf-enabled/50-ptyd.conf"
+"""
+ENABLED = ["/etc/apache2/conf-enabled/ptyd.conf",
+           "/etc/lighttpd/conf-enabled/50-ptyd.conf"]
+
 NGINX_CONF = """user www-data;
 worker_processes 1;
 daemon off;
@@ -286,6 +318,7 @@ class Stack:
         os.chmod(self.dir, 0o755)
         os.chmod(self.front, 0o755)
         self.procs = []
+        self.undo = []          # links the test made outside its dir
         self.port = None
         self.password = "pw-" + os.urandom(6).hex()
 
@@ -478,9 +511,10 @@ def installed(debs):
         yield stack
     finally:
         stack.stop()
-        if installed_version() is not None:
-            subprocess.run(["dpkg", "--purge", PKG], capture_output=True,
-                           timeout=DPKG_TIMEOUT)
+        for link in stack.undo + ENABLED:
+            if os.path.islink(link):
+                os.unlink(link)
+        _purge_whatever_happens()
         for p in pids_of(KEEPER, PTYD, FCGI):
             try:
                 os.kill(p, signal.SIGKILL)
@@ -491,6 +525,60 @@ def installed(debs):
                            timeout=30)
             subprocess.run(["groupdel", ACCOUNT], capture_output=True,
                            timeout=30)
+
+
+def _enable_other_fronts(debs, stack):
+    """a2enconf ptyd and lighty-enable-mod ptyd, as an operator would;
+    Apache and lighttpd must take the result.  Returns what the test
+    must undo (lighttpd's fastcgi, enabled as a dependency)."""
+    for tool in ("a2enconf", "apache2", "lighty-enable-mod", "lighttpd"):
+        if shutil.which(tool, path=PATH) is None:
+            pytest.fail("%s is not installed: run scripts/setup" % tool)
+    fastcgi = "/etc/lighttpd/conf-enabled/10-fastcgi.conf"
+    undo = [] if os.path.lexists(fastcgi) else [fastcgi]
+    env = {"PATH": PATH, "LANG": "C.UTF-8"}
+    run(["a2enconf", "-q", "ptyd"], debs.log, env=env)
+    run(["lighty-enable-mod", "ptyd"], debs.log, env=env)
+    for link in ENABLED + [fastcgi]:
+        assert os.path.exists(link), link
+    d = os.path.join(stack.dir, "apache")
+    os.makedirs(d)
+    conf = os.path.join(d, "apache2.conf")
+    with open(conf, "w") as f:
+        f.write(APACHE_CONF.format(
+            d=d, port=free_port(),
+            modules="\n".join("LoadModule %s_module "
+                              "/usr/lib/apache2/modules/mod_%s.so" % (m, m)
+                              for m in APACHE_MODULES)))
+    run(["apache2", "-t", "-f", conf], debs.log, env=env)
+    conf = os.path.join(stack.dir, "lighttpd.conf")
+    with open(conf, "w") as f:
+        f.write(LIGHTTPD_CONF.format(port=free_port()))
+    run(["lighttpd", "-tt", "-f", conf], debs.log, env=env)
+    return undo
+
+
+def _purge_whatever_happens():
+    """dpkg --purge; if the package's own scripts fail (the bug under
+    test, say), purge with them stubbed, and remove what they would
+    have: no test leaves a half-installed package on the machine."""
+    if installed_version() is None:
+        return
+    r = subprocess.run(["dpkg", "--purge", PKG], capture_output=True,
+                       timeout=DPKG_TIMEOUT)
+    if r.returncode == 0 or installed_version() is None:
+        return
+    for script in ("prerm", "postrm"):
+        path = "/var/lib/dpkg/info/%s.%s" % (PKG, script)
+        if os.path.exists(path):
+            with open(path, "w") as f:
+                f.write("#!/bin/sh\nexit 0\n")
+    subprocess.run(["dpkg", "--purge", PKG], capture_output=True,
+                   timeout=DPKG_TIMEOUT)
+    for d in STATE + ["/etc/ptyd"]:
+        shutil.rmtree(d, ignore_errors=True)
+    subprocess.run(["a2disconf", "-q", "-p", "ptyd"], capture_output=True,
+                   timeout=30)
 
 
 def _install(debs, stack):
@@ -552,6 +640,7 @@ def _shell(stack, c, sid):
 def test_install_run_upgrade_remove_purge(debs, installed):
     stack = installed
     files = _install(debs, stack)
+    stack.undo += _enable_other_fronts(debs, stack)
 
     stack.start_keeper()
     stack.start_fcgi()
@@ -625,7 +714,7 @@ def test_install_run_upgrade_remove_purge(debs, installed):
                                  _owner_of(f)):
             continue            # a folder of the system or of others
         left.append(f)
-    left += [d for d in STATE + ["/etc/ptyd", "/etc/ptyd.conf"]
+    left += [d for d in STATE + ["/etc/ptyd", "/etc/ptyd.conf"] + ENABLED
              if os.path.lexists(d)]
     assert not left, left
     pw = pwd.getpwnam(ACCOUNT)
