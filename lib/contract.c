@@ -71,7 +71,7 @@ contract_clamp(unsigned int *rows, unsigned int *cols, int start)
  */
 _Static_assert(CONTRACT_SID_MAX == PROTO_SID_MAX, "session_id limits");
 _Static_assert(CONTRACT_INPUT_ID_MAX == PROTO_INPUT_ID_MAX, "input_id limits");
-_Static_assert(CONTRACT_INPUT_CHARS * 4 == PROTO_INPUT_MAX,
+_Static_assert(PROTO_INPUT_MAX / 4 == CONTRACT_INPUT_CHARS,
     "input: code points of UTF-8, at most 4 bytes each");
 _Static_assert(CONTRACT_ROWS_MAX <= UINT16_MAX &&
 	CONTRACT_COLS_MAX <= UINT16_MAX,
