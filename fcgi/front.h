@@ -19,8 +19,7 @@
 
 #define FRONT_BODY_MAX	  CONTRACT_BODY_MAX /* lib/contract.h */
 #define FRONT_INPUT_CHARS CONTRACT_INPUT_CHARS
-#define FRONT_CALL_MS	  5000		       /* one exchange with ptyd */
-#define FRONT_RETRY_AFTER CONTRACT_RETRY_AFTER /* lib/contract.h */
+#define FRONT_CALL_MS	  5000 /* one exchange with ptyd */
 /* The frame rule's header lines (http_frame_headers), NUL included. */
 #define FRONT_FRAME_MAX 1024
 

@@ -51,15 +51,7 @@ struct gate_conf {
 
 #define GATE_DEFAULT_HOSTS "localhost,127.0.0.1,[::1]"
 
-/* The one message a denied request gets. */
-#define GATE_DENY_MESSAGE \
-	"forbidden: this request is neither authenticated nor from this " \
-	"account on this host. Let the web server authenticate users " \
-	"(passing the user as REMOTE_USER) and set auth = front, or set " \
-	"allow_remote = yes for a deliberately exposed server; behind a " \
-	"reverse proxy set trust_forwarded_for = yes and " \
-	"trusted_proxy_cidrs (ptyd.conf(5); PTYD_AUTH, PTYD_ALLOW_REMOTE, " \
-	"PTYD_TRUST_FORWARDED_FOR, PTYD_TRUSTED_PROXY_CIDRS)"
+/* A denied request gets lib/contract.c's CONTRACT_A_GATE answer. */
 
 /*
  * Fill conf from the four environment values (each may be NULL: unset).

@@ -34,9 +34,6 @@
 
 #define REPLY_BUF (PROTO_HDR_LEN + 16 * 1024)
 
-/* Answered 200 while every part works; 503 (degraded) otherwise. */
-#define HEALTH_DEGRADED 503
-
 /*
  * May msg reach ptyd twice (ptyd_call retries it on a new connection when
  * the kept one was closed under it)?  An input with an input_id runs once
@@ -77,7 +74,7 @@ call_as(struct ctx *c, uint16_t type, const void *msg, uint16_t want, void *out,
 	if (msg_encode(&fo, type, msg) == -1 ||
 	    (buf = malloc(REPLY_BUF)) == NULL) {
 		if (!quiet)
-			http_error(c->r, 500, "internal error", 0);
+			http_answer(c->r, CONTRACT_A_INTERNAL);
 		goto out;
 	}
 	if (ptyd_call(&c->r->conf->ptyd, &fo, &hdr, buf, REPLY_BUF,
@@ -102,7 +99,7 @@ call_as(struct ctx *c, uint16_t type, const void *msg, uint16_t want, void *out,
 	    msg_decode(want, buf + PROTO_HDR_LEN, hdr.len, out) == -1) {
 		flog_warnx("unexpected reply %s to %s", msg_name(hdr.type),
 		    msg_name(type));
-		http_error(c->r, 500, "internal error", 0);
+		http_answer(c->r, CONTRACT_A_INTERNAL);
 		goto out;
 	}
 	rv = 0;
@@ -118,10 +115,11 @@ call(struct ctx *c, uint16_t type, const void *msg, uint16_t want, void *out)
 	return (call_as(c, type, msg, want, out, 0));
 }
 
+/* Answer a and fail: the checks' way out. */
 static int
-bad(struct ctx *c, const char *msg)
+bad(struct ctx *c, enum contract_answer a)
 {
-	http_error(c->r, 400, msg, 0);
+	http_answer(c->r, a);
 	return (-1);
 }
 
@@ -129,7 +127,7 @@ bad(struct ctx *c, const char *msg)
  * gives "".  0, or -1 (answered 400). */
 static int
 get_text(struct ctx *c, json_t *obj, const char *key, char *out, size_t size,
-    const char *msg)
+    enum contract_answer a)
 {
 	json_t	   *v = json_object_get(obj, key);
 	const char *s;
@@ -138,10 +136,10 @@ get_text(struct ctx *c, json_t *obj, const char *key, char *out, size_t size,
 	if (v == NULL || json_is_null(v))
 		return (0);
 	if (!json_is_string(v))
-		return (bad(c, msg));
+		return (bad(c, a));
 	s = json_string_value(v);
 	if (json_string_length(v) != strlen(s) || strlen(s) >= size)
-		return (bad(c, msg));
+		return (bad(c, a));
 	strcpy(out, s);
 	return (0);
 }
@@ -150,7 +148,7 @@ get_text(struct ctx *c, json_t *obj, const char *key, char *out, size_t size,
 static int
 get_sid(struct ctx *c, json_t *body, char *sid, size_t size)
 {
-	const char *err;
+	enum contract_answer err;
 
 	if (json_get_sid(body, c->has_qsid ? c->qsid : NULL, sid, size, &err) ==
 	    -1)
@@ -163,7 +161,7 @@ static int
 get_sid_size(struct ctx *c, json_t *body, char *sid, size_t size,
     uint16_t *rows, uint16_t *cols)
 {
-	const char *err;
+	enum contract_answer err;
 
 	if (get_sid(c, body, sid, size) == -1)
 		return (-1);
@@ -197,12 +195,12 @@ ep_start(struct ctx *c, json_t *body)
 		return;
 	v = json_object_get(body, "restart");
 	if (v != NULL && !json_is_null(v) && !json_is_boolean(v)) {
-		bad(c, "restart must be a boolean");
+		bad(c, CONTRACT_A_RESTART);
 		return;
 	}
 	m.restart = v != NULL && json_is_true(v);
 	if (get_text(c, body, "workspace", m.workspace, sizeof(m.workspace),
-		"workspace must be a path") == -1)
+		CONTRACT_A_WORKSPACE) == -1)
 		return;
 	strcpy(m.owner, c->owner);
 	strcpy(m.actor, c->actor);
@@ -227,27 +225,27 @@ ep_input(struct ctx *c, json_t *body)
 		return;
 	v = json_object_get(body, "data");
 	if (v == NULL || json_is_null(v)) {
-		bad(c, "missing data");
+		bad(c, CONTRACT_A_DATA_MISSING);
 		return;
 	}
 	if (!json_is_string(v)) {
-		bad(c, "data must be a string");
+		bad(c, CONTRACT_A_DATA_NOT_STRING);
 		return;
 	}
 	m.data = (const uint8_t *)json_string_value(v);
 	m.len = json_string_length(v);
 	/* Absent or null: no id (a retry of it could run twice). */
 	if (get_text(c, body, "input_id", m.input_id, sizeof(m.input_id),
-		"invalid input_id") == -1)
+		CONTRACT_A_INPUT_ID) == -1)
 		return;
 	v = json_object_get(body, "input_id");
 	if (v != NULL && !json_is_null(v) &&
 	    !json_token_valid(m.input_id, PROTO_INPUT_ID_MAX)) {
-		bad(c, "invalid input_id");
+		bad(c, CONTRACT_A_INPUT_ID);
 		return;
 	}
 	if (utf8_count((const char *)m.data, m.len) > FRONT_INPUT_CHARS) {
-		http_error(c->r, 413, "input too large", 0);
+		http_answer(c->r, CONTRACT_A_INPUT_TOO_LARGE);
 		return;
 	}
 	/*
@@ -353,7 +351,7 @@ list_frame(struct ctx *c, const struct frame_hdr *hdr, const uint8_t *buf,
 	if (hdr->type != MSG_LIST_ITEM ||
 	    msg_decode(MSG_LIST_ITEM, buf + PROTO_HDR_LEN, hdr->len, &it) ==
 		-1) {
-		http_error(c->r, 500, "internal error", 0);
+		http_answer(c->r, CONTRACT_A_INTERNAL);
 		return (-1);
 	}
 	/* ptyd already filters by owner; never show another's. */
@@ -361,7 +359,7 @@ list_frame(struct ctx *c, const struct frame_hdr *hdr, const uint8_t *buf,
 		return (0);
 	item = list_item_json(&it);
 	if (item == NULL || json_array_append_new(arr, item) == -1) {
-		http_error(c->r, 500, "internal error", 0);
+		http_answer(c->r, CONTRACT_A_INTERNAL);
 		return (-1);
 	}
 	return (0);
@@ -403,7 +401,7 @@ ep_list(struct ctx *c, json_t *body)
 	frame_out_init(&fo);
 	if (msg_encode(&fo, MSG_LIST, &m) == -1 ||
 	    (buf = malloc(REPLY_BUF)) == NULL || (arr = json_array()) == NULL) {
-		http_error(c->r, 500, "internal error", 0);
+		http_answer(c->r, CONTRACT_A_INTERNAL);
 		goto out;
 	}
 	deadline = client_now_ms() + FRONT_CALL_MS;
@@ -435,7 +433,6 @@ ep_health(struct ctx *c, json_t *body)
 {
 	struct msg_stats_reply st;
 	json_t		      *o;
-	char		       extra[64];
 	int		       ok;
 
 	(void)body;
@@ -444,25 +441,22 @@ ep_health(struct ctx *c, json_t *body)
 	ok = !st.db_failing;
 	o = json_pack("{s:s, s:b, s:I, s:b, s:f, s:{s:i, s:f, s:i, s:i, s:i, "
 		      "s:I}}",
-	    "status", ok ? "ok" : "degraded", "ok", ok, "db_errors",
-	    (json_int_t)st.db_errors, "db_failing", st.db_failing != 0,
-	    "db_lag", (double)st.db_lag_us / 1e6, "ptyd", "pid",
-	    (json_int_t)st.pid, "uptime", (double)st.uptime_us / 1e6,
+	    "status", ok ? "ok" : contract_answer(CONTRACT_A_DEGRADED)->message,
+	    "ok", ok, "db_errors", (json_int_t)st.db_errors, "db_failing",
+	    st.db_failing != 0, "db_lag", (double)st.db_lag_us / 1e6, "ptyd",
+	    "pid", (json_int_t)st.pid, "uptime", (double)st.uptime_us / 1e6,
 	    "terminals", (json_int_t)st.terminals, "exited",
 	    (json_int_t)st.exited, "viewers", (json_int_t)st.viewers,
 	    "db_errors", (json_int_t)st.db_errors);
-	snprintf(extra, sizeof(extra), "Retry-After: %d\r\n",
-	    CONTRACT_RETRY_AFTER);
-	http_json(c->r, ok ? 200 : HEALTH_DEGRADED, o, ok ? NULL : extra);
+	if (ok)
+		http_json(c->r, 200, o, NULL);
+	else
+		http_answer_json(c->r, CONTRACT_A_DEGRADED, o);
 	json_decref(o);
 }
 
 /* Prometheus text.  ptyd's part only when it answers (ptyd_up); only to
  * the operator (gate_metrics_ok). */
-#define METRICS_DENY_MESSAGE \
-	"forbidden: metrics are the operator's: read them from an address " \
-	"in metrics_allow, as a user in metrics_users (ptyd.conf(5); " \
-	"PTYD_METRICS_ALLOW, PTYD_METRICS_USERS)"
 static void
 ep_metrics(struct ctx *c, json_t *body)
 {
@@ -472,13 +466,13 @@ ep_metrics(struct ctx *c, json_t *body)
 
 	(void)body;
 	if (!gate_metrics_ok(&c->r->conf->gate, c->client, c->owner)) {
-		http_error(c->r, 403, METRICS_DENY_MESSAGE, 0);
+		http_answer(c->r, CONTRACT_A_METRICS_DENIED);
 		return;
 	}
 	up = call_as(c, MSG_STATS, NULL, MSG_STATS_REPLY, &st, 1) == 0;
 	buf_init(&b, 1024 * 1024);
 	if (metrics_render(&b, up ? &st : NULL) == -1)
-		http_error(c->r, 500, "internal error", 0);
+		http_answer(c->r, CONTRACT_A_INTERNAL);
 	else
 		http_respond(c->r, 200, "text/plain; version=0.0.4", "no-store",
 		    NULL, b.p, b.len);
@@ -512,7 +506,7 @@ ep_limits(struct ctx *c, json_t *body)
 	if (contract_token_pattern(sid, sizeof(sid), CONTRACT_SID_MAX) == -1 ||
 	    contract_token_pattern(iid, sizeof(iid), CONTRACT_INPUT_ID_MAX) ==
 		-1) {
-		http_error(c->r, 500, "internal error", 0);
+		http_answer(c->r, CONTRACT_A_INTERNAL);
 		return;
 	}
 	o = json_pack("{s:{s:i, s:s}, s:{s:i, s:s}, s:i, s:i, "
@@ -525,7 +519,7 @@ ep_limits(struct ctx *c, json_t *body)
 	    CONTRACT_COLS_MAX, "default", CONTRACT_COLS_DEFAULT, "heartbeat_ms",
 	    (json_int_t)c->r->conf->heartbeat_ms);
 	if (o == NULL) {
-		http_error(c->r, 500, "internal error", 0);
+		http_answer(c->r, CONTRACT_A_INTERNAL);
 		return;
 	}
 	limits_caps(c, o);
@@ -580,7 +574,7 @@ read_body(struct ctx *c, size_t *lenp)
 	ssize_t n;
 
 	if ((body = malloc(FRONT_BODY_MAX + 1)) == NULL) {
-		http_error(c->r, 500, "internal error", 0);
+		http_answer(c->r, CONTRACT_A_INTERNAL);
 		return (NULL);
 	}
 	/* Read one byte past the limit, never more, to see it is over. */
@@ -588,8 +582,7 @@ read_body(struct ctx *c, size_t *lenp)
 		n = req_read(c->r, body + len, FRONT_BODY_MAX + 1 - len);
 		if (n == -1) {
 			free(body);
-			http_error(c->r, 400, "request body could not be read",
-			    0);
+			http_answer(c->r, CONTRACT_A_BODY_UNREADABLE);
 			return (NULL);
 		}
 		if (n == 0)
@@ -598,7 +591,7 @@ read_body(struct ctx *c, size_t *lenp)
 	}
 	if (len > FRONT_BODY_MAX) {
 		free(body);
-		http_error(c->r, 413, "request body too large", 0);
+		http_answer(c->r, CONTRACT_A_BODY_TOO_LARGE);
 		return (NULL);
 	}
 	*lenp = len;
@@ -674,7 +667,7 @@ serve_gate(struct req *r, const char **user, char *client, size_t size)
 	if (v == GATE_LOCAL_UNVERIFIED)
 		v = check_account(r);
 	if (!gate_allowed(v)) {
-		http_error(r, 403, GATE_DENY_MESSAGE, 0);
+		http_answer(r, CONTRACT_A_GATE);
 		return (-1);
 	}
 	/* Only a user the front server vouched for owns terminals. */
@@ -689,15 +682,13 @@ serve_route(struct ctx *c, const struct route *rt)
 	char allow[64];
 
 	if (rt == NULL) {
-		http_error(c->r, 404, "unknown endpoint", 0);
+		http_answer(c->r, CONTRACT_A_NO_ENDPOINT);
 		return (-1);
 	}
 	c->method = req_param(c->r, "REQUEST_METHOD");
 	if (c->method == NULL || strcmp(c->method, rt->method) != 0) {
 		snprintf(allow, sizeof(allow), "Allow: %s\r\n", rt->method);
-		http_respond(c->r, 405, "application/json; charset=utf-8",
-		    "no-store", allow, "{\"error\": \"method not allowed\"}",
-		    31);
+		http_answer_with(c->r, CONTRACT_A_METHOD, NULL, allow);
 		return (-1);
 	}
 	return (0);
@@ -719,12 +710,11 @@ serve_origin(struct req *r, const char *user)
 	h.origin = req_param(r, "HTTP_ORIGIN");
 	h.fetch_site = req_param(r, "HTTP_SEC_FETCH_SITE");
 	if (user[0] == '\0' && !gate_host_ok(&r->conf->gate, &h)) {
-		http_error(r, 403,
-		    "forbidden: Host is not in PTYD_ALLOWED_HOSTS", 0);
+		http_answer(r, CONTRACT_A_HOST);
 		return (-1);
 	}
 	if (!gate_csrf_ok(&h)) {
-		http_error(r, 403, "forbidden: cross-origin request", 0);
+		http_answer(r, CONTRACT_A_CROSS_ORIGIN);
 		return (-1);
 	}
 	return (0);
@@ -736,14 +726,13 @@ static int
 serve_body(struct ctx *c, char **body, size_t *blen)
 {
 	if (content_length_over(c->r)) {
-		http_error(c->r, 413, "request body too large", 0);
+		http_answer(c->r, CONTRACT_A_BODY_TOO_LARGE);
 		return (-1);
 	}
 	if ((*body = read_body(c, blen)) == NULL)
 		return (-1);
 	if (!http_is_json(req_param(c->r, "CONTENT_TYPE"))) {
-		http_error(c->r, 415, "Content-Type must be application/json",
-		    0);
+		http_answer(c->r, CONTRACT_A_NOT_JSON);
 		return (-1);
 	}
 	return (0);
@@ -755,11 +744,11 @@ static int
 serve_params(struct ctx *c, const char *user, const char *client,
     const char *body, size_t blen, json_t **obj)
 {
-	const char *err;
-	int	    q;
+	enum contract_answer err;
+	int		     q;
 
 	if (strlen(user) > PROTO_OWNER_MAX) {
-		http_error(c->r, 400, "user name too long", 0);
+		http_answer(c->r, CONTRACT_A_USER_TOO_LONG);
 		return (-1);
 	}
 	c->owner = user;
@@ -768,13 +757,13 @@ serve_params(struct ctx *c, const char *user, const char *client,
 	q = http_query_get(req_param(c->r, "QUERY_STRING"), "session_id",
 	    c->qsid, sizeof(c->qsid));
 	if (q == -1 || (q == 1 && !json_sid_valid(c->qsid))) {
-		http_error(c->r, 400, "invalid session_id", 0);
+		http_answer(c->r, CONTRACT_A_SID_INVALID);
 		return (-1);
 	}
 	c->has_qsid = q == 1;
 	if (body != NULL &&
 	    (*obj = json_body_parse(body, blen, &err)) == NULL) {
-		http_error(c->r, 400, err, 0);
+		http_answer(c->r, err);
 		return (-1);
 	}
 	return (0);

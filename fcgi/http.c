@@ -556,6 +556,15 @@ http_respond(struct req *r, int status, const char *ctype, const char *cache,
 	return (rv);
 }
 
+/* The row's Retry-After, as a header line, into extra ("" if none). */
+static void
+http_retry_after(const struct contract_error *e, char *extra, size_t size)
+{
+	extra[0] = '\0';
+	if (e->retry_after > 0)
+		snprintf(extra, size, "Retry-After: %d\r\n", e->retry_after);
+}
+
 int
 http_json(struct req *r, int status, json_t *obj, const char *extra)
 {
@@ -563,37 +572,56 @@ http_json(struct req *r, int status, json_t *obj, const char *extra)
 	int   rv;
 
 	if (obj == NULL || (s = json_dump(obj)) == NULL)
-		return (http_respond(r, 500, "application/json; charset=utf-8",
-		    "no-store", NULL, "{\"error\": \"internal error\"}", 27));
-	rv = http_respond(r, status, "application/json; charset=utf-8",
-	    "no-store", extra, s, strlen(s));
+		return (http_answer(r, CONTRACT_A_INTERNAL));
+	rv = http_respond(r, status, HTTP_JSON_TYPE, "no-store", extra, s,
+	    strlen(s));
 	free(s);
 	return (rv);
 }
 
 int
-http_error(struct req *r, int status, const char *msg, int retry_after)
+http_answer_json(struct req *r, enum contract_answer a, json_t *obj)
 {
-	struct buf body;
-	char	   extra[64];
-	int	   rv;
+	const struct contract_error *e = contract_answer(a);
+	char			     extra[64];
 
+	http_retry_after(e, extra, sizeof(extra));
+	return (http_json(r, e->status, obj, extra));
+}
+
+int
+http_answer_with(struct req *r, enum contract_answer a, const char *words,
+    const char *extra)
+{
+	const struct contract_error *e = contract_answer(a);
+	const char		    *msg = e->message;
+	struct buf		     body;
+	char			     retry[64], hdrs[256];
+	int			     rv;
+
+	if (e->ptyd_words && words != NULL && words[0] != '\0')
+		msg = words;
+	http_retry_after(e, retry, sizeof(retry));
+	snprintf(hdrs, sizeof(hdrs), "%s%s", retry, extra != NULL ? extra : "");
 	buf_init(&body, 4096);
 	buf_adds(&body, "{\"error\": \"");
 	json_escape(&body, msg, strlen(msg));
 	buf_adds(&body, "\"}");
-	extra[0] = '\0';
-	if (retry_after > 0)
-		snprintf(extra, sizeof(extra), "Retry-After: %d\r\n",
-		    retry_after);
 	if (body.failed)
-		rv = http_respond(r, 500, "application/json; charset=utf-8",
-		    "no-store", NULL, "{\"error\": \"internal error\"}", 27);
+		rv = a == CONTRACT_A_INTERNAL ?
+		    -1 :
+		    http_answer(r, CONTRACT_A_INTERNAL);
 	else
-		rv = http_respond(r, status, "application/json; charset=utf-8",
-		    "no-store", extra, body.p, body.len);
+		rv = http_respond(r, e->status, HTTP_JSON_TYPE, "no-store",
+		    hdrs, body.p, body.len);
 	buf_free(&body);
 	return (rv);
+}
+
+int
+http_answer(struct req *r, enum contract_answer a)
+{
+	return (http_answer_with(r, a, NULL, NULL));
 }
 
 /* The last segment of path's first end bytes, trailing slashes ignored. */

@@ -18,6 +18,8 @@
 #include <fcgiapp.h>
 #include <jansson.h>
 
+#include "contract.h"
+
 struct front_conf;
 
 /*
@@ -164,10 +166,23 @@ int http_frame_headers(const char *ancestors, char *out, size_t size,
  * body. */
 int http_respond(struct req *, int status, const char *ctype, const char *cache,
     const char *extra, const char *body, size_t len);
-/* JSON response with Cache-Control: no-store. */
+#define HTTP_JSON_TYPE "application/json; charset=utf-8"
+
+/* JSON response with Cache-Control: no-store (a success: 200). */
 int http_json(struct req *, int status, json_t *obj, const char *extra);
-/* {"error": msg}; retry_after > 0 adds Retry-After. */
-int http_error(struct req *, int status, const char *msg, int retry_after);
+/*
+ * An error answer, all of it from its row of lib/contract.c's table:
+ * status, {"error": message}, Retry-After.  Nothing else writes one.
+ */
+int http_answer(struct req *, enum contract_answer);
+/* The same, where ptyd's own words (a row with ptyd_words; NULL or "":
+ * none) stand in for the message, and extra header lines (each ending
+ * "\r\n", or NULL) go with it. */
+int http_answer_with(struct req *, enum contract_answer, const char *words,
+    const char *extra);
+/* An answer whose body is not an error (health's degraded): the row's
+ * status and Retry-After, obj as the body. */
+int http_answer_json(struct req *, enum contract_answer, json_t *obj);
 
 /* The last path segment of PATH_INFO, else DOCUMENT_URI (both decoded:
  * a '?' or '#' there is part of it), else REQUEST_URI without its query;

@@ -173,7 +173,7 @@ json_token_valid(const char *s, size_t max)
 }
 
 json_t *
-json_body_parse(const char *body, size_t len, const char **err)
+json_body_parse(const char *body, size_t len, enum contract_answer *err)
 {
 	json_error_t jerr;
 	json_t	    *obj;
@@ -183,12 +183,12 @@ json_body_parse(const char *body, size_t len, const char **err)
 	obj = json_loadb(body, len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL,
 	    &jerr);
 	if (obj == NULL) {
-		*err = "malformed JSON";
+		*err = CONTRACT_A_JSON_MALFORMED;
 		return (NULL);
 	}
 	if (!json_is_object(obj)) {
 		json_decref(obj);
-		*err = "request body must be a JSON object";
+		*err = CONTRACT_A_JSON_NOT_OBJECT;
 		return (NULL);
 	}
 	return (obj);
@@ -196,7 +196,7 @@ json_body_parse(const char *body, size_t len, const char **err)
 
 int
 json_get_sid(json_t *obj, const char *qsid, char *sid, size_t size,
-    const char **err)
+    enum contract_answer *err)
 {
 	json_t	   *v;
 	const char *s = NULL;
@@ -204,34 +204,34 @@ json_get_sid(json_t *obj, const char *qsid, char *sid, size_t size,
 	v = obj != NULL ? json_object_get(obj, "session_id") : NULL;
 	if (v != NULL && !json_is_null(v)) {
 		if (!json_is_string(v)) {
-			*err = "session_id must be a string";
+			*err = CONTRACT_A_SID_NOT_STRING;
 			return (-1);
 		}
 		s = json_string_value(v);
 		/* Bodies are parsed with JSON_ALLOW_NUL (input may hold NUL):
 		 * an id with "\u0000" inside must not pass as its prefix. */
 		if (json_string_length(v) != strlen(s) || !json_sid_valid(s)) {
-			*err = "invalid session_id";
+			*err = CONTRACT_A_SID_INVALID;
 			return (-1);
 		}
 	}
 	if (qsid != NULL) {
 		if (!json_sid_valid(qsid)) {
-			*err = "invalid session_id";
+			*err = CONTRACT_A_SID_INVALID;
 			return (-1);
 		}
 		if (s != NULL && strcmp(s, qsid) != 0) {
-			*err = "session_id in query and body differ";
+			*err = CONTRACT_A_SID_DIFFER;
 			return (-1);
 		}
 		s = qsid;
 	}
 	if (s == NULL) {
-		*err = "missing session_id";
+		*err = CONTRACT_A_SID_MISSING;
 		return (-1);
 	}
 	if (strlen(s) >= size) {
-		*err = "invalid session_id";
+		*err = CONTRACT_A_SID_INVALID;
 		return (-1);
 	}
 	strcpy(sid, s);
@@ -252,7 +252,7 @@ json_clamp_dim(double v, int min, int max)
 
 int
 json_get_dim(json_t *obj, const char *key, int min, int max, uint16_t *out,
-    const char **err)
+    enum contract_answer *err)
 {
 	json_t *v;
 	double	d;
@@ -272,8 +272,7 @@ json_get_dim(json_t *obj, const char *key, int min, int max, uint16_t *out,
 	*out = json_clamp_dim(d, min, max);
 	return (0);
 bad:
-	*err = strcmp(key, "rows") == 0 ? "rows must be an integer" :
-					  "cols must be an integer";
+	*err = strcmp(key, "rows") == 0 ? CONTRACT_A_ROWS : CONTRACT_A_COLS;
 	return (-1);
 }
 

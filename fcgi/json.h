@@ -38,9 +38,10 @@ int json_token_valid(const char *s, size_t max);
 
 /*
  * Parse a request body: an object, duplicate keys rejected.  Returns the
- * object (caller json_decref) or NULL with *err set to a message for a 400.
+ * object (caller json_decref) or NULL with *err set to the 400's answer.
  */
-json_t *json_body_parse(const char *body, size_t len, const char **err);
+json_t *json_body_parse(const char *body, size_t len,
+    enum contract_answer *err);
 
 /*
  * session_id from the body (may be absent) and from the query (qsid, NULL
@@ -48,7 +49,7 @@ json_t *json_body_parse(const char *body, size_t len, const char **err);
  * or -1 with *err for a 400: missing, not a string, bad syntax, mismatch.
  */
 int json_get_sid(json_t *obj, const char *qsid, char *sid, size_t size,
-    const char **err);
+    enum contract_answer *err);
 
 /*
  * rows or cols: absent, null or 0 give 0 (default / unchanged); an integer
@@ -56,7 +57,7 @@ int json_get_sid(json_t *obj, const char *qsid, char *sid, size_t size,
  * for anything else (strings, booleans, fractions).
  */
 int json_get_dim(json_t *obj, const char *key, int min, int max, uint16_t *out,
-    const char **err);
+    enum contract_answer *err);
 
 /* Clamp a number given as a double (already known integral). */
 uint16_t json_clamp_dim(double v, int min, int max);

@@ -387,15 +387,13 @@ main_listen(const struct front_conf *conf, struct server_conf *sc,
 static void
 main_cgi_refuse(int rv)
 {
+	struct req r;
+
 	if (rv == 0 || getenv("GATEWAY_INTERFACE") == NULL)
 		return;
-	fputs("Status: 500 Internal Server Error\r\n"
-	      "Content-Type: application/json\r\n"
-	      "Cache-Control: no-store\r\n" HTTP_FRAME_DEFAULT "\r\n"
-	      "{\"error\": \"ptyd.fcgi cannot read its settings: see the "
-	      "web server's error log\"}\n",
-	    stdout);
-	fflush(stdout);
+	/* No settings: the frame rule's default (http_respond). */
+	req_init_cgi(&r, NULL);
+	http_answer(&r, CONTRACT_A_SETTINGS);
 }
 
 int

@@ -476,36 +476,32 @@ ptyd_call(const struct ptyd_conf *conf, const struct frame_out *fo,
 void
 ptyd_answer_failed(struct req *r, int err)
 {
-	const struct contract_error *e;
+	enum contract_answer a;
 
 	switch (err) {
 	case ENOENT:
 	case ECONNREFUSED:
-		e = contract_failure(CONTRACT_FAIL_NOT_RUNNING);
+		a = CONTRACT_A_PTYD_NOT_RUNNING;
 		break;
 	case ETIMEDOUT:
 	case ECONNRESET:
 	case EPIPE:
 	case EAGAIN:
 	case ENOTCONN:
-		e = contract_failure(CONTRACT_FAIL_NOT_ANSWERING);
+		a = CONTRACT_A_PTYD_NOT_ANSWERING;
 		break;
 	default:
 		flog_warnx("ptyd exchange failed: %s", strerror(err));
-		e = contract_failure(CONTRACT_FAIL_INTERNAL);
+		a = CONTRACT_A_INTERNAL;
 		break;
 	}
-	http_error(r, e->status, e->message, e->retry_after);
+	http_answer(r, a);
 }
 
 void
 ptyd_answer_error(struct req *r, const struct msg_error *me)
 {
-	const struct contract_error *e = contract_error_of(me->code);
-	const char		    *msg = e->message;
-
-	/* 400 and 413 say what was wrong, in ptyd's words. */
-	if (msg == NULL)
-		msg = me->message[0] != '\0' ? me->message : "bad request";
-	http_error(r, e->status, msg, e->retry_after);
+	/* 400 and 413 say what was wrong, in ptyd's words (the table's
+	 * rows with ptyd_words). */
+	http_answer_with(r, contract_answer_of(me->code), me->message, NULL);
 }

@@ -171,8 +171,10 @@ sse_closed(struct buf *b, uint64_t id, int has_code, int32_t code,
 }
 
 int
-sse_error(struct buf *b, uint64_t id, const char *msg)
+sse_error(struct buf *b, uint64_t id, enum contract_answer a)
 {
+	const char *msg = contract_answer(a)->message;
+
 	sse_head(b, id, "terminal_error");
 	buf_adds(b, "{\"error\": \"");
 	json_escape(b, msg, strlen(msg));

@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "buf.h"
+#include "contract.h"
 
 #define SSE_HEARTBEAT ": heartbeat\n\n"
 /* heartbeat=event: a visible one, so a page can time out on silence (and
@@ -51,8 +52,9 @@ int sse_replay(struct buf *, uint64_t id, int reason);
 /* terminal_closed {"exit_code": N|null, "reason": "..."} */
 int sse_closed(struct buf *, uint64_t id, int has_code, int32_t code,
     const char *reason);
-/* terminal_error {"error": "..."} */
-int sse_error(struct buf *, uint64_t id, const char *msg);
+/* terminal_error {"error": "..."}, the message the answer a's
+ * (lib/contract.c) */
+int sse_error(struct buf *, uint64_t id, enum contract_answer a);
 
 /* Standard base64 of data appended to out. */
 int sse_base64(struct buf *out, const uint8_t *data, size_t len);

@@ -713,14 +713,13 @@ stream_query_mode(struct stream *s)
 	    (qa == 1 && a[0] != '\0' && strcmp(a, "screen") != 0 &&
 		strcmp(a, "raw") != 0) ||
 	    (qr == 1 && rp[0] != '\0' && strcmp(rp, "raw") != 0)) {
-		http_error(s->r, 400, "unsupported attach or replay", 0);
+		http_answer(s->r, CONTRACT_A_ATTACH);
 		return (-1);
 	}
 	s->mode = qa == 1 && strcmp(a, "screen") == 0 ? PROTO_ATTACH_SCREEN :
 							PROTO_ATTACH_RAW;
 	if (s->mode == PROTO_ATTACH_SCREEN && qr == 1 && rp[0] != '\0') {
-		http_error(s->r, 400, "attach=screen and replay=raw disagree",
-		    0);
+		http_answer(s->r, CONTRACT_A_ATTACH_DISAGREE);
 		return (-1);
 	}
 	return (0);
@@ -736,7 +735,7 @@ stream_request(struct stream *s, const struct ctx *c)
 	int  q;
 
 	if (!c->has_qsid) {
-		http_error(s->r, 400, "missing session_id", 0);
+		http_answer(s->r, CONTRACT_A_SID_MISSING);
 		return (-1);
 	}
 	q = http_query_get(req_param(s->r, "QUERY_STRING"), "encoding", enc,
@@ -744,7 +743,7 @@ stream_request(struct stream *s, const struct ctx *c)
 	if (q == -1 ||
 	    (q == 1 && enc[0] != '\0' && strcmp(enc, "base64") != 0 &&
 		strcmp(enc, "text") != 0)) {
-		http_error(s->r, 400, "unsupported encoding", 0);
+		http_answer(s->r, CONTRACT_A_ENCODING);
 		return (-1);
 	}
 	s->b64 = q == 1 && strcmp(enc, "base64") == 0;
@@ -753,14 +752,14 @@ stream_request(struct stream *s, const struct ctx *c)
 	if (q == -1 || (q == 1 && enc[0] != '\0' &&
 			   strcmp(enc, "event") != 0 &&
 			   strcmp(enc, "comment") != 0)) {
-		http_error(s->r, 400, "unsupported heartbeat", 0);
+		http_answer(s->r, CONTRACT_A_HEARTBEAT);
 		return (-1);
 	}
 	s->hb_event = q == 1 && strcmp(enc, "event") == 0;
 	if (stream_query_mode(s) == -1)
 		return (-1);
 	if (req_drain(s->r, 64 * 1024) == -1) {
-		http_error(s->r, 400, "request body could not be read", 0);
+		http_answer(s->r, CONTRACT_A_BODY_UNREADABLE);
 		return (-1);
 	}
 	return (0);
@@ -786,7 +785,7 @@ stream_attached(struct stream *s, const struct msg_attach *m,
 	    msg_decode(MSG_ATTACHED, rb + PROTO_HDR_LEN, h->len, &ma) == -1) {
 		flog_warnx("stream: unexpected reply %s to MSG_ATTACH",
 		    msg_name(h->type));
-		http_error(s->r, 500, "internal error", 0);
+		http_answer(s->r, CONTRACT_A_INTERNAL);
 		return (-1);
 	}
 	s->pos = s->end = m->has_pos && m->pos > ma.base ? m->pos : ma.base;
@@ -811,7 +810,7 @@ stream_attach(struct stream *s, const struct ctx *c, struct frame_out *fo)
 	m.has_pos = (uint8_t)stream_resume(s->r, &m.pos);
 	m.mode = (uint8_t)s->mode;
 	if (msg_encode(fo, MSG_ATTACH, &m) == -1) {
-		http_error(s->r, 500, "internal error", 0);
+		http_answer(s->r, CONTRACT_A_INTERNAL);
 		return (-1);
 	}
 	/*
@@ -865,14 +864,14 @@ stream_run(struct stream *s, const char *sid)
 	 */
 	req_will_last(s->r);
 	if ((s->in = malloc(STREAM_IN_MAX)) == NULL) {
-		http_error(s->r, 500, "internal error", 0);
+		http_answer(s->r, CONTRACT_A_INTERNAL);
 		return;
 	}
 	stream_begin(s);
 	e = stream_loop(s);
 	/* Not inside a half-written screen event (see streamloop.c). */
 	if (e == END_ERROR && !s->in_screen &&
-	    sse_error(&s->out, s->pos, "internal error") == 0)
+	    sse_error(&s->out, s->pos, CONTRACT_A_INTERNAL) == 0)
 		e = END_DONE;
 	if (e == END_DONE)
 		e = stream_drain(s);
@@ -916,7 +915,7 @@ stream_serve(struct ctx *c)
 
 	if ((s = calloc(1, sizeof(*s) + ls + lo + strlen(c->actor) + 1)) ==
 	    NULL) {
-		http_error(c->r, 500, "internal error", 0);
+		http_answer(c->r, CONTRACT_A_INTERNAL);
 		return (0);
 	}
 	memcpy(s->sid, c->qsid, ls);

@@ -503,7 +503,8 @@ sloop_round(struct sloop *l, struct stream *s)
 		 * then simply ends, and the client drops the partial event. */
 		if (e == END_ERROR && !s->ending && !s->in_screen) {
 			sloop_lend_out(l, s);
-			if (sse_error(&s->out, s->pos, "internal error") == 0)
+			if (sse_error(&s->out, s->pos, CONTRACT_A_INTERNAL) ==
+			    0)
 				e = END_DONE;
 		}
 		if (e == END_DONE && !s->ending) {

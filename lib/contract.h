@@ -4,10 +4,11 @@
  * the limits of a request.
  *
  * Owns: the token rule (session_id, input_id), the size range, defaults
- * and clamp, the input and body limits, and the one table of what each
- * error answers (status, message, Retry-After).  Does not own: the wire layout
- * (proto.h, whose field limits match these) or how either program answers
- * a request that breaks them.
+ * and clamp, the input and body limits, and the one table of every error
+ * answer ptyd.fcgi gives (status, message, Retry-After), its own and
+ * those for ptyd's codes.  Does not own: the wire layout (proto.h, whose
+ * field limits are these: asserted in contract.c) or writing an answer
+ * (fcgi/http.c).
  */
 #ifndef PTYD_CONTRACT_H
 #define PTYD_CONTRACT_H
@@ -26,25 +27,79 @@
 #define CONTRACT_BODY_MAX     (64 * 1024) /* request body bytes */
 #define CONTRACT_RETRY_AFTER  1		  /* seconds, every 429 and 503 */
 
-/* The HTTP answer to one error (DESIGN 2): status, message (no paths, no
- * internals; NULL: ptyd's own message, else "bad request"), and whether
- * Retry-After goes with it (every 429 and 503). */
+/*
+ * Every answer but a success, ptyd.fcgi's own and those it gives for
+ * what ptyd said: the one table of DESIGN 2's errors.  A call site names
+ * the answer; the status, the message and Retry-After are the table's.
+ */
+enum contract_answer {
+	/* The request, in the contract's order of checks. */
+	CONTRACT_A_GATE,	    /* 403: neither authenticated nor ours */
+	CONTRACT_A_NO_ENDPOINT,	    /* 404 */
+	CONTRACT_A_METHOD,	    /* 405, with Allow */
+	CONTRACT_A_HOST,	    /* 403: DNS rebinding */
+	CONTRACT_A_CROSS_ORIGIN,    /* 403: CSRF */
+	CONTRACT_A_METRICS_DENIED,  /* 403: not the operator */
+	CONTRACT_A_BODY_TOO_LARGE,  /* 413 */
+	CONTRACT_A_BODY_UNREADABLE, /* 400 */
+	CONTRACT_A_NOT_JSON,	    /* 415 */
+	CONTRACT_A_USER_TOO_LONG,   /* 400 */
+	CONTRACT_A_JSON_MALFORMED,  /* 400 */
+	CONTRACT_A_JSON_NOT_OBJECT, /* 400 */
+	CONTRACT_A_SID_MISSING,	    /* 400 */
+	CONTRACT_A_SID_NOT_STRING,  /* 400 */
+	CONTRACT_A_SID_INVALID,	    /* 400 */
+	CONTRACT_A_SID_DIFFER,	    /* 400: query and body */
+	CONTRACT_A_ROWS,	    /* 400 */
+	CONTRACT_A_COLS,	    /* 400 */
+	CONTRACT_A_RESTART,	    /* 400 */
+	CONTRACT_A_WORKSPACE,	    /* 400: not a text */
+	CONTRACT_A_DATA_MISSING,    /* 400 */
+	CONTRACT_A_DATA_NOT_STRING, /* 400 */
+	CONTRACT_A_INPUT_ID,	    /* 400 */
+	CONTRACT_A_INPUT_TOO_LARGE, /* 413: over CONTRACT_INPUT_CHARS */
+	CONTRACT_A_ENCODING,	    /* 400: the stream's encoding= */
+	CONTRACT_A_HEARTBEAT,	    /* 400: heartbeat= */
+	CONTRACT_A_ATTACH,	    /* 400: attach=, replay= */
+	CONTRACT_A_ATTACH_DISAGREE, /* 400: attach=screen, replay=raw */
+	/* ptyd said so (MSG_ERROR, contract_answer_of). */
+	CONTRACT_A_BAD_REQUEST,	  /* 400, in ptyd's words */
+	CONTRACT_A_NOT_RUNNING,	  /* 404 */
+	CONTRACT_A_TOO_LARGE,	  /* 413, in ptyd's words */
+	CONTRACT_A_VIEWER_LIMIT,  /* 429 */
+	CONTRACT_A_INPUT_FULL,	  /* 429 */
+	CONTRACT_A_TERM_LIMIT,	  /* 429 */
+	CONTRACT_A_SPAWN,	  /* 500, in ptyd's words */
+	CONTRACT_A_EXHAUSTED,	  /* 503, in ptyd's words */
+	CONTRACT_A_SHUTTING_DOWN, /* 503 */
+	/* The exchange with ptyd failed. */
+	CONTRACT_A_PTYD_NOT_RUNNING,   /* 503: no socket, refused */
+	CONTRACT_A_PTYD_NOT_ANSWERING, /* 503: timed out, cut */
+	/* The rest. */
+	CONTRACT_A_DEGRADED, /* 503: health, whose body says why */
+	CONTRACT_A_SETTINGS, /* 500: a CGI run without its settings */
+	CONTRACT_A_INTERNAL, /* 500 */
+	CONTRACT_NANSWERS
+};
+
+/* What one answer is: status, message (no paths, no internals), whether
+ * Retry-After goes with it (every 429 and 503), and whether ptyd's own
+ * words, when it gave some, stand in for the message (they say what was
+ * wrong, or why the shell could not start, and hold no path). */
 struct contract_error {
 	int	    status;
 	const char *message;
 	int	    retry_after; /* seconds, 0: none */
+	int	    ptyd_words;
 };
 
-/* ptyd's MSG_ERROR code (PROTO_ERR_*); an unknown one is a 500. */
+/* The answer's row; CONTRACT_A_INTERNAL's if out of range. */
+const struct contract_error *contract_answer(enum contract_answer);
+/* The answer to ptyd's MSG_ERROR code (PROTO_ERR_*); an unknown one is
+ * CONTRACT_A_INTERNAL. */
+enum contract_answer contract_answer_of(unsigned int proto_code);
+/* The two in one: the row for ptyd's code. */
 const struct contract_error *contract_error_of(unsigned int proto_code);
-
-/* What ptyd.fcgi answers when the exchange with ptyd itself failed. */
-enum contract_fail {
-	CONTRACT_FAIL_NOT_RUNNING,   /* no socket, refused */
-	CONTRACT_FAIL_NOT_ANSWERING, /* timed out, cut */
-	CONTRACT_FAIL_INTERNAL,
-};
-const struct contract_error *contract_failure(enum contract_fail);
 
 /* The punctuation a token may hold besides letters and digits; '-' goes
  * last, so the set reads the same inside a regular expression's [ ]. */

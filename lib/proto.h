@@ -49,7 +49,9 @@
 #define PROTO_HDR_LEN	  8
 #define PROTO_MAX_PAYLOAD (256 * 1024)
 
-/* Field limits (bytes).  A field over its limit makes the frame malformed. */
+/* Field limits (bytes).  A field over its limit makes the frame malformed.
+ * session_id, input_id and input are the HTTP API's (CONTRACT_* in
+ * contract.h): contract.c asserts they agree. */
 #define PROTO_SID_MAX	   128	/* session_id: 1..128 of [A-Za-z0-9._:-] */
 #define PROTO_OWNER_MAX	   256	/* REMOTE_USER; empty = local */
 #define PROTO_PATH_MAX	   4096 /* workspace */

@@ -18,6 +18,7 @@
 #include <time.h>
 
 #include "chaindb.h"
+#include "termstate.h"
 
 static const char *const chaindb_breaks[CHAINDB_NBREAKS] = {
 	[CHAINDB_EDITED] = "edited",
@@ -175,7 +176,7 @@ chaindb_prune_event(sqlite3 *db, const char *actor, double before, int64_t last,
 	memset(&r, 0, sizeof(r));
 	r.seq = last + 1;
 	r.at = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-	r.kind = "prune";
+	r.kind = term_event_name(TERM_EV_PRUNE);
 	r.actor = actor;
 	r.detail = detail;
 	chain_row_hash(&r, lasthash, p->seq_hash);
@@ -547,7 +548,8 @@ chaindb_link(struct chaindb_walk *w, sqlite3_stmt *s, int64_t id,
 		    " removed without a prune",
 		    w->last + 1, id - 1, id - 1 - w->last);
 	else if (memcmp(prev, w->lasthash, CHAIN_HASH_LEN) != 0 &&
-	    !(kind != NULL && strcmp(kind, "tamper") == 0))
+	    !(kind != NULL &&
+		strcmp(kind, term_event_name(TERM_EV_TAMPER)) == 0))
 		chaindb_problem(w->r, CHAINDB_BROKEN, id,
 		    "seq %" PRId64 ": does not follow seq %" PRId64 " (its prev"
 		    " is not that row's hash): a row replaced or re-chained",
@@ -600,7 +602,8 @@ chaindb_row(struct chaindb_walk *w, sqlite3_stmt *s)
 	w->r->last_seq = id;
 	chaindb_pins_row(w, id, stored);
 	/* What a prune left at or below its seq: its own events. */
-	island = id <= w->through && kind != NULL && strcmp(kind, "prune") == 0;
+	island = id <= w->through && kind != NULL &&
+	    strcmp(kind, term_event_name(TERM_EV_PRUNE)) == 0;
 	if (id <= w->through && !island)
 		chaindb_problem(w->r, CHAINDB_BROKEN, id,
 		    "seq %" PRId64 ": inside a prune (through seq %" PRId64 ")"

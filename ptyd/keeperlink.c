@@ -80,18 +80,18 @@ keeperlink_mode(void)
 	return (kl_mode);
 }
 
-const char *
-keeperlink_mode_name(void)
+enum term_event
+keeperlink_mode_event(void)
 {
 	switch (kl_mode) {
 	case KW_MODE_CRASH:
-		return ("takeover");
+		return (TERM_EV_TAKEOVER);
 	case KW_MODE_UPGRADE:
-		return ("upgrade");
+		return (TERM_EV_UPGRADE);
 	case KW_MODE_FRESH:
 		break;
 	}
-	return ("start");
+	return (TERM_EV_START);
 }
 
 static void
@@ -216,7 +216,7 @@ kl_thaw(const struct kw_msg *m)
 	log_warnx("upgrade failed: %s; serving on", kl_reason);
 	snprintf(detail, sizeof(detail), "%s; pid %ld serves on", kl_reason,
 	    (long)getpid());
-	mirror_daemon_event(ev_now(), "upgrade_failed", detail);
+	mirror_daemon_event(ev_now(), TERM_EV_UPGRADE_FAILED, detail);
 }
 
 static void

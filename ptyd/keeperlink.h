@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "kwire.h"
+#include "termstate.h"
 
 struct term;
 struct msg_stats_reply;
@@ -45,9 +46,10 @@ void	       keeperlink_hello(int *listen_fd, int *lock_fd);
 struct kadopt *keeperlink_terms(size_t *n);
 void	       keeperlink_ready(void);
 void	       keeperlink_start(void);
-/* How this ptyd came to be (KW_MODE_*), for the audit log. */
-enum kw_mode keeperlink_mode(void);
-const char  *keeperlink_mode_name(void);
+/* How this ptyd came to be (KW_MODE_*), and the audit log's event for
+ * it (takeover, upgrade, start). */
+enum kw_mode	keeperlink_mode(void);
+enum term_event keeperlink_mode_event(void);
 
 /* A terminal was spawned: its master and memfd to the keeper. */
 int	      keeperlink_adopt(struct term *, int memfd);

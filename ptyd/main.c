@@ -764,12 +764,12 @@ main_adopt(void)
 		    keeperlink_mode() == KW_MODE_CRASH ? "the last one died" :
 							 "upgrade",
 		    n);
-		mirror_event(t, now, keeperlink_mode_name(), NULL, detail);
+		mirror_event(t, now, keeperlink_mode_event(), NULL, detail);
 		term_adopt_redraw(t);
 	}
 	if (n > 0)
 		log_info("%s: %zu of %zu terminal(s) taken over",
-		    keeperlink_mode_name(), got, n);
+		    term_event_name(keeperlink_mode_event()), got, n);
 	keeperlink_start();
 }
 

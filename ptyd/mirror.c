@@ -109,8 +109,8 @@ mirror_mark(struct term *t)
 }
 
 void
-mirror_event(struct term *t, int64_t now, const char *kind, const char *actor,
-    const char *detail)
+mirror_event(struct term *t, int64_t now, enum term_event kind,
+    const char *actor, const char *detail)
 {
 	stats_event(t, kind);
 	if (mirror_store == NULL)
@@ -121,7 +121,7 @@ mirror_event(struct term *t, int64_t now, const char *kind, const char *actor,
 }
 
 void
-mirror_daemon_event(int64_t now, const char *kind, const char *detail)
+mirror_daemon_event(int64_t now, enum term_event kind, const char *detail)
 {
 	if (mirror_store == NULL)
 		return;
@@ -136,7 +136,7 @@ mirror_input(struct term *t, int64_t now, const char *actor, size_t len)
 	char detail[64];
 
 	snprintf(detail, sizeof(detail), "%zu bytes", len);
-	mirror_event(t, now, "input", actor, detail);
+	mirror_event(t, now, TERM_EV_INPUT, actor, detail);
 }
 
 /* Hand the store a snapshot of t as it is now. */

@@ -14,6 +14,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "termstate.h"
+
 struct store;
 struct term;
 
@@ -29,12 +31,12 @@ void mirror_mark(struct term *t);
 /* t is being freed: queue its last row now. */
 void mirror_forget(struct term *t, int64_t now);
 /* An audit event about t at now (monotonic). */
-void mirror_event(struct term *t, int64_t now, const char *kind,
+void mirror_event(struct term *t, int64_t now, enum term_event kind,
     const char *actor, const char *detail);
 /* One accepted input request of len bytes, arrived at now: its own
  * "input" event (the byte count, never the text). */
 /* An event of the daemon's own, tied to no terminal (upgrade_failed). */
-void mirror_daemon_event(int64_t now, const char *kind, const char *detail);
+void mirror_daemon_event(int64_t now, enum term_event kind, const char *detail);
 void mirror_input(struct term *t, int64_t now, const char *actor, size_t len);
 
 /* Push every dirty row and write what is pending (the timer's work;

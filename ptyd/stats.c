@@ -10,7 +10,6 @@
  * terminals in memory when asked, plus what freed terminals carried.  Does
  * not own: the events, the registry (term.c), the database (mirror.c).
  */
-#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -25,39 +24,30 @@
  * bytes_out: of terminals already freed); the rest is filled when asked. */
 static struct msg_stats_reply stats;
 
-/* Audit event kinds and the counter each one adds to. */
-static const struct {
-	const char *kind;
-	uint64_t   *counter;
-} stats_kinds[] = {
-	{ "start", &stats.starts },
-	{ "close", &stats.closes },
-	{ "reap", &stats.reaps },
-	{ "evict", &stats.evictions },
-	{ "shutdown", &stats.shutdowns },
-	{ "input", &stats.inputs },
+/* The counter each audit event kind adds to (NULL: none). */
+static uint64_t *const stats_kinds[TERM_NEVENTS] = {
+	[TERM_EV_START] = &stats.starts,
+	[TERM_EV_CLOSE] = &stats.closes,
+	[TERM_EV_REAP] = &stats.reaps,
+	[TERM_EV_EVICT] = &stats.evictions,
+	[TERM_EV_SHUTDOWN] = &stats.shutdowns,
+	[TERM_EV_INPUT] = &stats.inputs,
 };
 
 void
-stats_event(const struct term *t, const char *kind)
+stats_event(const struct term *t, enum term_event kind)
 {
-	size_t i;
-
-	if (kind == NULL)
+	if ((unsigned int)kind >= TERM_NEVENTS)
 		return;
 	/* Every shell's end is an exit event; only one that ended by
 	 * itself (no teardown asked for it) counts as an exit. */
-	if (strcmp(kind, "exit") == 0) {
+	if (kind == TERM_EV_EXIT) {
 		if (t->reason == TERM_R_NONE || t->reason == TERM_R_EXIT)
 			stats.exits++;
 		return;
 	}
-	for (i = 0; i < sizeof(stats_kinds) / sizeof(stats_kinds[0]); i++) {
-		if (strcmp(kind, stats_kinds[i].kind) == 0) {
-			(*stats_kinds[i].counter)++;
-			return;
-		}
-	}
+	if (stats_kinds[kind] != NULL)
+		(*stats_kinds[kind])++;
 }
 
 void

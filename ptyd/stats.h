@@ -12,11 +12,13 @@
 
 #include <stdint.h>
 
+#include "termstate.h"
+
 struct msg_stats_reply;
 struct term;
 
 /* An audit event of this kind about t (mirror_event). */
-void stats_event(const struct term *t, const char *kind);
+void stats_event(const struct term *t, enum term_event kind);
 /* t is being freed: keep its byte counts in the totals. */
 void stats_gone(const struct term *t);
 /* A reaper tick took us microseconds. */

@@ -194,17 +194,6 @@ static const char *const store_sql_maxid[] = {
 	"SELECT max(id) FROM terminals",
 };
 
-static const char *const store_states[] = {
-	"running", /* live: kept for re-puts */
-	"exited",
-	"closed",
-	"reaped",
-	"evicted",
-	"shutdown",
-	"lost",
-};
-#define STORE_NLIVE 1
-
 enum store_db {
 	STORE_DB_CLOSED, /* no connection: the next flush opens */
 	STORE_DB_OPEN,	 /* connected, schema not yet applied */
@@ -218,7 +207,7 @@ struct store_row {
 	char	   *owner;
 	char	   *workspace;
 	char	   *end_reason;
-	const char *state; /* one of store_states */
+	const char *state; /* term_dbstate_name's */
 	int	    live;
 	int	    pid;
 	int	    rows;
@@ -375,22 +364,6 @@ store_setstr(char **dst, const char *src)
 	*dst = xmalloc(n + 1);
 	memcpy(*dst, src, n);
 	(*dst)[n] = '\0';
-}
-
-static const char *
-store_state_find(const char *state, int *live)
-{
-	size_t i;
-
-	if (state == NULL)
-		return (NULL);
-	for (i = 0; i < sizeof(store_states) / sizeof(store_states[0]); i++) {
-		if (strcmp(state, store_states[i]) == 0) {
-			*live = i < STORE_NLIVE;
-			return (store_states[i]);
-		}
-	}
-	return (NULL);
 }
 
 /*
@@ -890,7 +863,8 @@ store_db_lost_events(struct store *st, double now)
 		    (const char *)sqlite3_column_text(stmt, 2));
 		rc = store_write_event(st, now,
 		    (const char *)sqlite3_column_text(stmt, 0),
-		    sqlite3_column_int64(stmt, 1), "lost", NULL, detail);
+		    sqlite3_column_int64(stmt, 1),
+		    term_event_name(TERM_EV_LOST), NULL, detail);
 		if (rc != SQLITE_DONE)
 			break;
 	}
@@ -1017,8 +991,8 @@ store_chain_load(struct store *st, double now)
 	    "the hash chain starts here; the %" PRId64 " events before it"
 	    " are not chained (schema 4)",
 	    unchained);
-	if (store_write_event(st, now, NULL, 0, "chain", NULL, detail) !=
-	    SQLITE_DONE) {
+	if (store_write_event(st, now, NULL, 0, term_event_name(TERM_EV_CHAIN),
+		NULL, detail) != SQLITE_DONE) {
 		store_cause(st, "starting the chain: %s",
 		    sqlite3_errmsg(st->db));
 		return (-1);
@@ -1276,17 +1250,18 @@ store_put_term(struct store *st, const struct store_term *t)
 {
 	struct store_row *r;
 	const char	 *state;
-	int		  live = 0;
+	int		  live;
 
 	if (st->dbstate == STORE_DB_OFF)
 		return;
-	if (t->sid == NULL ||
-	    (state = store_state_find(t->state, &live)) == NULL) {
+	if (t->sid == NULL || (state = term_dbstate_name(t->state)) == NULL) {
 		log_warnx("database %s: terminal %" PRId64 ": no session id or"
-			  " bad state %s; row not written",
-		    st->path, t->id, t->state == NULL ? "(null)" : t->state);
+			  " bad state %d; row not written",
+		    st->path, t->id, (int)t->state);
 		return;
 	}
+	/* A live row is kept for re-puts; every other state is final. */
+	live = t->state == TERM_DB_RUNNING;
 	if ((r = store_row_slot(st, t->id)) == NULL) {
 		/* A live terminal's row: asked for again once writes work. */
 		st->dropped_rows++;
@@ -1357,8 +1332,10 @@ store_queue_event(struct store *st, double at, const char *sid, int64_t term_id,
 
 void
 store_event(struct store *st, double at, const char *sid, int64_t term_id,
-    const char *kind, const char *actor, const char *detail)
+    enum term_event ev, const char *actor, const char *detail)
 {
+	const char *kind = term_event_name(ev);
+
 	if (st->dbstate == STORE_DB_OFF)
 		return;
 	if (kind == NULL) {
@@ -1500,7 +1477,7 @@ store_chain_pruned(const struct store *st, sqlite3_stmt *s,
 	const char *kind = (const char *)sqlite3_column_text(s, 4);
 
 	return (sqlite3_column_int64(s, 0) == st->head.seq + 1 &&
-	    kind != NULL && strcmp(kind, "prune") == 0 &&
+	    kind != NULL && strcmp(kind, term_event_name(TERM_EV_PRUNE)) == 0 &&
 	    memcmp(prev, st->head.hash, CHAIN_HASH_LEN) == 0);
 }
 
@@ -1597,7 +1574,8 @@ store_chain_check(struct store *st, double now)
 	    "the last event ptyd wrote, seq %" PRId64 " (hash %.16s...), is %s"
 	    " in the database; the chain goes on from it here",
 	    st->head.seq, hex, found);
-	return (store_write_event(st, now, NULL, 0, "tamper", NULL, detail));
+	return (store_write_event(st, now, NULL, 0,
+	    term_event_name(TERM_EV_TAMPER), NULL, detail));
 }
 
 /*
@@ -1670,8 +1648,8 @@ store_write(struct store *st, double now)
 		    " and the pending queue full (%d events, %d rows)",
 		    st->dropped_events, st->dropped_rows, STORE_EVENTS_MAX,
 		    STORE_ROWS_MAX);
-		rc = store_write_event(st, st->dropped_at, NULL, 0, "dropped",
-		    NULL, detail);
+		rc = store_write_event(st, st->dropped_at, NULL, 0,
+		    term_event_name(TERM_EV_DROPPED), NULL, detail);
 		if (rc != SQLITE_DONE)
 			goto fail;
 	}
@@ -1681,8 +1659,8 @@ store_write(struct store *st, double now)
 		    " deleted, moved or replaced under ptyd; %zu live terminals"
 		    " rewritten, earlier history is not here",
 		    store_nlive(st));
-		rc = store_write_event(st, now, NULL, 0, "recreated", NULL,
-		    detail);
+		rc = store_write_event(st, now, NULL, 0,
+		    term_event_name(TERM_EV_RECREATED), NULL, detail);
 		if (rc != SQLITE_DONE)
 			goto fail;
 	}

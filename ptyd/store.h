@@ -22,6 +22,8 @@
 
 #include <stdint.h>
 
+#include "termstate.h"
+
 struct store;
 
 /* The schema, generated at build time from sql/schema.sql (schema.c). */
@@ -41,8 +43,7 @@ struct store_term {
 	double	    last_activity;
 	int	    subscribers;
 	double	    unwatched_since; /* < 0: NULL (watched) */
-	const char *state;	     /* running exited closed reaped evicted
-					   shutdown lost */
+	enum term_dbstate state;
 	double	    ended_at;	     /* < 0: NULL */
 	int	    has_exit_code;
 	int	    exit_code;
@@ -72,7 +73,7 @@ void store_put_term(struct store *, const struct store_term *);
 /* Queue an audit event.  term_id 0 means none; actor and detail may be
  * NULL.  The strings are copied. */
 void store_event(struct store *, double at, const char *sid, int64_t term_id,
-    const char *kind, const char *actor, const char *detail);
+    enum term_event kind, const char *actor, const char *detail);
 
 /*
  * Write everything pending in one transaction.  Returns 0 (including when

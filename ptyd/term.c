@@ -683,7 +683,7 @@ term_start(const struct term_start_req *req, int64_t now, struct term **out,
 	term_register(t);
 	snprintf(detail, sizeof(detail), "pid %ld, %ux%u, %s", (long)t->pid,
 	    t->rows, t->cols, t->workspace);
-	mirror_event(t, now, "start", req->actor, detail);
+	mirror_event(t, now, TERM_EV_START, req->actor, detail);
 	mirror_mark(t);
 	*out = t;
 	return (TERM_OK);
@@ -818,7 +818,7 @@ term_resize(const char *owner, const char *sid, unsigned int rows,
 	term_clamp(&rows, &cols, 0);
 	term_set_size(t, rows, cols);
 	snprintf(detail, sizeof(detail), "%ux%u", t->rows, t->cols);
-	mirror_event(t, now, "resize", NULL, detail);
+	mirror_event(t, now, TERM_EV_RESIZE, NULL, detail);
 	mirror_mark(t);
 	return (TERM_OK);
 }

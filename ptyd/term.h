@@ -281,7 +281,7 @@ int term_finished(const struct term *);
 void term_set_state(struct term *, enum term_state, enum term_reason,
     int64_t now);
 /* The database's terminals.state of t now. */
-const char  *term_db_state(const struct term *);
+enum term_dbstate term_db_state(const struct term *);
 void	     term_teardown(struct term *, enum term_reason, const char *actor,
 	    const char *detail, int64_t now);
 void	     term_evict(struct term *, const char *cap, unsigned int max,

@@ -81,7 +81,8 @@ term_evict(struct term *t, const char *cap, unsigned int max,
 	    "%s %u reached starting %s%s%s; %s,"
 	    " idle %llds",
 	    cap, max, req->owner, *req->owner ? "/" : "", req->sid,
-	    t->state == TERM_EXITED ? "exited" : "running",
+	    term_dbstate_name(
+		t->state == TERM_EXITED ? TERM_DB_EXITED : TERM_DB_RUNNING),
 	    (long long)((now - t->last_activity) / PTYD_SEC));
 	term_teardown(t, TERM_R_EVICTED, req->actor, detail, now);
 }
@@ -120,7 +121,7 @@ term_set_state(struct term *t, enum term_state to, enum term_reason why,
 		term_wake_viewers(t);
 }
 
-const char *
+enum term_dbstate
 term_db_state(const struct term *t)
 {
 	return (term_reason_db(t->reason));
@@ -252,7 +253,7 @@ term_child_exited(struct term *t, int status, int64_t now)
 		snprintf(detail, sizeof(detail), "exit code %d", t->exit_code);
 	else
 		snprintf(detail, sizeof(detail), "exit code unknown");
-	mirror_event(t, now, "exit", NULL, detail);
+	mirror_event(t, now, TERM_EV_EXIT, NULL, detail);
 	/* What the shell leaves behind: its background jobs, a double-forked
 	 * child still on the tty.  They keep the slave open, so the pty
 	 * reaches EIO once they are gone.  The tty is matched only while our

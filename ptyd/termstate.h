@@ -4,7 +4,10 @@
  *
  * Owns: what each state means, what each reason is called on the wire
  * (MSG_EXIT, terminal_closed), in the audit log and in the database, and
- * which transitions exist and which timer each one arms.  Does not own:
+ * which transitions exist and which timer each one arms; the names, one
+ * table each, of the audit log's event kinds (terminal_events.kind) and
+ * of the database's terminal states (terminals.state), which
+ * sql/schema.sql must list alike (tests/unit/test_termstate.c reads it).  Does not own:
  * making a transition happen (term_set_state in term.c is the only place
  * that changes a terminal's state, and it asserts the transition is in
  * this table) or the registry (a terminal leaves it when its teardown
@@ -38,6 +41,46 @@ enum term_reason {
 };
 #define TERM_NREASONS 7
 
+/* A terminal's row in the database (terminals.state, sql/schema.sql's
+ * CHECK): all but running are final. */
+enum term_dbstate {
+	TERM_DB_RUNNING,
+	TERM_DB_EXITED, /* the shell ended by itself */
+	TERM_DB_CLOSED, /* closed or restarted */
+	TERM_DB_REAPED,
+	TERM_DB_EVICTED,
+	TERM_DB_SHUTDOWN,
+	TERM_DB_LOST, /* ptyd died while it ran (set by the next ptyd) */
+	TERM_NDBSTATES
+};
+
+/* The audit log's event kinds (terminal_events.kind). */
+enum term_event {
+	TERM_EV_START,
+	TERM_EV_ATTACH,
+	TERM_EV_DETACH,
+	TERM_EV_RESIZE,
+	TERM_EV_INPUT, /* one per accepted request: "N bytes" */
+	TERM_EV_CLOSE, /* a close, or a restart */
+	TERM_EV_EXIT,  /* every shell's end */
+	TERM_EV_REAP,
+	TERM_EV_EVICT,
+	TERM_EV_SHUTDOWN,
+	TERM_EV_LOST,	  /* running when an earlier ptyd stopped */
+	TERM_EV_GAP,	  /* a viewer's resume point left the ring */
+	TERM_EV_SCREEN,	  /* a screen drawn in part, the rest replayed */
+	TERM_EV_TAKEOVER, /* adopted from a ptyd that died */
+	TERM_EV_UPGRADE,  /* adopted from the ptyd this one replaced */
+	/* ptyd's own, about no terminal. */
+	TERM_EV_UPGRADE_FAILED,
+	TERM_EV_DROPPED,   /* events it could not keep: how many */
+	TERM_EV_RECREATED, /* the database file was deleted under it */
+	TERM_EV_CHAIN,	   /* where the hash chain starts */
+	TERM_EV_TAMPER,	   /* the chain's head was not what ptyd wrote */
+	TERM_EV_PRUNE,	   /* ptydctl prune */
+	TERM_NEVENTS
+};
+
 /* What a transition does to the terminal's one timer. */
 enum term_timer_use {
 	TERM_TIMER_STOP,   /* nothing pending */
@@ -61,9 +104,14 @@ const char		     *term_state_name(enum term_state);
 
 /* "exit", "closed", ... (NULL for TERM_R_NONE): MSG_EXIT's reason. */
 const char *term_reason_wire(enum term_reason);
-/* The audit event a teardown for this reason writes: close, reap, ... */
-const char *term_reason_audit(enum term_reason);
+/* The audit event a teardown for this reason writes: close, reap, ...
+ * (TERM_NEVENTS for TERM_R_NONE: none). */
+enum term_event term_reason_audit(enum term_reason);
 /* The database's terminals.state once the terminal ends for it. */
-const char *term_reason_db(enum term_reason);
+enum term_dbstate term_reason_db(enum term_reason);
+
+/* Names as the database holds them; NULL if out of range. */
+const char *term_dbstate_name(enum term_dbstate);
+const char *term_event_name(enum term_event);
 
 #endif /* PTYD_TERMSTATE_H */

@@ -70,11 +70,11 @@ term_attach(const char *owner, const char *sid, struct viewer *v, int has_pos,
 	t->unwatched_since = -1;
 	mirror_mark(t);
 	snprintf(detail, sizeof(detail), "viewers %u", t->nviewers);
-	mirror_event(t, now, "attach", actor, detail);
+	mirror_event(t, now, TERM_EV_ATTACH, actor, detail);
 	if (*lost > 0) {
 		snprintf(detail, sizeof(detail), "lost %llu bytes",
 		    (unsigned long long)*lost);
-		mirror_event(t, now, "gap", actor, detail);
+		mirror_event(t, now, TERM_EV_GAP, actor, detail);
 	}
 	term_wake_viewers(t);
 	return (TERM_OK);
@@ -101,7 +101,7 @@ term_detach(struct viewer *v, int64_t now)
 		t->unwatched_since = now;
 	mirror_mark(t);
 	snprintf(detail, sizeof(detail), "viewers %u", t->nviewers);
-	mirror_event(t, now, "detach", v->actor, detail);
+	mirror_event(t, now, TERM_EV_DETACH, v->actor, detail);
 	free(v->actor);
 	v->actor = NULL;
 	/* The one who held the pty back may be the one leaving. */
@@ -210,7 +210,8 @@ term_screen_hand_out(struct term *t)
 		if (raw == 0)
 			term_screen_give(t, v);
 		if (part)
-			mirror_event(t, ev_now(), "screen", v->actor, detail);
+			mirror_event(t, ev_now(), TERM_EV_SCREEN, v->actor,
+			    detail);
 		v->wake(v);
 	}
 	t->screen_waiters = 0;

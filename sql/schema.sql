@@ -32,12 +32,22 @@ CREATE TABLE IF NOT EXISTS terminals (
 	bytes_out	INTEGER NOT NULL DEFAULT 0
 );
 
--- Append-only (old rows may be pruned, never changed).  kind: start
--- attach detach resize input (one per request: detail "N bytes") close
--- exit reap evict shutdown lost gap, ptyd's own dropped (detail: how many
--- events it could not keep) and recreated (file deleted under it), chain
--- (where the hash chain starts), and prune (ptydctl prune).  terminal_id
--- is no foreign key: events outlive pruned rows.
+-- Append-only (old rows may be pruned, never changed).  kind is one of
+-- these (ptyd/termstate.c's names; tests/unit/test_termstate.c checks
+-- the two lists agree):
+-- kinds: start attach detach resize input close exit reap evict shutdown
+-- kinds: lost gap screen takeover upgrade
+-- kinds: upgrade_failed dropped recreated chain tamper prune
+-- input is one per request (detail "N bytes"); close is a close or a
+-- restart; lost: running when an earlier ptyd stopped; screen: an
+-- attach=screen whose screen was drawn only in part, the rest replayed;
+-- takeover, upgrade: a terminal adopted
+-- from the ptyd before (DESIGN 10).  ptyd's own, about no terminal:
+-- upgrade_failed, dropped (detail: how many events it could not keep),
+-- recreated (file deleted under it), chain (where the hash chain
+-- starts), tamper (the chain's head was not what ptyd wrote), prune
+-- (ptydctl prune).  terminal_id is no foreign key: events outlive pruned
+-- rows.
 --
 -- The hash chain (DESIGN 7, ptyd/chain.c): id is the row's seq, one more
 -- than the row before; hash is the SHA-256 (hex) of every field of the

@@ -74,7 +74,7 @@ fill(struct store_term *t, int64_t id, const char *sid, double now)
 	t->last_activity = now;
 	t->subscribers = 1;
 	t->unwatched_since = -1;
-	t->state = "running";
+	t->state = TERM_DB_RUNNING;
 	t->ended_at = -1;
 }
 
@@ -174,8 +174,8 @@ bench_flush(const char *dir, int n, int rounds, int events)
 			store_put_term(st, &t);
 		}
 		for (i = 0; i < events; i++)
-			store_event(st, now, sids[i % n], ids[i % n], "input",
-			    NULL, "12 bytes");
+			store_event(st, now, sids[i % n], ids[i % n],
+			    TERM_EV_INPUT, NULL, "12 bytes");
 		ms[r] = mono();
 		if (store_flush(st, now) == -1) {
 			fprintf(stderr, "flush failed\n");
@@ -280,35 +280,36 @@ bench_size(const char *dir, int lifetimes)
 		t.subscribers = 0;
 		t.unwatched_since = now;
 		store_put_term(st, &t);
-		store_event(st, now, sid, id, "start", "alice@192.0.2.10",
+		store_event(st, now, sid, id, TERM_EV_START, "alice@192.0.2.10",
 		    "40x120 /home/alice/src/project");
 		for (k = 0; k < 3; k++) {
 			t.subscribers = 1;
 			t.unwatched_since = -1;
 			store_put_term(st, &t);
-			store_event(st, now, sid, id, "attach",
+			store_event(st, now, sid, id, TERM_EV_ATTACH,
 			    "alice@192.0.2.10", NULL);
 			t.last_activity = now + k;
 			t.bytes_out += 20000;
 			t.subscribers = 0;
 			t.unwatched_since = now + k;
 			store_put_term(st, &t);
-			store_event(st, now + k, sid, id, "detach",
+			store_event(st, now + k, sid, id, TERM_EV_DETACH,
 			    "alice@192.0.2.10", NULL);
 		}
-		store_event(st, now, sid, id, "resize", "alice@192.0.2.10",
-		    "50x160");
+		store_event(st, now, sid, id, TERM_EV_RESIZE,
+		    "alice@192.0.2.10", "50x160");
 		for (k = 0; k < 4; k++) {
 			t.bytes_in += 37;
-			store_event(st, now + k, sid, id, "input", NULL,
+			store_event(st, now + k, sid, id, TERM_EV_INPUT, NULL,
 			    "37 bytes");
 		}
-		t.state = "exited";
+		t.state = TERM_DB_EXITED;
 		t.ended_at = now + 4;
 		t.has_exit_code = 1;
 		t.end_reason = "exit";
 		store_put_term(st, &t);
-		store_event(st, now + 4, sid, id, "exit", NULL, "status 0");
+		store_event(st, now + 4, sid, id, TERM_EV_EXIT, NULL,
+		    "status 0");
 		if (i % 20 == 19) {
 			now += 1;
 			if (store_flush(st, now) == -1)

@@ -221,7 +221,7 @@ ref_sid_valid(const char *s)
 static void
 check_body_fields(const char *body, size_t len, const char *query)
 {
-	const char	*err = NULL;
+	enum contract_answer err = CONTRACT_NANSWERS;
 	char		 qsid[PROTO_SID_MAX + 1], sid[PROTO_SID_MAX + 1];
 	json_t		*obj, *v;
 	uint16_t	 dim;
@@ -231,11 +231,12 @@ check_body_fields(const char *body, size_t len, const char *query)
 	if (q == 1)
 		CHECK(json_sid_valid(qsid) == ref_sid_valid(qsid));
 	if ((obj = json_body_parse(body, len, &err)) == NULL) {
-		CHECK(err != NULL);
+		CHECK(err != CONTRACT_NANSWERS &&
+		    contract_answer(err)->status == 400);
 		return;
 	}
 	CHECK(json_is_object(obj));
-	err = NULL;
+	err = CONTRACT_NANSWERS;
 	if (json_get_sid(obj, q == 1 ? qsid : NULL, sid, sizeof(sid),
 	    &err) == 0) {
 		CHECK(ref_sid_valid(sid));
@@ -245,15 +246,17 @@ check_body_fields(const char *body, size_t len, const char *query)
 		if (q == 1)
 			CHECK(strcmp(qsid, sid) == 0);
 	} else
-		CHECK(err != NULL);
-	err = NULL;
+		CHECK(err != CONTRACT_NANSWERS &&
+		    contract_answer(err)->status == 400);
+	err = CONTRACT_NANSWERS;
 	if (json_get_dim(obj, "rows", JSON_ROWS_MIN, JSON_ROWS_MAX, &dim,
 	    &err) == 0)
 		CHECK(dim == 0 || (dim >= JSON_ROWS_MIN &&
 		    dim <= JSON_ROWS_MAX));
 	else
-		CHECK(err != NULL);
-	err = NULL;
+		CHECK(err != CONTRACT_NANSWERS &&
+		    contract_answer(err)->status == 400);
+	err = CONTRACT_NANSWERS;
 	if (json_get_dim(obj, "cols", JSON_COLS_MIN, JSON_COLS_MAX, &dim,
 	    &err) == 0) {
 		CHECK(dim == 0 || (dim >= JSON_COLS_MIN &&
@@ -262,7 +265,8 @@ check_body_fields(const char *body, size_t len, const char *query)
 		v = json_object_get(obj, "cols");
 		CHECK(v == NULL || json_is_null(v) || json_is_number(v));
 	} else
-		CHECK(err != NULL);
+		CHECK(err != CONTRACT_NANSWERS &&
+		    contract_answer(err)->status == 400);
 	json_decref(obj);
 }
 

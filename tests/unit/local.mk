@@ -32,7 +32,8 @@ tests_unit_test_account_LDADD = libwire.a $(CRITERION_LIBS)
 
 check_PROGRAMS += tests/unit/test_contract
 tests_unit_test_contract_SOURCES = tests/unit/test_contract.c
-tests_unit_test_contract_CFLAGS = $(UNIT_CFLAGS)
+# It reads docs/DESIGN.md's table of errors.
+tests_unit_test_contract_CFLAGS = $(UNIT_CFLAGS) -DPTYD_SRCDIR='"$(abs_srcdir)"'
 tests_unit_test_contract_LDADD = libwire.a $(CRITERION_LIBS)
 
 # The settings (lib/config.c); linked with ptyd's objects to check that the

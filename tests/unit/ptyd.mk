@@ -40,7 +40,9 @@ EXTRA_DIST += tests/daemon/README
 
 check_PROGRAMS += tests/unit/test_termstate
 tests_unit_test_termstate_SOURCES = tests/unit/test_termstate.c
-tests_unit_test_termstate_CFLAGS = $(UNIT_CFLAGS)
+# It reads sql/schema.sql and sql/audit.sql.
+tests_unit_test_termstate_CFLAGS = $(UNIT_CFLAGS) \
+	-DPTYD_SRCDIR='"$(abs_srcdir)"'
 tests_unit_test_termstate_LDADD = $(PTYD_UNIT_LDADD)
 
 check_PROGRAMS += tests/unit/test_conn

@@ -241,8 +241,8 @@ write_events(int n, double at)
 	cr_assert_not_null(st);
 	for (i = 0; i < n; i++) {
 		snprintf(detail, sizeof(detail), "%d bytes", i + 1);
-		store_event(st, at + i, "tab", 1, "input", "mallory@10.0.0.9",
-		    detail);
+		store_event(st, at + i, "tab", 1, TERM_EV_INPUT,
+		    "mallory@10.0.0.9", detail);
 	}
 	cr_assert_eq(store_flush(st, at + n), 0);
 	store_close(st);
@@ -538,7 +538,7 @@ Test(verify, a_prune_by_ptydctl_is_accepted_and_ptyd_chains_on)
 	cr_assert_eq(a[3].seq, 7);
 	/* ptyd starts again and goes on from the prune's event. */
 	st = store_open(dbpath, t0 + 10);
-	store_event(st, t0 + 10, "tab", 1, "input", NULL, "1 bytes");
+	store_event(st, t0 + 10, "tab", 1, TERM_EV_INPUT, NULL, "1 bytes");
 	cr_assert_eq(store_flush(st, t0 + 10), 0);
 	store_close(st);
 	a[4] = anchor_now(db, ANCHOR_HEAD, 8);
@@ -647,9 +647,9 @@ Test(chain, ptyd_anchors_its_head_at_start_interval_and_stop)
 	cr_assert_eq(a.seq, 0, "a new file: the empty chain");
 	cr_assert_eq(memcmp(a.hash, chain_genesis, CHAIN_HASH_LEN), 0);
 	/* Within the interval: nothing; after it, the head. */
-	store_event(st, t, "tab", 1, "start", NULL, NULL);
+	store_event(st, t, "tab", 1, TERM_EV_START, NULL, NULL);
 	cr_assert_eq(store_flush(st, t), 0);
-	store_event(st, t + 1, "tab", 1, "input", NULL, "1 bytes");
+	store_event(st, t + 1, "tab", 1, TERM_EV_INPUT, NULL, "1 bytes");
 	cr_assert_eq(store_flush(st, t + 1), 0);
 	cr_assert_eq(collect(fd, &a), -1);
 	cr_assert_eq(store_flush(st, t + 1 + AUDIT_ANCHOR_INTERVAL), 0);
@@ -677,8 +677,8 @@ Test(chain, ptyd_seeing_its_head_row_gone_says_so_and_chains_on_honestly)
 	snprintf(dest, sizeof(dest), "unix:%s", sock);
 	cr_assert_eq(audit_init(dest, dbpath), 0);
 	st = store_open(dbpath, t);
-	store_event(st, t, "tab", 1, "start", NULL, NULL);
-	store_event(st, t, "tab", 1, "input", NULL, "9 bytes");
+	store_event(st, t, "tab", 1, TERM_EV_START, NULL, NULL);
+	store_event(st, t, "tab", 1, TERM_EV_INPUT, NULL, "9 bytes");
 	cr_assert_eq(store_flush(st, t + AUDIT_ANCHOR_INTERVAL), 0);
 	cr_assert_eq(collect(fd, &a[0]), 0); /* start, seq 0 */
 	cr_assert_eq(collect(fd, &a[0]), 0);
@@ -687,7 +687,7 @@ Test(chain, ptyd_seeing_its_head_row_gone_says_so_and_chains_on_honestly)
 	db = db_open();
 	db_untrigger(db);
 	db_exec(db, "DELETE FROM terminal_events WHERE id = 2");
-	store_event(st, t + 6, "tab", 1, "input", NULL, "1 bytes");
+	store_event(st, t + 6, "tab", 1, TERM_EV_INPUT, NULL, "1 bytes");
 	cr_assert_eq(store_flush(st, t + 6), 0);
 	cr_assert_eq(collect(fd, &a[1]), 0);
 	cr_assert_eq(a[1].kind, ANCHOR_TAMPER);
@@ -721,7 +721,7 @@ Test(chain, an_older_database_marks_where_its_chain_starts)
 	    "PRAGMA user_version = 4;");
 	sqlite3_close(db);
 	st = store_open(dbpath, t);
-	store_event(st, t, "tab", 1, "start", NULL, NULL);
+	store_event(st, t, "tab", 1, TERM_EV_START, NULL, NULL);
 	cr_assert_eq(store_flush(st, t), 0);
 	store_close(st);
 	db = db_open();

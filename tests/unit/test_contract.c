@@ -1,11 +1,12 @@
 /*
  * test_contract.c -- the rules both programs apply, written once
- * (lib/contract.c): the token rule of session_id and input_id, and the
- * size clamp.
+ * (lib/contract.c): the token rule of session_id and input_id, the
+ * size clamp, and the one table of answers (DESIGN 2's errors).
  */
 #include <criterion/criterion.h>
 
 #include <regex.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "contract.h"
@@ -55,41 +56,110 @@ Test(contract, clamp)
 	cr_expect(r == 30 && c == 100);
 }
 
-/* The one table of errors: every code ptyd sends has an answer, every 429
- * and 503 says when to come back, and no message names a path. */
-Test(contract, every_error_has_its_answer)
+/* The one table of answers: every row has a status the contract knows
+ * and a message, every 429 and 503 says when to come back and nothing
+ * else does, and no message names a path. */
+Test(contract, every_answer_has_a_status_and_a_message)
 {
-	static const int		 known[] = { 400, 404, 413, 429, 500, 503 };
-	const struct contract_error	*e;
-	unsigned int			 code, i;
-	int				 ok;
+	static const int known[] = { 400, 403, 404, 405, 413, 415, 429, 500,
+		503 };
+	const struct contract_error *e;
+	unsigned int		     a, i;
+	int			     ok;
+
+	for (a = 0; a < CONTRACT_NANSWERS; a++) {
+		e = contract_answer((enum contract_answer)a);
+		for (i = 0, ok = 0; i < sizeof(known) / sizeof(known[0]); i++)
+			ok |= e->status == known[i];
+		cr_expect(ok, "answer %u: status %d", a, e->status);
+		cr_assert_not_null(e->message, "answer %u", a);
+		cr_expect(e->message[0] != '\0', "answer %u", a);
+		/* a path starts a word ("application/json" is none) */
+		cr_expect(e->message[0] != '/' &&
+			strstr(e->message, " /") == NULL &&
+			strstr(e->message, "(/") == NULL,
+		    "answer %u", a);
+		cr_expect_eq(e->retry_after != 0,
+		    e->status == 429 || e->status == 503, "answer %u", a);
+		if (e->retry_after != 0)
+			cr_expect_eq(e->retry_after, CONTRACT_RETRY_AFTER);
+	}
+	cr_expect_eq(contract_answer(CONTRACT_NANSWERS),
+	    contract_answer(CONTRACT_A_INTERNAL), "out of range: internal");
+	cr_expect_eq(contract_answer(CONTRACT_A_METHOD)->status, 405);
+	cr_expect_eq(contract_answer(CONTRACT_A_NOT_JSON)->status, 415);
+}
+
+/* One spelling per message: two answers that say the same are one. */
+Test(contract, one_spelling_per_message)
+{
+	unsigned int a, b;
+
+	for (a = 0; a < CONTRACT_NANSWERS; a++)
+		for (b = a + 1; b < CONTRACT_NANSWERS; b++)
+			cr_expect_str_neq(contract_answer(
+					      (enum contract_answer)a)
+					      ->message,
+			    contract_answer((enum contract_answer)b)->message,
+			    "answers %u and %u", a, b);
+}
+
+/* ptyd's codes: each has its answer; only 400, 413 and the shell's
+ * failures pass ptyd's words on. */
+Test(contract, every_ptyd_code_has_its_answer)
+{
+	const struct contract_error *e;
+	unsigned int		     code;
 
 	for (code = 0; code <= 20; code++) {
 		e = contract_error_of(code);
 		cr_assert_not_null(e);
-		for (i = 0, ok = 0; i < sizeof(known) / sizeof(known[0]); i++)
-			ok |= e->status == known[i];
-		cr_expect(ok, "code %u: status %d", code, e->status);
-		cr_expect_eq(e->retry_after != 0,
-		    e->status == 429 || e->status == 503, "code %u", code);
-		if (e->message != NULL)
-			cr_expect_null(strchr(e->message, '/'), "code %u", code);
-		else
-			/* ptyd's words: what was wrong, or why the shell
-			 * could not start (never a path). */
+		cr_expect(e->status != 403 && e->status != 405 &&
+			e->status != 415,
+		    "code %u is ptyd's, not a check of the front's", code);
+		if (e->ptyd_words)
 			cr_expect(e->status == 400 || e->status == 413 ||
 			    code == PROTO_ERR_SPAWN ||
 			    code == PROTO_ERR_EXHAUSTED);
 	}
+	cr_expect_eq(contract_answer_of(PROTO_ERR_BAD_REQUEST),
+	    CONTRACT_A_BAD_REQUEST);
 	cr_expect_eq(contract_error_of(PROTO_ERR_SPAWN)->status, 500);
 	cr_expect_eq(contract_error_of(PROTO_ERR_EXHAUSTED)->status, 503);
 	cr_expect_eq(contract_error_of(2)->status, 404);
 	cr_expect_eq(contract_error_of(9)->status, 429, "terminal limit");
-	cr_expect_eq(contract_error_of(99)->status, 500, "unknown: internal");
-	for (i = 0; i <= CONTRACT_FAIL_INTERNAL; i++) {
-		e = contract_failure((enum contract_fail)i);
-		cr_expect_eq(e->retry_after != 0, e->status == 503);
+	cr_expect_eq(contract_answer_of(0), CONTRACT_A_INTERNAL);
+	cr_expect_eq(contract_answer_of(99), CONTRACT_A_INTERNAL, "unknown");
+}
+
+/* DESIGN 2's table of errors lists every answer as the table has it:
+ * "| status | `message` | yes|no |". */
+Test(contract, design_lists_every_answer)
+{
+	char	     line[2048], want[1024];
+	FILE	    *f;
+	unsigned int a;
+	int	     found[CONTRACT_NANSWERS] = { 0 };
+
+	f = fopen(PTYD_SRCDIR "/docs/DESIGN.md", "r");
+	cr_assert_not_null(f, "docs/DESIGN.md");
+	while (fgets(line, sizeof(line), f) != NULL) {
+		for (a = 0; a < CONTRACT_NANSWERS; a++) {
+			const struct contract_error *e = contract_answer(
+			    (enum contract_answer)a);
+
+			snprintf(want, sizeof(want), "| %d | `%s` | %s |",
+			    e->status, e->message,
+			    e->retry_after != 0 ? "yes" : "no");
+			if (strstr(line, want) == line)
+				found[a] = 1;
+		}
 	}
+	fclose(f);
+	for (a = 0; a < CONTRACT_NANSWERS; a++)
+		cr_expect(found[a], "DESIGN 2 lacks | %d | `%s` |",
+		    contract_answer((enum contract_answer)a)->status,
+		    contract_answer((enum contract_answer)a)->message);
 }
 
 /* The reasons a terminal ends with: named once, in DESIGN's words, and

@@ -8,6 +8,7 @@
 
 #include <string.h>
 
+#include "contract.h"
 #include "gate.h"
 
 struct row {
@@ -655,8 +656,10 @@ Test(host, entries_with_ports_pin_the_port)
 
 Test(gate, deny_message_explains_configuration)
 {
-	cr_expect(strstr(GATE_DENY_MESSAGE, "REMOTE_USER") != NULL);
-	cr_expect(strstr(GATE_DENY_MESSAGE, "PTYD_ALLOW_REMOTE") != NULL);
+	const char *m = contract_answer(CONTRACT_A_GATE)->message;
+
+	cr_expect(strstr(m, "REMOTE_USER") != NULL);
+	cr_expect(strstr(m, "PTYD_ALLOW_REMOTE") != NULL);
 }
 
 /* The metrics are the operator's (issue 29): by default this host's own

@@ -175,7 +175,7 @@ Test(sid, syntax)
 static json_t *
 parse(const char *s)
 {
-	const char	*err;
+	enum contract_answer err;
 	json_t		*o = json_body_parse(s, strlen(s), &err);
 
 	return (o);
@@ -183,12 +183,14 @@ parse(const char *s)
 
 Test(body, parse_rules)
 {
-	const char	*err = NULL;
+	enum contract_answer err = CONTRACT_A_INTERNAL;
 	json_t		*o;
 
 	cr_expect_null(json_body_parse("", 0, &err));
 	cr_expect_null(json_body_parse("{", 1, &err));
+	cr_expect_eq(err, CONTRACT_A_JSON_MALFORMED);
 	cr_expect_null(json_body_parse("[1]", 3, &err), "not an object");
+	cr_expect_eq(err, CONTRACT_A_JSON_NOT_OBJECT);
 	cr_expect_null(json_body_parse("\"x\"", 3, &err));
 	cr_expect_null(json_body_parse("{\"a\":1,\"a\":2}", 13, &err),
 	    "duplicate keys");
@@ -202,7 +204,7 @@ Test(body, parse_rules)
 Test(body, session_id_from_body_and_query)
 {
 	char		 sid[129];
-	const char	*err;
+	enum contract_answer err;
 	json_t		*o;
 
 	o = parse("{\"session_id\": \"abc\"}");
@@ -211,6 +213,7 @@ Test(body, session_id_from_body_and_query)
 	cr_expect_eq(json_get_sid(o, "abc", sid, sizeof(sid), &err), 0);
 	cr_expect_eq(json_get_sid(o, "abd", sid, sizeof(sid), &err), -1,
 	    "mismatch");
+	cr_expect_eq(err, CONTRACT_A_SID_DIFFER);
 	json_decref(o);
 
 	o = parse("{}");
@@ -218,14 +221,17 @@ Test(body, session_id_from_body_and_query)
 	cr_expect_str_eq(sid, "q1");
 	cr_expect_eq(json_get_sid(o, NULL, sid, sizeof(sid), &err), -1,
 	    "missing");
+	cr_expect_eq(err, CONTRACT_A_SID_MISSING);
 	cr_expect_eq(json_get_sid(NULL, "q2", sid, sizeof(sid), &err), 0);
 	json_decref(o);
 
 	o = parse("{\"session_id\": 5}");
 	cr_expect_eq(json_get_sid(o, NULL, sid, sizeof(sid), &err), -1);
+	cr_expect_eq(err, CONTRACT_A_SID_NOT_STRING);
 	json_decref(o);
 	o = parse("{\"session_id\": \"a b\"}");
 	cr_expect_eq(json_get_sid(o, NULL, sid, sizeof(sid), &err), -1);
+	cr_expect_eq(err, CONTRACT_A_SID_INVALID);
 	json_decref(o);
 	o = parse("{\"session_id\": \"ab\\u0000c\"}");
 	cr_expect_eq(json_get_sid(o, NULL, sid, sizeof(sid), &err), -1,
@@ -239,7 +245,7 @@ Test(body, session_id_from_body_and_query)
 static int
 dim(const char *body, uint16_t *v)
 {
-	const char	*err;
+	enum contract_answer err;
 	json_t		*o = parse(body);
 	int		 r;
 

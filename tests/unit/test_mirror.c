@@ -83,7 +83,7 @@ burst(void)
 		snprintf(sid, sizeof(sid), "t%d", i);
 		t = term_new("", sid, "/tmp", 24, 80, 1000, ev_now());
 		term_register(t);
-		mirror_event(t, ev_now(), "start", NULL, "burst");
+		mirror_event(t, ev_now(), TERM_EV_START, NULL, "burst");
 		mirror_mark(t);
 	}
 	return (st);

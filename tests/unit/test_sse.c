@@ -79,7 +79,7 @@ Test(sse, closed_event_with_code_signal_and_null)
 
 Test(sse, error_event)
 {
-	cr_assert_eq(sse_error(&b, 3, "internal error"), 0);
+	cr_assert_eq(sse_error(&b, 3, CONTRACT_A_INTERNAL), 0);
 	cr_expect_str_eq(text(), "id: 3\nevent: terminal_error\ndata: "
 	    "{\"error\": \"internal error\"}\n\n");
 }

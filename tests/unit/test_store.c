@@ -114,7 +114,7 @@ term_init(struct store_term *t, int64_t id, const char *sid, double now)
 	t->last_activity = now - 1;
 	t->subscribers = 1;
 	t->unwatched_since = -1;
-	t->state = "running";
+	t->state = TERM_DB_RUNNING;
 	t->ended_at = -1;
 	t->end_reason = NULL;
 }
@@ -258,7 +258,7 @@ Test(store, rows_appear_only_after_flush_and_match_what_was_put)
 	t.owner = "";
 	t.subscribers = 0;
 	t.unwatched_since = now - 5;
-	t.state = "exited";
+	t.state = TERM_DB_EXITED;
 	t.ended_at = now - 2;
 	t.has_exit_code = 1;
 	t.exit_code = -9;
@@ -354,18 +354,18 @@ Test(store, events_are_appended_in_order_with_nulls_kept)
 	struct store	*st;
 	sqlite3		*db;
 	sqlite3_stmt	*s;
-	char		 kind[16], want[64];
+	char		 want[64];
 	double		 now = unit_wall();
 	int		 i;
 
 	st = store_open(dbpath, now);
 	for (i = 0; i < 50; i++) {
-		snprintf(kind, sizeof(kind), "k%02d", i);
-		store_event(st, now + i, i % 2 ? "tab" : NULL, i % 5, kind,
+		store_event(st, now + i, i % 2 ? "tab" : NULL, i % 5,
+		    (enum term_event)(i % TERM_NEVENTS),
 		    i % 3 ? "bob@10.0.0.1" : NULL, i % 4 ? "d" : NULL);
 	}
 	cr_assert_eq(store_flush(st, now), 0);
-	store_event(st, now + 60, "tab", 7, "late", NULL, NULL);
+	store_event(st, now + 60, "tab", 7, TERM_EV_GAP, NULL, NULL);
 	cr_assert_eq(store_flush(st, now), 0);
 
 	db = peer_open(dbpath);
@@ -375,8 +375,8 @@ Test(store, events_are_appended_in_order_with_nulls_kept)
 	    SQLITE_OK);
 	for (i = 0; i < 50; i++) {
 		cr_assert_eq(sqlite3_step(s), SQLITE_ROW);
-		snprintf(kind, sizeof(kind), "k%02d", i);
-		cr_assert_str_eq((const char *)sqlite3_column_text(s, 0), kind);
+		cr_assert_str_eq((const char *)sqlite3_column_text(s, 0),
+		    term_event_name((enum term_event)(i % TERM_NEVENTS)));
 		cr_assert_float_eq(sqlite3_column_double(s, 1), now + i, 1e-6);
 		if (i % 5)
 			snprintf(want, sizeof(want), "%s%d%s%s",
@@ -391,7 +391,7 @@ Test(store, events_are_appended_in_order_with_nulls_kept)
 		cr_assert_str_eq((const char *)sqlite3_column_text(s, 2), want);
 	}
 	cr_assert_eq(sqlite3_step(s), SQLITE_ROW);
-	cr_assert_str_eq((const char *)sqlite3_column_text(s, 0), "late");
+	cr_assert_str_eq((const char *)sqlite3_column_text(s, 0), "gap");
 	cr_assert_eq(sqlite3_step(s), SQLITE_DONE);
 	sqlite3_finalize(s);
 
@@ -422,7 +422,8 @@ Test(store, lock_held_by_auditor_fails_flush_fast_keeps_work_and_catches_up)
 		t.subscribers = 0;
 		t.unwatched_since = now;
 		store_put_term(st, &t);
-		store_event(st, now, "tab", ids[i], "detach", "alice", NULL);
+		store_event(st, now, "tab", ids[i], TERM_EV_DETACH, "alice",
+		    NULL);
 	}
 	for (i = 0; i < 10; i++) {
 		cr_assert_eq(store_failing(st), i >= 3,
@@ -517,11 +518,11 @@ Test(store, read_only_file_fails_flush_and_recovers_when_writable)
 	st = store_open(dbpath, now);
 	cr_assert_eq(store_next_id(st), ids[2] + 1);
 	term_init(&t, ids[0], "tab-0", now);
-	t.state = "closed";
+	t.state = TERM_DB_CLOSED;
 	t.ended_at = now;
 	t.end_reason = "closed";
 	store_put_term(st, &t);
-	store_event(st, now, "tab-0", ids[0], "close", "alice", NULL);
+	store_event(st, now, "tab-0", ids[0], TERM_EV_CLOSE, "alice", NULL);
 	cr_assert_eq(store_flush(st, now), -1);
 	cr_assert_eq(store_flush(st, now), -1);
 	cr_assert(store_pending(st));
@@ -561,7 +562,8 @@ Test(store, full_disk_fails_flush_and_recovers_with_everything)
 	memset(detail, 'x', sizeof(detail) - 1);
 	detail[sizeof(detail) - 1] = '\0';
 	for (i = 0; i < 200; i++)
-		store_event(st, now, "tab-0", ids[0], "input", NULL, detail);
+		store_event(st, now, "tab-0", ids[0], TERM_EV_INPUT, NULL,
+		    detail);
 	cr_assert_eq(store_flush(st, now), -1);
 	cr_assert_eq(store_flush(st, now), -1);
 	cr_assert(store_pending(st));
@@ -590,13 +592,13 @@ Test(store, deleted_file_is_recreated_with_every_live_row)
 	capture_log();
 	st = open_with_terms(5, now, ids);
 	term_init(&t, ids[3], "tab-3", now);
-	t.state = "closed";
+	t.state = TERM_DB_CLOSED;
 	t.ended_at = now;
 	t.end_reason = "closed";
 	store_put_term(st, &t);
-	store_event(st, now, "tab-3", ids[3], "close", NULL, NULL);
+	store_event(st, now, "tab-3", ids[3], TERM_EV_CLOSE, NULL, NULL);
 	term_init(&t, ids[4], "tab-4", now);
-	t.state = "exited";	/* final too: ptyd writes nothing after */
+	t.state = TERM_DB_EXITED; /* final too: ptyd writes nothing after */
 	t.ended_at = now;
 	t.has_exit_code = 1;
 	store_put_term(st, &t);
@@ -656,7 +658,8 @@ Test(store, renamed_file_keeps_its_history_and_a_new_one_takes_over)
 
 	st = open_with_terms(2, now, ids);
 	for (i = 0; i < 20; i++)
-		store_event(st, now, "tab-0", ids[0], "input", NULL, "1 bytes");
+		store_event(st, now, "tab-0", ids[0], TERM_EV_INPUT, NULL,
+		    "1 bytes");
 	cr_assert_eq(store_flush(st, now), 0);
 	snprintf(archive, sizeof(archive), "%s/archive.db", dir);
 	cr_assert_eq(rename(dbpath, archive), 0);
@@ -697,7 +700,7 @@ Test(store, directory_replaced_by_a_file_fails_then_recovers_all_rows)
 	term_init(&t, ids[1], "tab-1", now);
 	t.rows = 50;
 	store_put_term(st, &t);
-	store_event(st, now, "tab-1", ids[1], "resize", NULL, "50x80");
+	store_event(st, now, "tab-1", ids[1], TERM_EV_RESIZE, NULL, "50x80");
 	cr_assert_eq(store_flush(st, now), -1);
 	cr_assert_eq(store_flush(st, now), -1);
 	cr_assert(store_pending(st));
@@ -737,7 +740,8 @@ Test(store, event_queue_bound_drops_and_writes_marker_with_exact_count)
 	auditor = peer_open(dbpath);
 	peer_exec(auditor, "BEGIN EXCLUSIVE");
 	for (i = 0; i < n; i++)
-		store_event(st, now + i, "tab", 1, "input", NULL, "1 bytes");
+		store_event(st, now + i, "tab", 1, TERM_EV_INPUT, NULL,
+		    "1 bytes");
 	cr_assert_eq(store_flush(st, now), -1);
 	cr_assert_eq(log_count("pending queue full"), 1);
 	peer_exec(auditor, "COMMIT");
@@ -761,7 +765,7 @@ Test(store, event_queue_bound_drops_and_writes_marker_with_exact_count)
 	sqlite3_close(db);
 
 	/* The queue takes events again, and the marker is not repeated. */
-	store_event(st, now, "tab", 1, "input", NULL, "1 bytes");
+	store_event(st, now, "tab", 1, TERM_EV_INPUT, NULL, "1 bytes");
 	cr_assert_eq(store_flush(st, now), 0);
 	cr_assert_eq(count_rows("SELECT count(*) FROM terminal_events"
 	    " WHERE kind = 'dropped'"), 1);
@@ -779,14 +783,14 @@ Test(store, startup_marks_rows_left_running_lost_with_an_event)
 	term_init(&t, 1, "crashed", then);
 	store_put_term(st, &t);
 	term_init(&t, 2, "exited", then);
-	t.state = "exited";
+	t.state = TERM_DB_EXITED;
 	t.ended_at = then + 5;
 	t.has_exit_code = 1;
 	t.exit_code = 3;
 	t.end_reason = "exit";
 	store_put_term(st, &t);
 	term_init(&t, 3, "closed", then);
-	t.state = "closed";
+	t.state = TERM_DB_CLOSED;
 	t.ended_at = then + 6;
 	t.end_reason = "closed";
 	store_put_term(st, &t);
@@ -833,9 +837,9 @@ Test(store, next_id_is_above_every_id_in_rows_and_events_and_never_repeats)
 	st = store_open(dbpath, unit_wall());
 	cr_assert_eq(store_next_id(st), 1);
 	term_init(&t, 41, "tab", unit_wall());
-	t.state = "closed";
+	t.state = TERM_DB_CLOSED;
 	store_put_term(st, &t);
-	store_event(st, unit_wall(), "tab", 77, "close", NULL, NULL);
+	store_event(st, unit_wall(), "tab", 77, TERM_EV_CLOSE, NULL, NULL);
 	cr_assert_eq(store_flush(st, unit_wall()), 0);
 	store_close(st);
 
@@ -950,7 +954,7 @@ Test(store, older_user_version_is_migrated_forward_to_the_fresh_shape)
 	term_init(&t, 7, "new", now);
 	t.bytes_in = 3;
 	store_put_term(st, &t);
-	store_event(st, now, "new", 7, "start", "alice", NULL);
+	store_event(st, now, "new", 7, TERM_EV_START, "alice", NULL);
 	cr_assert_eq(store_flush(st, now), 0);
 	store_close(st);
 
@@ -995,7 +999,7 @@ Test(store, newer_user_version_is_left_untouched_and_store_runs_without)
 	cr_assert_eq(log_count("newer than"), 1);
 	term_init(&t, store_next_id(st), "tab", now);
 	store_put_term(st, &t);
-	store_event(st, now, "tab", t.id, "start", NULL, NULL);
+	store_event(st, now, "tab", t.id, TERM_EV_START, NULL, NULL);
 	cr_assert_not(store_pending(st), "nothing queues without a mirror");
 	cr_assert_eq(store_flush(st, now), 0);
 	store_close(st);
@@ -1025,11 +1029,11 @@ Test(store, views_show_running_terminals_and_idle_seconds)
 	term_init(&t, 3, "exited", now);
 	t.subscribers = 0;
 	t.unwatched_since = now - 100;
-	t.state = "exited";
+	t.state = TERM_DB_EXITED;
 	t.ended_at = now - 50;
 	store_put_term(st, &t);
 	term_init(&t, 4, "closed", now);
-	t.state = "closed";
+	t.state = TERM_DB_CLOSED;
 	t.ended_at = now - 60;
 	store_put_term(st, &t);
 	cr_assert_eq(store_flush(st, now), 0);
@@ -1074,7 +1078,7 @@ Test(store, row_refused_by_a_constraint_is_dropped_not_retried_forever)
 	term_init(&t, 2, "no-start-time", now);
 	t.started_at = -1;	/* NULL: violates NOT NULL */
 	store_put_term(st, &t);
-	store_event(st, now, "good", 1, "start", NULL, NULL);
+	store_event(st, now, "good", 1, TERM_EV_START, NULL, NULL);
 	cr_assert_eq(store_flush(st, now), 0);
 	cr_assert_not(store_pending(st));
 	cr_assert_eq(store_errors(st), 0);
@@ -1093,11 +1097,11 @@ Test(store, unknown_state_or_missing_session_id_is_not_queued)
 	capture_log();
 	st = store_open(dbpath, now);
 	term_init(&t, 1, "tab", now);
-	t.state = "sleeping";
+	t.state = TERM_NDBSTATES; /* no state */
 	store_put_term(st, &t);
 	term_init(&t, 2, NULL, now);
 	store_put_term(st, &t);
-	store_event(st, now, "tab", 1, NULL, NULL, NULL);
+	store_event(st, now, "tab", 1, TERM_NEVENTS, NULL, NULL);
 	cr_assert_not(store_pending(st));
 	cr_assert_eq(log_count("not written"), 3);
 	store_close(st);
@@ -1117,7 +1121,7 @@ Test(store, long_text_is_cut_at_4096_bytes_on_a_character_boundary)
 		detail[i + 1] = (char)0xa9;
 	}
 	detail[sizeof(detail) - 1] = '\0';
-	store_event(st, now, "tab", 1, "note", NULL, detail);
+	store_event(st, now, "tab", 1, TERM_EV_RESIZE, NULL, detail);
 	cr_assert_eq(store_flush(st, now), 0);
 	cr_assert_eq(count_rows("SELECT length(CAST(detail AS BLOB)) FROM"
 	    " terminal_events"), 4095);
@@ -1134,11 +1138,11 @@ Test(store, close_writes_what_is_pending)
 
 	st = store_open(dbpath, now);
 	term_init(&t, store_next_id(st), "tab", now);
-	t.state = "shutdown";
+	t.state = TERM_DB_SHUTDOWN;
 	t.ended_at = now;
 	t.end_reason = "shutdown";
 	store_put_term(st, &t);
-	store_event(st, now, "tab", t.id, "shutdown", NULL, NULL);
+	store_event(st, now, "tab", t.id, TERM_EV_SHUTDOWN, NULL, NULL);
 	store_close(st);
 	cr_assert_eq(count_rows("SELECT count(*) FROM terminals WHERE"
 	    " state = 'shutdown'"), 1);
@@ -1210,7 +1214,7 @@ Test(store, row_bound_gives_up_the_oldest_ended_rows_and_counts_them)
 	/* A long outage while terminals come and go. */
 	for (i = 0; i < n; i++) {
 		term_init(&t, store_next_id(st), "gone", now);
-		t.state = "closed";
+		t.state = TERM_DB_CLOSED;
 		t.ended_at = now;
 		store_put_term(st, &t);
 	}
@@ -1254,7 +1258,8 @@ Test(store, database_deleted_after_a_crash_starts_clean_despite_its_wal)
 		for (i = 0; i < 50; i++) {
 			term_init(&t, store_next_id(st), "old", now);
 			store_put_term(st, &t);
-			store_event(st, now, "old", t.id, "start", NULL, NULL);
+			store_event(st, now, "old", t.id, TERM_EV_START, NULL,
+			    NULL);
 			if (store_flush(st, now) == -1)
 				_exit(1);
 		}

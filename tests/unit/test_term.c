@@ -316,7 +316,7 @@ Test(term, close_while_an_exited_shell_drains_keeps_it_exited)
 	term_force_finish(3 * S);
 	cr_assert_eq(t->state, TERM_EXITED);
 	cr_assert_str_eq(term_reason_wire(t->reason), "exit");
-	cr_assert_str_eq(term_db_state(t), "exited");
+	cr_assert_eq(term_db_state(t), TERM_DB_EXITED);
 	cr_assert_eq(t->exit_code, 3);
 	cr_assert(!ev_timer_pending(&t->timer), "closed: no linger");
 }
