@@ -3,7 +3,7 @@
 //
 // Owns: which characters a paste loses, and when a paste counts as more
 // than one line.  Does not own: the paste events and the question before a
-// paste (app.js), or the bracketing (xterm.js wraps a paste in ESC[200~ and
+// paste (clipboard.mjs), or the bracketing (xterm.js wraps a paste in ESC[200~ and
 // ESC[201~ when the program asked for it, and turns CR LF and LF into CR).
 //
 // Clipboard text is text, never control: an ESC[201~ inside a paste ended

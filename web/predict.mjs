@@ -5,7 +5,7 @@
 // Owns: the predictions (a key, the cell it should land in, its epoch),
 // when they are shown, how they are reconciled with what the terminal
 // really holds, and the overlay that draws them.  Does not own: sending
-// keys (app.js), the terminal's contents (xterm.js: a prediction is never
+// keys (input.mjs), the terminal's contents (xterm.js: a prediction is never
 // written into it, only drawn over it, so a wrong one leaves no trace).
 //
 // The rules, mosh's:
