@@ -31,21 +31,15 @@
 #include "handlers.h"
 #include "harden.h"
 #include "http.h"
+#include "paths.h" /* generated: configure's directories */
 #include "server.h"
 #include "util.h"
 
 #define DEFAULT_STACK (256 * 1024)
 
 /* The ptyd binary, first found of: beside us (an install that keeps both
- * in one folder), ../ptyd/ptyd (this build tree), PTYD_LIBEXECDIR (the
- * install's libexec), PTYD_BINDIR; else "ptyd" from PATH.  configure's
- * directories come from the Makefile; the fallbacks are for lint runs. */
-#ifndef PTYD_LIBEXECDIR
-#define PTYD_LIBEXECDIR "/usr/local/libexec/ptyd"
-#endif
-#ifndef PTYD_BINDIR
-#define PTYD_BINDIR "/usr/local/bin"
-#endif
+ * in one folder), ../ptyd/ptyd (this build tree), the install's
+ * pkglibexecdir, its bindir (lib/paths.h); else "ptyd" from PATH. */
 static void
 default_ptyd(char *out, size_t size)
 {
@@ -60,7 +54,7 @@ default_ptyd(char *out, size_t size)
 	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	self[n > 0 ? n : 0] = '\0';
 	dirs[0] = dirs[1] = n > 0 ? dirname(self) : NULL;
-	dirs[2] = PTYD_LIBEXECDIR;
+	dirs[2] = PTYD_PKGLIBEXECDIR;
 	dirs[3] = PTYD_BINDIR;
 	for (i = 0; i < 4; i++) {
 		if (dirs[i] == NULL)

@@ -32,11 +32,9 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "paths.h" /* generated: configure's directories */
 #include "proto.h"
 
-#ifndef PTYD_SYSCONFDIR
-#define PTYD_SYSCONFDIR "/etc"
-#endif
 /* A settings line longer than this is a mistake, not a setting. */
 #define CONFIG_LINE_MAX (64 * 1024)
 
