@@ -296,6 +296,24 @@ main_conf_ptyd(struct front_conf *conf)
 	return (0);
 }
 
+/* fcgi_log: from here on every line, and anything else written to
+ * stderr, goes to that file.  0, or the exit status. */
+static int
+main_log(void)
+{
+	const char *path = config_str(main_cfg, CONFIG_FCGI_LOG);
+
+	if (path == NULL || strcmp(path, "-") == 0)
+		return (0);
+	if (util_mkparents(path, 0700, NULL, 0) == -1 ||
+	    flog_open(path) == -1) {
+		flog_warn("fcgi_log %s (%s)", path,
+		    config_origin(main_cfg, CONFIG_FCGI_LOG));
+		return (1);
+	}
+	return (0);
+}
+
 /* The settings into conf, sc and o: -1 to go on, else the exit status
  * (--help, --version, --print-config, a bad setting). */
 static int
@@ -340,7 +358,7 @@ main_configure(int argc, char *argv[], struct front_conf *conf,
 		config_print(main_cfg, stdout);
 		return (fflush(stdout) == 0 ? 0 : 1);
 	}
-	return (-1);
+	return (main_log() != 0 ? 1 : -1);
 }
 
 /* The listen socket, if any: --listen, else fd 0 from a process manager.
