@@ -15,6 +15,7 @@
 #include <netdb.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <grp.h>
 #include <libgen.h>
 #include <limits.h>
@@ -314,6 +315,37 @@ main_log(void)
 	return (0);
 }
 
+/*
+ * fcgi_pidfile: the pid of a FastCGI server's first process (the one that
+ * passes SIGHUP and SIGTERM on to the workers), for logrotate.  0, or -1
+ * (said why).
+ */
+static int
+main_pidfile(void)
+{
+	const char *path = main_nonempty(CONFIG_FCGI_PIDFILE);
+	char	    buf[32];
+	int	    fd, n;
+
+	if (path == NULL)
+		return (0);
+	n = snprintf(buf, sizeof(buf), "%ld\n", (long)getpid());
+	if (util_mkparents(path, 0700, NULL, 0) == -1 ||
+	    (fd = open(path,
+		 O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
+		 0644)) == -1) {
+		flog_warn("fcgi_pidfile %s", path);
+		return (-1);
+	}
+	if (write(fd, buf, (size_t)n) != n) {
+		flog_warn("fcgi_pidfile %s", path);
+		close(fd);
+		return (-1);
+	}
+	close(fd);
+	return (0);
+}
+
 /* The settings into conf, sc and o: -1 to go on, else the exit status
  * (--help, --version, --print-config, a bad setting). */
 static int
@@ -455,9 +487,13 @@ main(int argc, char *argv[])
 		harden_env(&harden_daemon_env);
 		/* Connections to ptyd kept between requests. */
 		conf.ptyd.keep = 1;
+		if (main_pidfile() == -1)
+			return (1);
 		rv = server_run(&conf, &sc);
 		if (sc.unlink_path[0] != '\0')
 			unlink(sc.unlink_path);
+		if (main_nonempty(CONFIG_FCGI_PIDFILE) != NULL)
+			unlink(main_nonempty(CONFIG_FCGI_PIDFILE));
 		return (rv);
 	}
 

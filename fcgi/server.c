@@ -867,8 +867,10 @@ pool_main_wait(struct pool *p, int sig_fd)
 		if (pfd[0].revents == 0 ||
 		    read(sig_fd, &si, sizeof(si)) != sizeof(si))
 			continue;
-		if (si.ssi_signo == SIGHUP)
+		if (si.ssi_signo == SIGHUP) {
 			flog_reopen();
+			flog_info("log reopened");
+		}
 		else if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT)
 			return;
 	}
@@ -1031,7 +1033,7 @@ master_run(struct master *m)
 		sig = sigtimedwait(&set, &si, &ts);
 		if (sig == SIGHUP) { /* logrotate: ours, then each worker's */
 			flog_reopen();
-			flog_info("log reopened");
+			flog_info("log reopened; passed on to the workers");
 			master_kill(m, SIGHUP);
 		}
 		if ((sig == SIGTERM || sig == SIGINT) && !m->stopping) {

@@ -141,6 +141,9 @@ static const struct config_def config_defs[CONFIG_NKEYS] = {
 	    "PATH",
 	    "ptyd.fcgi's log file, reopened on SIGHUP; - for "
 	    "stderr (stderr)" },
+	[CONFIG_FCGI_PIDFILE] = { "fcgi_pidfile", T_PATH, F_EMPTY, F, NULL, 0,
+	    0, NULL, "PATH",
+	    "a FastCGI server's pid, for logrotate's SIGHUP (none)" },
 	[CONFIG_SOCKET_GROUP] = { "socket_group", T_STRING, 0, F, NULL, 0, 0,
 	    NULL, "GROUP", "group of the listen socket" },
 	[CONFIG_SOCKET_MODE] = { "socket_mode", T_OCTAL, 0, F, NULL, 0600, 0660,
