@@ -88,7 +88,8 @@ UNIT_PAIRS = [("lib/systemd/system/ptyd.service",
 KEYS = """state_dir db socket log log_level pidfile shell shell_arg
 workspace_root default_workspace idle_grace reap_interval linger
 stall_timeout max_terminals max_per_owner max_viewers ring_size input_limit
-shell_umask listen socket_group socket_mode autostart ptyd heartbeat
+shell_umask listen fcgi_log fcgi_pidfile socket_group socket_mode
+autostart ptyd heartbeat
 stream_padding
 max_threads processes auth local allow_remote allowed_hosts
 trusted_proxy_cidrs trust_forwarded_for""".split()
