@@ -190,7 +190,7 @@ ptyd_argv(const struct ptyd_conf *conf, char **argv)
 struct ptyd_start {
 	char   said[PTYD_SAID_MAX]; /* ptyd's stderr, one line */
 	size_t nsaid;
-	int    newline; /* a line ended: "; " before the next */
+	int    newline;	 /* a line ended: "; " before the next */
 	char   why[256]; /* ours */
 };
 
@@ -268,8 +268,8 @@ ptyd_detached(const struct ptyd_conf *conf, pid_t pid, int fd,
 		}
 		pfd.fd = open ? fd : -1;
 		pfd.events = POLLIN;
-		if (poll(&pfd, 1, (int)(left < PTYD_POLL_MS ? left :
-							   PTYD_POLL_MS)) > 0)
+		if (poll(&pfd, 1,
+			(int)(left < PTYD_POLL_MS ? left : PTYD_POLL_MS)) > 0)
 			open = ptyd_said_read(st, fd);
 	}
 	if (open)

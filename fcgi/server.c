@@ -870,8 +870,7 @@ pool_main_wait(struct pool *p, int sig_fd)
 		if (si.ssi_signo == SIGHUP) {
 			flog_reopen();
 			flog_info("log reopened");
-		}
-		else if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT)
+		} else if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT)
 			return;
 	}
 }
