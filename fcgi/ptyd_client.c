@@ -324,9 +324,13 @@ ptyd_spawn(const struct ptyd_conf *conf, struct ptyd_start *st,
 	/* Its reason, if it will not start, comes to us (the dup is not
 	 * CLOEXEC; the pipe's own ends are). */
 	posix_spawn_file_actions_adddup2(&fa, p[1], STDERR_FILENO);
-	/* Our workers block signals; ptyd starts with a clean slate. */
+	/* Our workers block signals; ptyd starts with a clean slate, but
+	 * for SIGPIPE, ignored as here: a ptyd that writes on its stderr
+	 * after we stopped reading (past the deadline) gets EPIPE, not its
+	 * death.  (ptyd ignores it anyway, and its shells get SIG_DFL.) */
 	sigemptyset(&none);
 	sigfillset(&all);
+	sigdelset(&all, SIGPIPE);
 	posix_spawnattr_setsigmask(&attr, &none);
 	posix_spawnattr_setsigdefault(&attr, &all);
 	posix_spawnattr_setflags(&attr,
