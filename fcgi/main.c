@@ -15,6 +15,7 @@
 #include <netdb.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <grp.h>
 #include <libgen.h>
 #include <limits.h>
@@ -31,21 +32,15 @@
 #include "handlers.h"
 #include "harden.h"
 #include "http.h"
+#include "paths.h" /* generated: configure's directories */
 #include "server.h"
 #include "util.h"
 
 #define DEFAULT_STACK (256 * 1024)
 
 /* The ptyd binary, first found of: beside us (an install that keeps both
- * in one folder), ../ptyd/ptyd (this build tree), PTYD_LIBEXECDIR (the
- * install's libexec), PTYD_BINDIR; else "ptyd" from PATH.  configure's
- * directories come from the Makefile; the fallbacks are for lint runs. */
-#ifndef PTYD_LIBEXECDIR
-#define PTYD_LIBEXECDIR "/usr/local/libexec/ptyd"
-#endif
-#ifndef PTYD_BINDIR
-#define PTYD_BINDIR "/usr/local/bin"
-#endif
+ * in one folder), ../ptyd/ptyd (this build tree), the install's
+ * pkglibexecdir, its bindir (lib/paths.h); else "ptyd" from PATH. */
 static void
 default_ptyd(char *out, size_t size)
 {
@@ -60,7 +55,7 @@ default_ptyd(char *out, size_t size)
 	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	self[n > 0 ? n : 0] = '\0';
 	dirs[0] = dirs[1] = n > 0 ? dirname(self) : NULL;
-	dirs[2] = PTYD_LIBEXECDIR;
+	dirs[2] = PTYD_PKGLIBEXECDIR;
 	dirs[3] = PTYD_BINDIR;
 	for (i = 0; i < 4; i++) {
 		if (dirs[i] == NULL)
@@ -302,6 +297,55 @@ main_conf_ptyd(struct front_conf *conf)
 	return (0);
 }
 
+/* fcgi_log: from here on every line, and anything else written to
+ * stderr, goes to that file.  0, or the exit status. */
+static int
+main_log(void)
+{
+	const char *path = config_str(main_cfg, CONFIG_FCGI_LOG);
+
+	if (path == NULL || strcmp(path, "-") == 0)
+		return (0);
+	if (util_mkparents(path, 0700, NULL, 0) == -1 ||
+	    flog_open(path) == -1) {
+		flog_warn("fcgi_log %s (%s)", path,
+		    config_origin(main_cfg, CONFIG_FCGI_LOG));
+		return (1);
+	}
+	return (0);
+}
+
+/*
+ * fcgi_pidfile: the pid of a FastCGI server's first process (the one that
+ * passes SIGHUP and SIGTERM on to the workers), for logrotate.  0, or -1
+ * (said why).
+ */
+static int
+main_pidfile(void)
+{
+	const char *path = main_nonempty(CONFIG_FCGI_PIDFILE);
+	char	    buf[32];
+	int	    fd, n;
+
+	if (path == NULL)
+		return (0);
+	n = snprintf(buf, sizeof(buf), "%ld\n", (long)getpid());
+	if (util_mkparents(path, 0700, NULL, 0) == -1 ||
+	    (fd = open(path,
+		 O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
+		 0644)) == -1) {
+		flog_warn("fcgi_pidfile %s", path);
+		return (-1);
+	}
+	if (write(fd, buf, (size_t)n) != n) {
+		flog_warn("fcgi_pidfile %s", path);
+		close(fd);
+		return (-1);
+	}
+	close(fd);
+	return (0);
+}
+
 /* The settings into conf, sc and o: -1 to go on, else the exit status
  * (--help, --version, --print-config, a bad setting). */
 static int
@@ -346,7 +390,7 @@ main_configure(int argc, char *argv[], struct front_conf *conf,
 		config_print(main_cfg, stdout);
 		return (fflush(stdout) == 0 ? 0 : 1);
 	}
-	return (-1);
+	return (main_log() != 0 ? 1 : -1);
 }
 
 /* The listen socket, if any: --listen, else fd 0 from a process manager.
@@ -441,9 +485,13 @@ main(int argc, char *argv[])
 		harden_env(&harden_daemon_env);
 		/* Connections to ptyd kept between requests. */
 		conf.ptyd.keep = 1;
+		if (main_pidfile() == -1)
+			return (1);
 		rv = server_run(&conf, &sc);
 		if (sc.unlink_path[0] != '\0')
 			unlink(sc.unlink_path);
+		if (main_nonempty(CONFIG_FCGI_PIDFILE) != NULL)
+			unlink(main_nonempty(CONFIG_FCGI_PIDFILE));
 		return (rv);
 	}
 

@@ -180,72 +180,157 @@ ptyd_argv(const struct ptyd_conf *conf, char **argv)
 	argv[n] = NULL;
 }
 
-/* Wait for ptyd's first process, which exits once the daemon serves.
- * 0 (even if it did not detach in time: the socket check decides), -1. */
-static int
-ptyd_detached(const struct ptyd_conf *conf, pid_t pid, int64_t deadline_ms)
+/*
+ * Why an autostart failed, for the one log line that says so: what ptyd
+ * printed on its stderr before it detached (its own reason: a database
+ * held by another ptyd, a state directory it cannot make), then our
+ * words.  Bounded: the rest of a long message is read and dropped.
+ */
+#define PTYD_SAID_MAX 640
+struct ptyd_start {
+	char   said[PTYD_SAID_MAX]; /* ptyd's stderr, one line */
+	size_t nsaid;
+	int    newline;	 /* a line ended: "; " before the next */
+	char   why[256]; /* ours */
+};
+
+/* What came on ptyd's stderr, newlines as "; ", control bytes as '?'. */
+static void
+ptyd_said(struct ptyd_start *st, const char *buf, size_t n)
 {
-	pid_t w;
-	int   status;
+	size_t i;
+
+	for (i = 0; i < n && st->nsaid + 3 < sizeof(st->said); i++) {
+		if (buf[i] == '\n') {
+			st->newline = st->nsaid > 0;
+			continue;
+		}
+		if (st->newline) {
+			memcpy(st->said + st->nsaid, "; ", 2);
+			st->nsaid += 2;
+			st->newline = 0;
+		}
+		if ((unsigned char)buf[i] < 0x20 || buf[i] == 0x7f)
+			st->said[st->nsaid++] = '?';
+		else
+			st->said[st->nsaid++] = buf[i];
+	}
+	st->said[st->nsaid] = '\0';
+}
+
+/* Read what is there on fd (non-blocking); 0 at EOF, else 1. */
+static int
+ptyd_said_read(struct ptyd_start *st, int fd)
+{
+	char	buf[512];
+	ssize_t n;
+	int	i;
+
+	for (i = 0; i < 16; i++) {
+		n = read(fd, buf, sizeof(buf));
+		if (n == 0)
+			return (0);
+		if (n == -1)
+			return (errno == EINTR ? 1 : errno == EAGAIN ? 1 : 0);
+		ptyd_said(st, buf, (size_t)n);
+	}
+	return (1);
+}
+
+/*
+ * Wait for ptyd's first process, which exits once the daemon serves,
+ * reading its stderr (fd, non-blocking) meanwhile.  0 (even if it did not
+ * detach in time: the socket check decides), or -1 with st->why.
+ */
+static int
+ptyd_detached(const struct ptyd_conf *conf, pid_t pid, int fd,
+    struct ptyd_start *st, int64_t deadline_ms)
+{
+	struct pollfd pfd;
+	int64_t	      left;
+	pid_t	      w;
+	int	      status, open = 1;
 
 	for (;;) {
 		w = waitpid(pid, &status, WNOHANG);
 		if (w == pid)
 			break;
 		if (w == -1 && errno != EINTR) {
-			flog_warn("autostart: waitpid");
+			snprintf(st->why, sizeof(st->why), "waitpid: %s",
+			    strerror(errno));
 			return (-1);
 		}
-		if (client_now_ms() >= deadline_ms) {
+		if ((left = deadline_ms - client_now_ms()) <= 0) {
 			/* Still running: leave it; the socket check decides. */
 			flog_warnx("autostart: %s did not detach in time",
 			    conf->program);
 			return (0);
 		}
-		ptyd_pause(deadline_ms);
+		pfd.fd = open ? fd : -1;
+		pfd.events = POLLIN;
+		if (poll(&pfd, 1,
+			(int)(left < PTYD_POLL_MS ? left : PTYD_POLL_MS)) > 0)
+			open = ptyd_said_read(st, fd);
 	}
+	if (open)
+		(void)ptyd_said_read(st, fd);
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-		/* It said why on our stderr and in its log (another ptyd
-		 * holds the database, say): waiting for its socket would
-		 * only hold the request until the deadline. */
-		flog_warnx("autostart: %s exited with status %d; see its "
-			   "message above and its log",
-		    conf->program,
+		/* Waiting for its socket would only hold the request until
+		 * the deadline. */
+		snprintf(st->why, sizeof(st->why), "exited with status %d",
 		    WIFEXITED(status) ? WEXITSTATUS(status) :
 					128 + WTERMSIG(status));
-		errno = ECONNREFUSED;
 		return (-1);
 	}
+	if (st->nsaid > 0)
+		flog_info("autostart: %s said: %s", conf->program, st->said);
 	flog_info("autostart: started %s --socket %s", conf->program,
 	    conf->socket);
 	return (0);
 }
 
-/* Run ptyd and wait for its first process (which daemonizes) to exit. */
+/*
+ * Run ptyd, its stderr on a pipe of ours, and wait for its first process
+ * (which daemonizes) to exit.  0, or -1 with st->why.
+ */
 static int
-ptyd_spawn(const struct ptyd_conf *conf, int64_t deadline_ms)
+ptyd_spawn(const struct ptyd_conf *conf, struct ptyd_start *st,
+    int64_t deadline_ms)
 {
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t	   attr;
 	sigset_t		   none, all;
 	char			  *argv[14], **env;
 	pid_t			   pid;
-	int			   err;
+	int			   err, p[2], rv;
 
 	ptyd_argv(conf, argv);
 	/* Only the allowlist: in CGI mode our environment holds the
 	 * request's headers (cookies, credentials), never ptyd's business. */
 	if ((env = harden_env_filter(&harden_daemon_env)) == NULL) {
-		errno = ENOMEM;
+		snprintf(st->why, sizeof(st->why), "out of memory");
 		return (-1);
 	}
+	if (pipe2(p, O_CLOEXEC) == -1) {
+		snprintf(st->why, sizeof(st->why), "pipe: %s", strerror(errno));
+		free(env);
+		return (-1);
+	}
+	(void)fcntl(p[0], F_SETFL, O_NONBLOCK);
 	posix_spawn_file_actions_init(&fa);
 	posix_spawnattr_init(&attr);
 	/* fd 0 may be our FastCGI listen socket (spawn-fcgi): never pass it. */
 	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-	/* Our workers block signals; ptyd starts with a clean slate. */
+	/* Its reason, if it will not start, comes to us (the dup is not
+	 * CLOEXEC; the pipe's own ends are). */
+	posix_spawn_file_actions_adddup2(&fa, p[1], STDERR_FILENO);
+	/* Our workers block signals; ptyd starts with a clean slate, but
+	 * for SIGPIPE, ignored as here: a ptyd that writes on its stderr
+	 * after we stopped reading (past the deadline) gets EPIPE, not its
+	 * death.  (ptyd ignores it anyway, and its shells get SIG_DFL.) */
 	sigemptyset(&none);
 	sigfillset(&all);
+	sigdelset(&all, SIGPIPE);
 	posix_spawnattr_setsigmask(&attr, &none);
 	posix_spawnattr_setsigdefault(&attr, &all);
 	posix_spawnattr_setflags(&attr,
@@ -257,81 +342,139 @@ ptyd_spawn(const struct ptyd_conf *conf, int64_t deadline_ms)
 	free(env);
 	posix_spawn_file_actions_destroy(&fa);
 	posix_spawnattr_destroy(&attr);
+	close(p[1]);
 	if (err != 0) {
-		flog_warnx("autostart: cannot run %s: %s", conf->program,
+		snprintf(st->why, sizeof(st->why), "cannot run it: %s",
 		    strerror(err));
-		errno = ECONNREFUSED;
+		close(p[0]);
 		return (-1);
 	}
-	return (ptyd_detached(conf, pid, deadline_ms));
+	rv = ptyd_detached(conf, pid, p[0], st, deadline_ms);
+	close(p[0]);
+	return (rv);
+}
+
+/* Wait for the socket to accept: 0, or -1 with st->why. */
+static int
+ptyd_serving(const struct ptyd_conf *conf, struct ptyd_start *st,
+    int64_t deadline_ms)
+{
+	int r;
+
+	while ((r = ptyd_alive(conf, deadline_ms)) == 0) {
+		if (client_now_ms() >= deadline_ms) {
+			snprintf(st->why, sizeof(st->why),
+			    "started, but nothing answers on the socket "
+			    "in time");
+			return (-1);
+		}
+		ptyd_pause(deadline_ms);
+	}
+	if (r == -1) {
+		snprintf(st->why, sizeof(st->why), "connect: %s",
+		    strerror(errno));
+		return (-1);
+	}
+	return (0);
+}
+
+/* The lock on "<socket>.lock", taken: its fd, or -1 with st->why. */
+static int
+ptyd_lock(const struct ptyd_conf *conf, struct ptyd_start *st,
+    int64_t deadline_ms)
+{
+	char lock[sizeof(conf->socket) + 8], dir[sizeof(conf->socket)];
+	int  fd;
+
+	if (snprintf(lock, sizeof(lock), "%s.lock", conf->socket) >=
+	    (int)sizeof(lock)) {
+		snprintf(st->why, sizeof(st->why), "socket path too long");
+		return (-1);
+	}
+	dir[0] = '\0';
+	if (util_mkparents(conf->socket, 0700, dir, sizeof(dir)) == -1) {
+		snprintf(st->why, sizeof(st->why), "mkdir %s: %s", dir,
+		    strerror(errno));
+		return (-1);
+	}
+	if ((fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0600)) == -1) {
+		snprintf(st->why, sizeof(st->why), "%s: %s", lock,
+		    strerror(errno));
+		return (-1);
+	}
+	while (flock(fd, LOCK_EX | LOCK_NB) == -1) {
+		if ((errno != EWOULDBLOCK && errno != EINTR) ||
+		    client_now_ms() >= deadline_ms) {
+			snprintf(st->why, sizeof(st->why), "%s: %s", lock,
+			    errno == EWOULDBLOCK ?
+				"held by another start past the deadline" :
+				strerror(errno));
+			close(fd);
+			return (-1);
+		}
+		ptyd_pause(deadline_ms);
+	}
+	return (fd);
+}
+
+/*
+ * One line with all of it: the program and the socket tried, what went
+ * wrong, and ptyd's own words.  (The HTTP answer says none of it: no
+ * server path leaves this process.)
+ */
+static void
+ptyd_start_failed(const struct ptyd_conf *conf, const struct ptyd_start *st)
+{
+	const char *said = st->said;
+
+	if (st->nsaid == 0)
+		said = strncmp(st->why, "exited", 6) == 0 ?
+		    "it said nothing; see its log" :
+		    NULL;
+	flog_warnx("autostart: %s --socket %s: %s%s%s", conf->program,
+	    conf->socket, st->why, said != NULL ? ": " : "",
+	    said != NULL ? said : "");
 }
 
 int
 ptyd_autostart(const struct ptyd_conf *conf, int64_t deadline_ms)
 {
-	char lock[sizeof(conf->socket) + 8];
-	int  fd = -1, r, err;
+	struct ptyd_start st;
+	int		  fd, r, rv = -1;
 
-	if (snprintf(lock, sizeof(lock), "%s.lock", conf->socket) >=
-	    (int)sizeof(lock)) {
-		errno = ENAMETOOLONG;
-		return (-1);
-	}
-	if (util_mkparents(conf->socket, 0700, NULL, 0) == -1)
-		goto fail;
-	if ((fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0600)) == -1)
-		goto fail;
-	while (flock(fd, LOCK_EX | LOCK_NB) == -1) {
-		if (errno != EWOULDBLOCK && errno != EINTR)
-			goto fail;
-		if (client_now_ms() >= deadline_ms) {
-			errno = ETIMEDOUT;
-			goto fail;
-		}
-		ptyd_pause(deadline_ms);
-	}
-	/* Whoever held the lock before us may have started it already. */
-	if ((r = ptyd_alive(conf, deadline_ms)) != 0)
+	memset(&st, 0, sizeof(st));
+	if ((fd = ptyd_lock(conf, &st, deadline_ms)) == -1)
 		goto done;
-	if (ptyd_spawn(conf, deadline_ms) == -1)
-		goto fail;
-	while ((r = ptyd_alive(conf, deadline_ms)) == 0) {
-		if (client_now_ms() >= deadline_ms) {
-			errno = ECONNREFUSED;
-			goto fail;
-		}
-		ptyd_pause(deadline_ms);
-	}
-done:
-	if (r == -1)
-		goto fail;
+	/* Whoever held the lock before us may have started it already. */
+	if ((r = ptyd_alive(conf, deadline_ms)) == 1)
+		rv = 0;
+	else if (r == -1)
+		snprintf(st.why, sizeof(st.why), "connect: %s",
+		    strerror(errno));
+	else if (ptyd_spawn(conf, &st, deadline_ms) == 0 &&
+	    ptyd_serving(conf, &st, deadline_ms) == 0)
+		rv = 0;
 	close(fd); /* releases the lock */
-	return (0);
-fail:
-	err = errno;
-	if (fd != -1)
-		close(fd);
-	errno = err;
-	return (-1);
+done:
+	if (rv == -1) {
+		ptyd_start_failed(conf, &st);
+		errno = ECONNREFUSED;
+	}
+	return (rv);
 }
 
 /* A new connection to ptyd, starting it first if allowed and needed. */
 static int
 ptyd_connect(const struct ptyd_conf *conf, int64_t deadline_ms)
 {
-	int fd, err;
+	int fd;
 
 	fd = client_connect(conf->socket, deadline_ms);
 	if (fd == -1 && ptyd_down(errno) && conf->autostart) {
 		/* Starting ptyd may take longer than one request's deadline. */
-		if (ptyd_autostart(conf, deadline_ms + 10000) == -1) {
-			err = errno;
-			flog_warnx("ptyd at %s is not running and could not "
-				   "be started: %s",
-			    conf->socket, strerror(err));
-			errno = ECONNREFUSED;
+		/* It logs why it failed. */
+		if (ptyd_autostart(conf, deadline_ms + 10000) == -1)
 			return (-1);
-		}
 		fd = client_connect(conf->socket, deadline_ms + 10000);
 	}
 	return (fd);

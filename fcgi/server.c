@@ -738,9 +738,9 @@ server_sigmask(sigset_t *set)
 	sigemptyset(set);
 	sigaddset(set, SIGTERM);
 	sigaddset(set, SIGINT);
+	sigaddset(set, SIGHUP); /* the log reopened (flog.c) */
 	all = *set;
 	sigaddset(&all, SIGUSR1);
-	sigaddset(&all, SIGHUP);
 	pthread_sigmask(SIG_BLOCK, &all, NULL);
 }
 
@@ -864,9 +864,13 @@ pool_main_wait(struct pool *p, int sig_fd)
 		}
 		if (pfd[1].revents != 0)
 			pool_watchdog(p);
-		if (pfd[0].revents != 0 &&
-		    read(sig_fd, &si, sizeof(si)) == sizeof(si) &&
-		    (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT))
+		if (pfd[0].revents == 0 ||
+		    read(sig_fd, &si, sizeof(si)) != sizeof(si))
+			continue;
+		if (si.ssi_signo == SIGHUP) {
+			flog_reopen();
+			flog_info("log reopened");
+		} else if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT)
 			return;
 	}
 }
@@ -1017,6 +1021,7 @@ master_run(struct master *m)
 	sigaddset(&set, SIGTERM);
 	sigaddset(&set, SIGINT);
 	sigaddset(&set, SIGCHLD);
+	sigaddset(&set, SIGHUP);
 	sigprocmask(SIG_BLOCK, &set, NULL);
 	master_start(m, client_now_ms());
 	flog_info("serving with %d processes of up to %d threads", m->n,
@@ -1025,6 +1030,11 @@ master_run(struct master *m)
 		ts.tv_sec = 0;
 		ts.tv_nsec = 200 * 1000000L;
 		sig = sigtimedwait(&set, &si, &ts);
+		if (sig == SIGHUP) { /* logrotate: ours, then each worker's */
+			flog_reopen();
+			flog_info("log reopened; passed on to the workers");
+			master_kill(m, SIGHUP);
+		}
 		if ((sig == SIGTERM || sig == SIGINT) && !m->stopping) {
 			flog_info("stopping");
 			m->stopping = 1;

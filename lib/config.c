@@ -32,11 +32,9 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "paths.h" /* generated: configure's directories */
 #include "proto.h"
 
-#ifndef PTYD_SYSCONFDIR
-#define PTYD_SYSCONFDIR "/etc"
-#endif
 /* A settings line longer than this is a mistake, not a setting. */
 #define CONFIG_LINE_MAX (64 * 1024)
 
@@ -68,6 +66,7 @@ enum config_type {
 #define F_LIST	0x1 /* [list]: values accumulate within a layer */
 #define F_WORD	0x2 /* a path that may be a bare word: "-", "syslog", PATH */
 #define F_EMPTY 0x4 /* a path that may be "": none */
+#define F_DASH	0x8 /* a path that may be "-": standard error */
 
 struct config_def {
 	const char	*name;
@@ -138,6 +137,13 @@ static const struct config_def config_defs[CONFIG_NKEYS] = {
 	    "ptyd.fcgi that started it, was started with)" },
 	[CONFIG_LISTEN] = { "listen", T_STRING, 0, F, NULL, 0, 0, NULL,
 	    "PATH|HOST:PORT", "FastCGI socket (fd 0 if a socket, else CGI)" },
+	[CONFIG_FCGI_LOG] = { "fcgi_log", T_PATH, F_DASH, F, NULL, 0, 0, NULL,
+	    "PATH",
+	    "ptyd.fcgi's log file, reopened on SIGHUP; - for "
+	    "stderr (stderr)" },
+	[CONFIG_FCGI_PIDFILE] = { "fcgi_pidfile", T_PATH, F_EMPTY, F, NULL, 0,
+	    0, NULL, "PATH",
+	    "a FastCGI server's pid, for logrotate's SIGHUP (none)" },
 	[CONFIG_SOCKET_GROUP] = { "socket_group", T_STRING, 0, F, NULL, 0, 0,
 	    NULL, "GROUP", "group of the listen socket" },
 	[CONFIG_SOCKET_MODE] = { "socket_mode", T_OCTAL, 0, F, NULL, 0600, 0660,
@@ -469,6 +475,8 @@ config_path(struct config *c, const struct config_def *d, const char *s,
 		config_fail(c, "%s: an empty path", where);
 		return (NULL);
 	}
+	if ((d->flags & F_DASH) && strcmp(s, "-") == 0)
+		return (config_strdup(s));
 	if (strcmp(s, "~") == 0 || strncmp(s, "~/", 2) == 0) {
 		if ((base = c->home) == NULL) {
 			config_fail(c, "%s: %s: no home directory", where, s);

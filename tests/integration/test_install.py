@@ -92,7 +92,8 @@ UNIT_PAIRS = [("lib/systemd/system/ptyd.service",
 KEYS = """state_dir db socket log log_level pidfile shell shell_arg
 workspace_root default_workspace idle_grace reap_interval linger
 stall_timeout max_terminals max_per_owner max_viewers ring_size input_limit
-shell_umask listen socket_group socket_mode autostart ptyd heartbeat
+shell_umask listen fcgi_log fcgi_pidfile socket_group socket_mode
+autostart ptyd heartbeat
 stream_padding
 max_threads processes auth local allow_remote allowed_hosts
 trusted_proxy_cidrs trust_forwarded_for""".split()
@@ -148,6 +149,10 @@ def installed():
             shutil.rmtree(root, ignore_errors=True)
 
 
+def _umask022():
+    os.umask(0o022)     # installed files readable by www-data
+
+
 def _build(inst):
     if not os.path.exists(os.path.join(BUILDDIR, "Makefile")):
         pytest.fail("no configured build in %s" % BUILDDIR)
@@ -168,10 +173,8 @@ def _build(inst):
            "http://127.0.0.1:9"}
     os.makedirs(inst.build)
 
-    def umask022():
-        os.umask(0o022)     # installed files readable by www-data
-
-    kw = dict(cwd=inst.build, env=env, preexec_fn=umask022)
+    inst.env = env
+    kw = dict(cwd=inst.build, env=env, preexec_fn=_umask022)
     run([os.path.join(inst.src, "configure"), "-q",
          "--prefix=" + inst.prefix], inst.log, **kw)
     run(["make", "-s", "-j2"], inst.log, **kw)
@@ -631,3 +634,84 @@ def test_socket_mode_0600_locks_www_data_out(installed, installed_stack,
     assert r.header("retry-after"), r
     err = st.log("front/error.log")
     assert "Permission denied" in err and st.sock in err, err
+
+
+# ---- reconfigured: last, since it moves the build to another prefix ------
+
+def _objects(build):
+    """{object file: mtime} of a build tree."""
+    got = {}
+    for d, _, files in os.walk(build):
+        for f in files:
+            if f.endswith(".o"):
+                p = os.path.join(d, f)
+                got[p] = os.stat(p).st_mtime_ns
+    return got
+
+
+def _uses_paths_h(obj):
+    """Does make's dependency file of obj name lib/paths.h?"""
+    d, f = os.path.split(obj)
+    try:
+        with open(os.path.join(d, ".deps", f[:-2] + ".Po")) as po:
+            return re.search(r"(^|[\s/])lib/paths\.h\b", po.read(),
+                             re.M) is not None
+    except FileNotFoundError:
+        return False
+
+
+@pytest.mark.deadline(200)
+def test_a_reconfigured_tree_installs_programs_with_the_new_paths(
+        installed, tmp_path):
+    """Issue 33: ./configure --prefix=B in a tree built for A, then make
+    and make install.  B's ptyd.fcgi must look for ptyd.conf and ptyd
+    under B; it used to keep A's (the paths were -D flags, which make
+    does not see, so nothing was rebuilt).  make rebuilds exactly the
+    objects that include lib/paths.h."""
+    b = Installed(installed.root)
+    b.prefix = os.path.join(installed.root, "prefix-b")
+    kw = dict(cwd=installed.build, env=installed.env, preexec_fn=_umask022)
+    before = _objects(installed.build)
+    run([os.path.join(installed.src, "configure"), "-q",
+         "--prefix=" + b.prefix], installed.log, **kw)
+    run(["make", "-s", "-j2"], installed.log, **kw)
+    after = _objects(installed.build)
+    rebuilt = sorted(o for o in after if after[o] != before.get(o))
+    users = sorted(o for o in after if _uses_paths_h(o))
+    run(["make", "-s", "install"], installed.log, **kw)
+
+    st = tmp_path / "st"
+    with open(b.path("etc/ptyd.conf"), "w") as f:
+        f.write("state_dir = %s\nheartbeat = 7\nlocal = address\n"
+                "shell = /bin/sh\n" % st)
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path),
+           "LANG": "C.UTF-8"}
+    fcgi = b.path("bin/ptyd.fcgi")
+    r = subprocess.run([fcgi, "--print-config"], env=env,
+                       capture_output=True, timeout=20)
+    assert r.returncode == 0, r.stderr
+    out = r.stdout.decode()
+    assert re.search(r"^heartbeat = 7  # %s:2$"
+                     % re.escape(b.path("etc/ptyd.conf")), out, re.M), out
+    assert re.search(r"^ptyd = %s  # " % re.escape(
+        b.path("libexec/ptyd/ptyd")), out, re.M), out
+    r = subprocess.run([fcgi, "--help"], env=env, capture_output=True,
+                       timeout=20)
+    assert b.path("etc/ptyd.conf") in r.stdout.decode(), r.stdout
+
+    # A request autostarts B's ptyd, not A's.
+    cgi = dict(env, REQUEST_METHOD="GET", GATEWAY_INTERFACE="CGI/1.1",
+               DOCUMENT_URI="/api/terminal/health", REMOTE_ADDR="127.0.0.1",
+               HTTP_HOST="127.0.0.1:8080", SERVER_PORT="8080",
+               REQUEST_SCHEME="http")
+    try:
+        r = subprocess.run([fcgi], env=cgi, capture_output=True,
+                           stdin=subprocess.DEVNULL, timeout=30)
+        m = re.search(rb'"pid": (\d+)', r.stdout)
+        assert m, (r.stdout, r.stderr)
+        exe = os.readlink("/proc/%d/exe" % int(m.group(1)))
+        assert exe == b.path("libexec/ptyd/ptyd"), exe
+    finally:
+        _kill_installed(b)
+    # What make rebuilt: the objects that include lib/paths.h, no more.
+    assert users and rebuilt == users, (rebuilt, users)
