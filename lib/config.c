@@ -181,10 +181,10 @@ static const struct config_def config_defs[CONFIG_NKEYS] = {
 	    "'self'", 0, 0, NULL, "SOURCES",
 	    "who may frame the API's answers: 'self', 'none' or origins" },
 	/* ptyd-pool's account files (ptyd-pool(8)); "pool" is set by it. */
-	[CONFIG_POOL_NAME] = { "pool", T_STRING, 0, F, NULL, 0, 0, NULL,
-	    "NAME", "the pool's name, in health and metrics (ptyd-pool)" },
-	[CONFIG_USER_NAME] = { "user", T_STRING, 0, P, NULL, 0, 0, NULL,
-	    "USER", "the account the pool runs as" },
+	[CONFIG_POOL_NAME] = { "pool", T_STRING, 0, F, NULL, 0, 0, NULL, "NAME",
+	    "the pool's name, in health and metrics (ptyd-pool)" },
+	[CONFIG_USER_NAME] = { "user", T_STRING, 0, P, NULL, 0, 0, NULL, "USER",
+	    "the account the pool runs as" },
 	[CONFIG_GROUP_NAME] = { "group", T_STRING, 0, P, NULL, 0, 0, NULL,
 	    "GROUP", "its group (the account's)" },
 	[CONFIG_LISTEN_OWNER] = { "listen_owner", T_STRING, 0, P, NULL, 0, 0,
@@ -196,8 +196,7 @@ static const struct config_def config_defs[CONFIG_NKEYS] = {
 	[CONFIG_RLIMIT_FILES] = { "rlimit_files", T_COUNT, 0, P, NULL, 64,
 	    1048576, NULL, "N", "open files per process (inherited)" },
 	[CONFIG_RLIMIT_NPROC] = { "rlimit_nproc", T_COUNT, 0, P, NULL, 16,
-	    COUNT_MAX, NULL, "N",
-	    "processes of the account (inherited)" },
+	    COUNT_MAX, NULL, "N", "processes of the account (inherited)" },
 };
 
 /* Old option names that keep working. */

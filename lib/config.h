@@ -66,8 +66,8 @@ enum config_key {
 	CONFIG_METRICS_ALLOW,
 	CONFIG_METRICS_USERS,
 	CONFIG_FRAME_ANCESTORS,
-	CONFIG_POOL_NAME, /* key "pool": the name ptyd.fcgi reports */
-	CONFIG_USER_NAME, /* key "user" */
+	CONFIG_POOL_NAME,  /* key "pool": the name ptyd.fcgi reports */
+	CONFIG_USER_NAME,  /* key "user" */
 	CONFIG_GROUP_NAME, /* key "group" */
 	CONFIG_LISTEN_OWNER,
 	CONFIG_LISTEN_GROUP,

@@ -26,8 +26,8 @@
 
 /* ptyd's paths: changing one moves its socket or its database, which
  * the keeper holds, so it takes a restart (the shells end). */
-static const enum config_key acct_home_keys[] = { CONFIG_STATE_DIR,
-	CONFIG_DB, CONFIG_SOCKET, CONFIG_PIDFILE, CONFIG_LOG };
+static const enum config_key acct_home_keys[] = { CONFIG_STATE_DIR, CONFIG_DB,
+	CONFIG_SOCKET, CONFIG_PIDFILE, CONFIG_LOG };
 
 const char *
 kind_name(enum pool_kind k)
@@ -83,7 +83,7 @@ acct_free(struct pool_acct *a)
 	free(a->shell);
 	free(a->listen);
 	for (i = 0; i < POOL_NCLASSES; i++)
-		free(a->class[i]);
+		free(a->text[i]);
 	free(a);
 }
 
@@ -92,8 +92,7 @@ acct_is_home_key(enum config_key k)
 {
 	size_t i;
 
-	for (i = 0; i < sizeof(acct_home_keys) / sizeof(acct_home_keys[0]);
-	    i++)
+	for (i = 0; i < sizeof(acct_home_keys) / sizeof(acct_home_keys[0]); i++)
 		if (acct_home_keys[i] == k)
 			return (1);
 	return (0);
@@ -125,8 +124,8 @@ acct_append(char **text, const char *key, const char *value)
 {
 	char *n;
 
-	if (asprintf(&n, "%s%s=%s\n", *text != NULL ? *text : "", key,
-		value) == -1)
+	if (asprintf(&n, "%s%s=%s\n", *text != NULL ? *text : "", key, value) ==
+	    -1)
 		plog_fatal("asprintf");
 	free(*text);
 	*text = n;
@@ -149,19 +148,19 @@ acct_classes(struct pool_acct *a, const struct config *c)
 		v = config_list(c, (enum config_key)k, &n);
 		for (cl = 0; cl < POOL_NCLASSES; cl++)
 			for (i = 0; (m & (1u << cl)) && i < n; i++)
-				acct_append(&a->class[cl],
+				acct_append(&a->text[cl],
 				    config_key_name((enum config_key)k), v[i]);
 	}
 	/* What the names stood for when the file was read. */
-	snprintf(buf, sizeof(buf), "%lu:%lu",
-	    (unsigned long)a->uid, (unsigned long)a->gid);
-	acct_append(&a->class[POOL_C_IDENT], buf, a->home);
+	snprintf(buf, sizeof(buf), "%lu:%lu", (unsigned long)a->uid,
+	    (unsigned long)a->gid);
+	acct_append(&a->text[POOL_C_IDENT], buf, a->home);
 	snprintf(buf, sizeof(buf), "%lu:%lu:%04o", (unsigned long)a->sock_uid,
 	    (unsigned long)a->sock_gid, (unsigned int)a->sock_mode);
-	acct_append(&a->class[POOL_C_SOCK], buf, a->listen);
+	acct_append(&a->text[POOL_C_SOCK], buf, a->listen);
 	for (cl = 0; cl < POOL_NCLASSES; cl++)
-		if (a->class[cl] == NULL)
-			a->class[cl] = acct_strdup("");
+		if (a->text[cl] == NULL)
+			a->text[cl] = acct_strdup("");
 }
 
 /* A user's uid, by name or number. */
@@ -209,9 +208,8 @@ acct_who(struct pool_acct *a, const struct config *c, char *cause, size_t size)
 	a->uid = pw->pw_uid;
 	a->gid = pw->pw_gid;
 	a->user = acct_strdup(pw->pw_name);
-	a->home = acct_strdup(pw->pw_dir != NULL && pw->pw_dir[0] == '/' ?
-		pw->pw_dir :
-		"/");
+	a->home = acct_strdup(
+	    pw->pw_dir != NULL && pw->pw_dir[0] == '/' ? pw->pw_dir : "/");
 	a->shell = acct_strdup(pw->pw_shell != NULL && *pw->pw_shell != '\0' ?
 		pw->pw_shell :
 		"/bin/sh");
@@ -221,8 +219,9 @@ acct_who(struct pool_acct *a, const struct config *c, char *cause, size_t size)
 	}
 	/* A pool never runs as root: that is what it is for. */
 	if (a->uid == 0 || a->gid == 0) {
-		snprintf(cause, size, "user %s: a pool runs as root's uid or "
-				      "gid never",
+		snprintf(cause, size,
+		    "user %s: a pool runs as root's uid or "
+		    "gid never",
 		    user);
 		return (-1);
 	}
@@ -231,8 +230,7 @@ acct_who(struct pool_acct *a, const struct config *c, char *cause, size_t size)
 
 /* listen and its owner, group and mode.  0, or -1 with cause. */
 static int
-acct_sock(struct pool_acct *a, const struct config *c, char *cause,
-    size_t size)
+acct_sock(struct pool_acct *a, const struct config *c, char *cause, size_t size)
 {
 	struct sockaddr_un sun;
 	const char	  *listen = config_str(c, CONFIG_LISTEN);
@@ -245,7 +243,8 @@ acct_sock(struct pool_acct *a, const struct config *c, char *cause,
 		return (-1);
 	}
 	if (strlen(listen) >= sizeof(sun.sun_path)) {
-		snprintf(cause, size, "listen: longer than a socket path may be");
+		snprintf(cause, size,
+		    "listen: longer than a socket path may be");
 		return (-1);
 	}
 	a->listen = acct_strdup(listen);
@@ -331,7 +330,7 @@ acct_diff(const struct pool_acct *old, const struct pool_acct *new)
 	int	     cl;
 
 	for (cl = 0; cl < POOL_NCLASSES; cl++)
-		if (strcmp(old->class[cl], new->class[cl]) != 0)
+		if (strcmp(old->text[cl], new->text[cl]) != 0)
 			m |= 1u << cl;
 	return (m);
 }

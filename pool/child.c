@@ -43,8 +43,8 @@ extern char **environ;
  * the time zone and PATH (harden's list, without who and where: HOME,
  * USER, LOGNAME, SHELL are the account's, set below; TMPDIR and XDG_*
  * are root's). */
-static const char *const child_env_names[] = { "PATH", "LANG", "LANGUAGE",
-	"TZ", NULL };
+static const char *const child_env_names[] = { "PATH", "LANG", "LANGUAGE", "TZ",
+	NULL };
 static const char *const child_env_prefixes[] = { "LC_", NULL };
 static const struct harden_allow child_env_allow = { child_env_names,
 	child_env_prefixes };
@@ -211,8 +211,8 @@ child_drop(const struct pool_acct *a)
 }
 
 void
-child_run(const struct pool_acct *a, enum pool_kind kind, int out,
-    char **argv, char **envp)
+child_run(const struct pool_acct *a, enum pool_kind kind, int out, char **argv,
+    char **envp)
 {
 	int fd;
 

@@ -57,8 +57,7 @@
 
 struct pool_opts pool_opts = { POOL_DIR, "", "", 0 };
 
-static void __attribute__((noreturn))
-usage(int status)
+static void __attribute__((noreturn)) usage(int status)
 {
 	fprintf(status == 0 ? stdout : stderr,
 	    "usage: ptyd-pool [-t] [-d DIR] [--ptyd PATH] [--fcgi PATH]\n"
@@ -251,7 +250,7 @@ main_loop(int sfd)
 					acct[n++] = a;
 				}
 		next = proc_next(pool_now());
-		timeout = next < 0 ? -1 :
+		timeout = next < 0	? -1 :
 		    next / 1000 > 60000 ? 60000 :
 					  (int)((next + 999) / 1000);
 		if (poll(pfd, n, timeout) == -1 && errno != EINTR)

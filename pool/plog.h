@@ -27,7 +27,7 @@ void plog_fatalx(const char *, ...)
 
 /* One line a child printed (without its newline), from pool name's
  * program prog with pid; cut says it was longer than PLOG_LINE_MAX. */
-void plog_child(const char *name, const char *prog, long pid,
-    const char *text, size_t len, int cut);
+void plog_child(const char *name, const char *prog, long pid, const char *text,
+    size_t len, int cut);
 
 #endif /* PTYD_POOL_PLOG_H */

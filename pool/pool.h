@@ -41,8 +41,8 @@ enum pool_class {
 };
 
 struct pool_proc {
-	pid_t	pid;  /* 0: not running */
-	int	out;  /* read end of its stdout and stderr, or -1 */
+	pid_t	pid; /* 0: not running */
+	int	out; /* read end of its stdout and stderr, or -1 */
 	char	line[PLOG_LINE_MAX];
 	size_t	len;	 /* of the line so far */
 	int	cut;	 /* the line went past PLOG_LINE_MAX */
@@ -54,22 +54,22 @@ struct pool_proc {
 };
 
 struct pool_acct {
-	struct pool_acct *next;
-	char		  name[POOL_NAME_MAX + 1];
-	char		 *path; /* its file */
-	char		 *user, *home, *shell;
-	uid_t		  uid;
-	gid_t		  gid;
-	char		 *listen;    /* the socket's path */
-	uid_t		  sock_uid;  /* listen_owner */
-	gid_t		  sock_gid;  /* listen_group */
-	mode_t		  sock_mode; /* listen_mode */
+	struct pool_acct  *next;
+	char		   name[POOL_NAME_MAX + 1];
+	char		  *path; /* its file */
+	char		  *user, *home, *shell;
+	uid_t		   uid;
+	gid_t		   gid;
+	char		  *listen;		       /* the socket's path */
+	uid_t		   sock_uid;		       /* listen_owner */
+	gid_t		   sock_gid;		       /* listen_group */
+	mode_t		   sock_mode;		       /* listen_mode */
 	unsigned long long rlimit_files, rlimit_nproc; /* 0: inherited */
-	char		 *class[POOL_NCLASSES];
-	int		  listen_fd; /* -1: none yet */
-	int		  gone;	     /* stopping for good */
-	int		  seen;	     /* in the folder at this reload */
-	struct pool_proc  proc[POOL_NKINDS];
+	char		  *text[POOL_NCLASSES];
+	int		   listen_fd; /* -1: none yet */
+	int		   gone;      /* stopping for good */
+	int		   seen;      /* in the folder at this reload */
+	struct pool_proc   proc[POOL_NKINDS];
 };
 
 /* The master's settings (command line). */
@@ -79,24 +79,24 @@ struct pool_opts {
 	char	    fcgi[4096];
 	int	    check; /* -t: read the files, say what is wrong, exit */
 };
-extern struct pool_opts pool_opts;
+extern struct pool_opts	 pool_opts;
 extern struct pool_acct *pool_accts;
 
 /* pool/acct.c */
-int  acct_name_ok(const char *file, char *name, size_t size);
+int		  acct_name_ok(const char *file, char *name, size_t size);
 struct pool_acct *acct_load(const char *dir, const char *name, char *cause,
     size_t size);
-void acct_free(struct pool_acct *);
-unsigned int acct_diff(const struct pool_acct *, const struct pool_acct *);
-const char  *kind_name(enum pool_kind);
+void		  acct_free(struct pool_acct *);
+unsigned int	  acct_diff(const struct pool_acct *, const struct pool_acct *);
+const char	 *kind_name(enum pool_kind);
 
 /* pool/sock.c */
 int  sock_open(struct pool_acct *);
 void sock_close(struct pool_acct *);
 
 /* pool/child.c: never returns. */
-void child_run(const struct pool_acct *, enum pool_kind, int out, char **argv,
-    char **envp) __attribute__((noreturn));
+void   child_run(const struct pool_acct *, enum pool_kind, int out, char **argv,
+      char **envp) __attribute__((noreturn));
 char **child_env(const struct pool_acct *);
 void   child_env_free(char **);
 
@@ -109,8 +109,8 @@ void	proc_signal(struct pool_acct *, enum pool_kind, int sig);
 int	proc_reaped(pid_t, int status, int64_t now);
 void	proc_tick(int64_t now);
 int64_t proc_next(int64_t now);
-void	proc_read(struct pool_proc *, const struct pool_acct *,
-	   enum pool_kind, int eof);
+void	proc_read(struct pool_proc *, const struct pool_acct *, enum pool_kind,
+       int eof);
 
 /* pool/reload.c */
 int  reload_folder(int64_t now, int first);

@@ -24,11 +24,11 @@
 
 #include "pool.h"
 
-#define SEC		1000000LL
+#define SEC 1000000LL
 /* A process that ran this long had a good run: its next start is at once. */
-#define POOL_GOOD_RUN	(30 * SEC)
-#define POOL_FIRST	(SEC / 10) /* the first start again */
-#define POOL_BACKOFF	SEC	   /* then doubling ... */
+#define POOL_GOOD_RUN	 (30 * SEC)
+#define POOL_FIRST	 (SEC / 10) /* the first start again */
+#define POOL_BACKOFF	 SEC	    /* then doubling ... */
 #define POOL_BACKOFF_MAX (60 * SEC) /* ... up to this */
 /* ptyd's keeper ends its shells with a grace of its own (DESIGN 10). */
 #define POOL_STOP_GRACE (25 * SEC)
@@ -304,4 +304,3 @@ proc_next(int64_t now)
 		}
 	return (next);
 }
-

@@ -61,7 +61,7 @@ reload_take(struct pool_acct *old, struct pool_acct *new)
 	new->shell = keep.shell;
 	new->listen = keep.listen;
 	for (k = 0; k < POOL_NCLASSES; k++)
-		new->class[k] = keep.class[k];
+		new->text[k] = keep.text[k];
 	acct_free(new);
 }
 
@@ -78,8 +78,9 @@ reload_change(struct pool_acct *a, struct pool_acct *new, unsigned int m,
 	reload_take(a, new);
 	if (ptyd_again) {
 		plog_info("%s: %s changed: ptyd restarted, its shells end",
-		    a->name, (m & (1u << POOL_C_IDENT)) ? "the account" :
-							  "ptyd's paths");
+		    a->name,
+		    (m & (1u << POOL_C_IDENT)) ? "the account" :
+						 "ptyd's paths");
 		proc_stop(a, POOL_PTYD, 1, now);
 	} else if (m & (1u << POOL_C_PTYD)) {
 		plog_info("%s: ptyd's settings changed: upgrade (SIGUSR1), "
@@ -136,8 +137,8 @@ reload_one(const char *name, int64_t now, int check)
 	    NULL) {
 		plog_warnx("%s: %s%s", name, cause,
 		    check	  ? "" :
-		    a != NULL ? "; left as it was" :
-				"; not started");
+			a != NULL ? "; left as it was" :
+				    "; not started");
 		return (-1);
 	}
 	if (check) {

@@ -52,8 +52,7 @@ sock_folder(const struct pool_acct *a)
 		plog_warn("%s: listen: %s", a->name, dir);
 		return (-1);
 	}
-	if (!S_ISDIR(st.st_mode) || st.st_uid != 0 ||
-	    (st.st_mode & 022) != 0) {
+	if (!S_ISDIR(st.st_mode) || st.st_uid != 0 || (st.st_mode & 022) != 0) {
 		plog_warnx("%s: listen: the folder %s must be root's and "
 			   "written by no one else",
 		    a->name, dir);

@@ -851,7 +851,7 @@ ctl_attach(int argc, char **argv)
 	}
 }
 
-#define CTL_OPT_OWNER    0x100
+#define CTL_OPT_OWNER	 0x100
 #define CTL_OPT_POOLS	 0x101
 #define CTL_OPT_POOL_DIR 0x102
 

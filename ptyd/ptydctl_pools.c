@@ -40,8 +40,9 @@ pools_filter(const struct dirent *d)
 	    d->d_name[0] == '-' || strcmp(d->d_name + len - 5, ".conf") != 0)
 		return (0);
 	for (i = 0; i < len - 5; i++)
-		if (strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-			   "0123456789._-",
+		if (strchr(
+			"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+			"0123456789._-",
 			d->d_name[i]) == NULL)
 			return (0);
 	return (1);
@@ -57,8 +58,8 @@ pools_become(const struct passwd *pw)
 	    setresgid(pw->pw_gid, pw->pw_gid, pw->pw_gid) == -1 ||
 	    setresuid(pw->pw_uid, pw->pw_uid, pw->pw_uid) == -1)
 		die("dropping to the account");
-	if (getresuid(&r, &e, &s) == -1 || r != pw->pw_uid ||
-	    e != pw->pw_uid || s != pw->pw_uid || setuid(0) != -1) {
+	if (getresuid(&r, &e, &s) == -1 || r != pw->pw_uid || e != pw->pw_uid ||
+	    s != pw->pw_uid || setuid(0) != -1) {
 		fprintf(stderr, "ptydctl: could not drop root\n");
 		exit(2);
 	}
@@ -67,9 +68,8 @@ pools_become(const struct passwd *pw)
 }
 
 /* The child: ptydctl --config FILE COMMAND ..., as the account. */
-static void __attribute__((noreturn))
-pools_child(const struct passwd *pw, const char *path, int out, int argc,
-    char **argv)
+static void __attribute__((noreturn)) pools_child(const struct passwd *pw,
+    const char *path, int out, int argc, char **argv)
 {
 	const char **av, *env[5];
 	char	    *home, *user, *logname;
@@ -180,8 +180,9 @@ ctl_pools(const char *dir, int argc, char **argv)
 	int		n, i, rv = 0, one;
 
 	if (geteuid() != 0) {
-		fprintf(stderr, "ptydctl: --pools is root's: it runs the "
-				"command as each account\n");
+		fprintf(stderr,
+		    "ptydctl: --pools is root's: it runs the "
+		    "command as each account\n");
 		return (2);
 	}
 	if (argc < 1)
