@@ -210,11 +210,28 @@ child_drop(const struct pool_acct *a)
 		child_fail("PR_SET_NO_NEW_PRIVS");
 }
 
+/*
+ * The master's end is the account's (as under systemd, which stops the
+ * service's cgroup): set once we are the account, since a change of
+ * uid clears it; a master already gone is seen by getppid().
+ */
+static void
+child_orphan(pid_t master)
+{
+	if (prctl(PR_SET_PDEATHSIG, SIGTERM, 0, 0, 0) == -1)
+		child_fail("PR_SET_PDEATHSIG");
+	if (getppid() != master) {
+		errno = ESRCH;
+		child_fail("the master is gone");
+	}
+}
+
 void
 child_run(const struct pool_acct *a, enum pool_kind kind, int out, char **argv,
     char **envp)
 {
-	int fd;
+	pid_t master = getppid();
+	int   fd;
 
 	child_signals();
 	if (setsid() == -1)
@@ -222,6 +239,7 @@ child_run(const struct pool_acct *a, enum pool_kind kind, int out, char **argv,
 	child_fds(kind == POOL_FCGI ? a->listen_fd : -1, out);
 	child_limits(a);
 	child_drop(a);
+	child_orphan(master);
 	/* Opened as the account: nothing root opened stays. */
 	if (kind != POOL_FCGI) {
 		if ((fd = open("/dev/null", O_RDONLY)) == -1)

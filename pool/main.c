@@ -226,24 +226,41 @@ main_signal(int sfd, int stopping)
 	return (stopping);
 }
 
+/* Room for the signalfd and every child's pipe. */
+static void
+main_room(struct pollfd **pfd, struct pool_proc ***who,
+    struct pool_acct ***acct, size_t *cap, size_t want)
+{
+	if (want <= *cap)
+		return;
+	if ((*pfd = reallocarray(*pfd, want, sizeof(**pfd))) == NULL ||
+	    (*who = reallocarray(*who, want, sizeof(**who))) == NULL ||
+	    (*acct = reallocarray(*acct, want, sizeof(**acct))) == NULL)
+		plog_fatal("reallocarray");
+	*cap = want;
+}
+
 static void
 main_loop(int sfd)
 {
-	struct pollfd	  pfd[1 + 2 * 1024];
-	struct pool_proc *who[1 + 2 * 1024];
-	struct pool_acct *acct[1 + 2 * 1024], *a;
-	int64_t		  next;
-	nfds_t		  n, i;
-	int		  stopping = 0, k, timeout;
+	struct pollfd	  *pfd = NULL;
+	struct pool_proc **who = NULL;
+	struct pool_acct **acct = NULL, *a;
+	int64_t		   next;
+	size_t		   cap = 0, n, i;
+	int		   stopping = 0, k, timeout;
 
 	for (;;) {
+		n = 1;
+		for (a = pool_accts; a != NULL; a = a->next)
+			n += POOL_NKINDS;
+		main_room(&pfd, &who, &acct, &cap, n);
 		n = 0;
 		pfd[n].fd = sfd;
 		pfd[n++].events = POLLIN;
 		for (a = pool_accts; a != NULL; a = a->next)
 			for (k = 0; k < POOL_NKINDS; k++)
-				if (a->proc[k].out != -1 &&
-				    n < sizeof(pfd) / sizeof(pfd[0])) {
+				if (a->proc[k].out != -1) {
 					pfd[n].fd = a->proc[k].out;
 					pfd[n].events = POLLIN;
 					who[n] = &a->proc[k];
@@ -253,7 +270,7 @@ main_loop(int sfd)
 		timeout = next < 0	? -1 :
 		    next / 1000 > 60000 ? 60000 :
 					  (int)((next + 999) / 1000);
-		if (poll(pfd, n, timeout) == -1 && errno != EINTR)
+		if (poll(pfd, (nfds_t)n, timeout) == -1 && errno != EINTR)
 			plog_fatal("poll");
 		for (i = 1; i < n; i++)
 			if (pfd[i].revents != 0)
@@ -267,8 +284,11 @@ main_loop(int sfd)
 		proc_tick(pool_now());
 		reload_collect();
 		if (stopping && pool_accts == NULL)
-			return;
+			break;
 	}
+	free(pfd);
+	free(who);
+	free(acct);
 }
 
 int

@@ -19,6 +19,7 @@
 #include <sys/un.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
@@ -28,10 +29,11 @@
 #include "util.h"
 
 /*
- * The socket's folder must be root's and written by no one else: the
- * chown below names a path, and in a folder an account could write it
- * could be made a link to a file of root's.  A missing folder is made
- * 0755.  0, or -1 (logged).
+ * The socket's folder, and every folder above it, must be root's and
+ * written by no one else (or sticky, as /tmp): the bind, chown and chmod
+ * below name a path, and a folder on it that an account could rename or
+ * write would let it point the path at a file of root's.  A missing
+ * folder is made 0755.  0, or -1 (logged).
  */
 static int
 sock_folder(const struct pool_acct *a)
@@ -40,23 +42,26 @@ sock_folder(const struct pool_acct *a)
 	char	   *slash;
 	struct stat st;
 
-	snprintf(dir, sizeof(dir), "%s", a->listen);
-	if ((slash = strrchr(dir, '/')) == NULL)
-		return (-1);
-	slash[slash == dir ? 1 : 0] = '\0';
 	if (util_mkparents(a->listen, 0755, failed, sizeof(failed)) == -1) {
 		plog_warn("%s: listen: cannot make %s", a->name, failed);
 		return (-1);
 	}
-	if (lstat(dir, &st) == -1) {
-		plog_warn("%s: listen: %s", a->name, dir);
-		return (-1);
-	}
-	if (!S_ISDIR(st.st_mode) || st.st_uid != 0 || (st.st_mode & 022) != 0) {
-		plog_warnx("%s: listen: the folder %s must be root's and "
-			   "written by no one else",
-		    a->name, dir);
-		return (-1);
+	snprintf(dir, sizeof(dir), "%s", a->listen);
+	while ((slash = strrchr(dir, '/')) != NULL) {
+		slash[slash == dir ? 1 : 0] = '\0';
+		if (lstat(dir, &st) == -1) {
+			plog_warn("%s: listen: %s", a->name, dir);
+			return (-1);
+		}
+		if (!S_ISDIR(st.st_mode) || st.st_uid != 0 ||
+		    ((st.st_mode & 022) != 0 && (st.st_mode & S_ISVTX) == 0)) {
+			plog_warnx("%s: listen: %s must be a folder of root's "
+				   "that no one else may write",
+			    a->name, dir);
+			return (-1);
+		}
+		if (slash == dir)
+			break;
 	}
 	return (0);
 }
@@ -101,8 +106,10 @@ sock_open(struct pool_acct *a)
 		goto fail;
 	}
 	umask(old);
+	/* Neither follows a link, should the socket have become one. */
 	if (lchown(a->listen, a->sock_uid, a->sock_gid) == -1 ||
-	    chmod(a->listen, a->sock_mode) == -1 ||
+	    fchmodat(AT_FDCWD, a->listen, a->sock_mode, AT_SYMLINK_NOFOLLOW) ==
+		-1 ||
 	    listen(fd, SOMAXCONN) == -1) {
 		plog_warn("%s: listen on %s", a->name, a->listen);
 		(void)unlink(a->listen);

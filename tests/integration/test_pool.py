@@ -362,17 +362,23 @@ def test_reload_adds_one_removes_one_and_leaves_the_third_alone(site):
 
 
 @pytest.mark.deadline(60)
-def test_a_ptyd_fcgi_setting_restarts_ptyd_fcgi_alone(site):
+def test_a_settings_change_keeps_the_shells(site):
+    """A ptyd.fcgi key restarts ptyd.fcgi alone; a ptyd key is applied by
+    a live upgrade (a new ptyd under the same keeper reads the file):
+    the shell, its pid and the other pool are untouched."""
     c = client(site, "c")
     assert c.start("set-c").status == 200
     shell_pid = c.terminals()["set-c"]["pid"]
+    assert c.limits_caps()["max"] != 30
     before = master_children(site)
-    write_pool(site, "c", "heartbeat = 4\n")
+    write_pool(site, "c", "heartbeat = 4\nmax_terminals = 30\n")
     os.kill(site["master"].pid, signal.SIGHUP)
     wait_for(lambda: master_children(site).get(("c", "fcgi"))
              not in (None, before[("c", "fcgi")]), timeout=20,
              what="c's ptyd.fcgi restarted")
-    wait_for(lambda: serves(site, "c"), timeout=10, what="c serving")
+    wait_for(lambda: serves(site, "c") and
+             client(site, "c").limits_caps()["max"] == 30, timeout=20,
+             what=lambda: "c's new ptyd; log:\n" + log_text(site)[-2000:])
     after = master_children(site)
     assert after[("c", "ptyd")] == before[("c", "ptyd")]
     assert after[("b", "ptyd")] == before[("b", "ptyd")]
@@ -381,6 +387,7 @@ def test_a_ptyd_fcgi_setting_restarts_ptyd_fcgi_alone(site):
     with Shell(c, "set-c") as sh:
         assert sh.run("echo kept-$((6*7))") == b"kept-42"
     assert c.close_term("set-c").status == 200
+    assert "c: ptyd's settings changed: upgrade" in log_text(site)
 
 
 def test_ptydctl_pools_runs_a_command_in_every_account(site):
