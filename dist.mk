@@ -5,7 +5,8 @@
 # builds it out of tree, runs make check (the unit suites; the integration
 # suite needs root, nginx and a checkout: scripts/test), installs, and
 # uninstalls.
-dist_doc_DATA = README.md LICENSE NEWS HACKING.md docs/DESIGN.md docs/STYLE.md
+dist_doc_DATA = README.md LICENSE NEWS HACKING.md docs/DESIGN.md docs/STYLE.md \
+	docs/pools.md
 
 EXTRA_DIST += .clang-format .clang-tidy .editorconfig \
 	build-aux/.keep m4/.keep \
