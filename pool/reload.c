@@ -125,16 +125,37 @@ reload_remove(struct pool_acct *a, int64_t now)
 	sock_close(a);
 }
 
+/* Another pool's socket path: the bind would take it from that pool. */
+static const struct pool_acct *
+reload_clash(const struct pool_acct *new)
+{
+	const struct pool_acct *a;
+
+	for (a = pool_accts; a != NULL; a = a->next)
+		if (!a->gone && strcmp(a->name, new->name) != 0 &&
+		    strcmp(a->listen, new->listen) == 0)
+			return (a);
+	return (NULL);
+}
+
 /* One file of the folder.  0, or -1 if it did not load. */
 static int
 reload_one(const char *name, int64_t now, int check)
 {
-	struct pool_acct *a = reload_find(name), *new;
-	char		  cause[1024];
-	unsigned int	  m;
+	struct pool_acct       *a = reload_find(name), *new;
+	const struct pool_acct *other;
+	char			cause[1024];
+	unsigned int		m;
 
-	if ((new = acct_load(pool_opts.dir, name, cause, sizeof(cause))) ==
-	    NULL) {
+	if ((new = acct_load(pool_opts.dir, name, cause, sizeof(cause))) !=
+		NULL &&
+	    (other = reload_clash(new)) != NULL) {
+		snprintf(cause, sizeof(cause), "listen: %s is pool %s's",
+		    new->listen, other->name);
+		acct_free(new);
+		new = NULL;
+	}
+	if (new == NULL) {
 		plog_warnx("%s: %s%s", name, cause,
 		    check	  ? "" :
 			a != NULL ? "; left as it was" :

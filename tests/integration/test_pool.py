@@ -411,3 +411,24 @@ def test_a_bad_file_is_named_by_check_mode(site):
                         "-t", "-d", d], capture_output=True, timeout=30)
     assert r.returncode == 1, r
     assert b"bad: user root" in r.stderr, r.stderr
+
+
+@pytest.mark.deadline(60)
+def test_a_pool_naming_anothers_socket_is_not_started(site):
+    """A file whose listen is another pool's would take that pool's
+    socket from it at the bind: it is refused, the other left alone."""
+    before = master_children(site)
+    path = os.path.join(site["pool"], "d.conf")
+    with open(path, "w") as f:
+        f.write("user = %s\nlisten = %s\n" % (NAMES["b"], site["sock"]["c"]))
+    os.chmod(path, 0o644)
+    try:
+        os.kill(site["master"].pid, signal.SIGHUP)
+        wait_for(lambda: "d: listen: %s is pool c's; not started"
+                 % site["sock"]["c"] in log_text(site), timeout=10,
+                 what="the refusal in the log")
+        assert master_children(site) == before
+        assert serves(site, "c")
+    finally:
+        os.unlink(path)
+        os.kill(site["master"].pid, signal.SIGHUP)
