@@ -11,7 +11,7 @@ dist_doc_DATA = README.md LICENSE NEWS HACKING.md
 ptyddocsdir = $(docdir)/docs
 dist_ptyddocs_DATA = docs/DESIGN.md docs/STYLE.md docs/deploy.md \
 	docs/hosting.md docs/operating.md docs/page.md docs/scaling.md \
-	docs/security.md
+	docs/security.md docs/pools.md docs/package.md
 
 EXTRA_DIST += .clang-format .clang-tidy .editorconfig \
 	build-aux/.keep m4/.keep \

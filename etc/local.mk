@@ -7,7 +7,8 @@
 systemdsystemunit_DATA = etc/systemd/ptyd.service etc/systemd/ptyd@.service \
 	etc/systemd/ptyd-keeper.service etc/systemd/ptyd-keeper@.service \
 	etc/systemd/ptyd-fcgi.socket etc/systemd/ptyd-fcgi.service \
-	etc/systemd/ptyd-fcgi@.socket etc/systemd/ptyd-fcgi@.service
+	etc/systemd/ptyd-fcgi@.socket etc/systemd/ptyd-fcgi@.service \
+	etc/systemd/ptyd-pool.service
 systemduserunit_DATA = etc/systemd/user/ptyd.service \
 	etc/systemd/user/ptyd-keeper.service
 logrotatedir = $(sysconfdir)/logrotate.d
@@ -18,7 +19,7 @@ ETC_IN = etc/systemd/ptyd.service.in etc/systemd/ptyd@.service.in \
 	etc/systemd/ptyd-keeper.service.in etc/systemd/ptyd-keeper@.service.in \
 	etc/systemd/ptyd-fcgi.socket.in etc/systemd/ptyd-fcgi.service.in \
 	etc/systemd/ptyd-fcgi@.socket.in etc/systemd/ptyd-fcgi@.service.in \
-	etc/systemd/user/ptyd.service.in \
+	etc/systemd/ptyd-pool.service.in etc/systemd/user/ptyd.service.in \
 	etc/systemd/user/ptyd-keeper.service.in etc/logrotate.d/ptyd.in
 EXTRA_DIST += $(ETC_IN) etc/ptyd.conf.sample
 CLEANFILES += $(ETC_GEN)
@@ -26,6 +27,7 @@ CLEANFILES += $(ETC_GEN)
 # One substitution for every generated file that names a directory.
 do_subst = $(SED) -e 's|@pkglibexecdir[@]|$(pkglibexecdir)|g' \
 	-e 's|@bindir[@]|$(bindir)|g' -e 's|@sysconfdir[@]|$(sysconfdir)|g' \
+	-e 's|@sbindir[@]|$(sbindir)|g' \
 	-e 's|@pkgdatadir[@]|$(pkgdatadir)|g' \
 	-e 's|@PACKAGE_VERSION[@]|$(PACKAGE_VERSION)|g'
 
@@ -43,6 +45,7 @@ etc/systemd/ptyd-fcgi.socket: $(srcdir)/etc/systemd/ptyd-fcgi.socket.in
 etc/systemd/ptyd-fcgi.service: $(srcdir)/etc/systemd/ptyd-fcgi.service.in
 etc/systemd/ptyd-fcgi@.socket: $(srcdir)/etc/systemd/ptyd-fcgi@.socket.in
 etc/systemd/ptyd-fcgi@.service: $(srcdir)/etc/systemd/ptyd-fcgi@.service.in
+etc/systemd/ptyd-pool.service: $(srcdir)/etc/systemd/ptyd-pool.service.in
 etc/systemd/user/ptyd.service: $(srcdir)/etc/systemd/user/ptyd.service.in
 etc/systemd/user/ptyd-keeper.service: \
 	$(srcdir)/etc/systemd/user/ptyd-keeper.service.in

@@ -29,6 +29,7 @@ struct front_conf {
 	struct ptyd_conf ptyd;
 	int64_t		 heartbeat_ms; /* --heartbeat, PTYD_HEARTBEAT */
 	size_t		 stream_padding; /* CGI: bytes per stream write */
+	const char	*pool; /* ptyd-pool's name for us (health, metrics) */
 	/* Who may frame our answers (frame_ancestors, DESIGN 6), as the
 	 * header lines every answer carries. */
 	char frame_headers[FRONT_FRAME_MAX];

@@ -448,6 +448,8 @@ ep_health(struct ctx *c, json_t *body)
 	    "terminals", (json_int_t)st.terminals, "exited",
 	    (json_int_t)st.exited, "viewers", (json_int_t)st.viewers,
 	    "db_errors", (json_int_t)st.db_errors);
+	if (c->r->conf->pool != NULL)
+		json_object_set_new(o, "pool", json_string(c->r->conf->pool));
 	if (ok)
 		http_json(c->r, 200, o, NULL);
 	else
@@ -471,7 +473,9 @@ ep_metrics(struct ctx *c, json_t *body)
 	}
 	up = call_as(c, MSG_STATS, NULL, MSG_STATS_REPLY, &st, 1) == 0;
 	buf_init(&b, 1024 * 1024);
-	if (metrics_render(&b, up ? &st : NULL) == -1)
+	if (metrics_render(&b, up ? &st : NULL) == -1 ||
+	    (c->r->conf->pool != NULL &&
+		metrics_pool(&b, c->r->conf->pool) == -1))
 		http_answer(c->r, CONTRACT_A_INTERNAL);
 	else
 		http_respond(c->r, 200, "text/plain; version=0.0.4", "no-store",

@@ -438,6 +438,24 @@ metrics_ptyd_out(struct buf *b, const struct msg_stats_reply *st)
 }
 
 int
+metrics_pool(struct buf *b, const char *pool)
+{
+	const char *p;
+
+	metrics_head(b, "ptyd_pool_info", "gauge",
+	    "1, labelled with the pool of ptyd-pool this ptyd.fcgi serves.");
+	buf_adds(b, "ptyd_pool_info{pool=\"");
+	/* A label value's escapes: backslash, quote, newline. */
+	for (p = pool; *p != '\0'; p++) {
+		if (*p == '\\' || *p == '"' || *p == '\n')
+			buf_addc(b, '\\');
+		buf_addc(b, *p == '\n' ? 'n' : *p);
+	}
+	buf_adds(b, "\"} 1\n");
+	return (b->failed ? -1 : 0);
+}
+
+int
 metrics_render(struct buf *b, const struct msg_stats_reply *st)
 {
 	metrics_head(b, "ptyd_up", "gauge",

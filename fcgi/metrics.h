@@ -51,5 +51,7 @@ void metrics_conn(int kept);
 /* The whole scrape into b; st NULL when ptyd did not answer (ptyd_up 0).
  * 0, or -1 when b failed. */
 int metrics_render(struct buf *b, const struct msg_stats_reply *st);
+/* ptyd_pool_info{pool="NAME"} 1: which pool of ptyd-pool this is. */
+int metrics_pool(struct buf *b, const char *pool);
 
 #endif /* FRONT_METRICS_H */

@@ -45,6 +45,7 @@
 #define D CONFIG_PTYD
 #define F CONFIG_FCGI
 #define C CONFIG_CTL
+#define P CONFIG_POOL
 
 #define SEC	  1000000LL /* seconds are kept in microseconds */
 #define SEC_MAX	  (1000000000LL * SEC)
@@ -135,7 +136,7 @@ static const struct config_def config_defs[CONFIG_NKEYS] = {
 	    NULL, "MODE",
 	    "the shells' umask (the one ptyd, or the "
 	    "ptyd.fcgi that started it, was started with)" },
-	[CONFIG_LISTEN] = { "listen", T_STRING, 0, F, NULL, 0, 0, NULL,
+	[CONFIG_LISTEN] = { "listen", T_STRING, 0, F | P, NULL, 0, 0, NULL,
 	    "PATH|HOST:PORT", "FastCGI socket (fd 0 if a socket, else CGI)" },
 	[CONFIG_FCGI_LOG] = { "fcgi_log", T_PATH, F_DASH, F, NULL, 0, 0, NULL,
 	    "PATH",
@@ -185,6 +186,23 @@ static const struct config_def config_defs[CONFIG_NKEYS] = {
 	[CONFIG_FRAME_ANCESTORS] = { "frame_ancestors", T_STRING, 0, F,
 	    "'self'", 0, 0, NULL, "SOURCES",
 	    "who may frame the API's answers: 'self', 'none' or origins" },
+	/* ptyd-pool's account files (ptyd-pool(8)); "pool" is set by it. */
+	[CONFIG_POOL_NAME] = { "pool", T_STRING, 0, F, NULL, 0, 0, NULL, "NAME",
+	    "the pool's name, in health and metrics (ptyd-pool)" },
+	[CONFIG_USER_NAME] = { "user", T_STRING, 0, P, NULL, 0, 0, NULL, "USER",
+	    "the account the pool runs as" },
+	[CONFIG_GROUP_NAME] = { "group", T_STRING, 0, P, NULL, 0, 0, NULL,
+	    "GROUP", "its group (the account's)" },
+	[CONFIG_LISTEN_OWNER] = { "listen_owner", T_STRING, 0, P, NULL, 0, 0,
+	    NULL, "USER", "owner of the listen socket (user)" },
+	[CONFIG_LISTEN_GROUP] = { "listen_group", T_STRING, 0, P, NULL, 0, 0,
+	    NULL, "GROUP", "group of the listen socket (group)" },
+	[CONFIG_LISTEN_MODE] = { "listen_mode", T_OCTAL, 0, P, "0660", 0600,
+	    0660, NULL, "MODE", "mode of the listen socket" },
+	[CONFIG_RLIMIT_FILES] = { "rlimit_files", T_COUNT, 0, P, NULL, 64,
+	    1048576, NULL, "N", "open files per process (inherited)" },
+	[CONFIG_RLIMIT_NPROC] = { "rlimit_nproc", T_COUNT, 0, P, NULL, 16,
+	    COUNT_MAX, NULL, "N", "processes of the account (inherited)" },
 };
 
 /* Old option names that keep working. */
@@ -376,6 +394,12 @@ config_key_find(const char *name)
 		if (strcmp(config_defs[k].name, name) == 0)
 			return ((int)k);
 	return (-1);
+}
+
+unsigned int
+config_key_progs(enum config_key k)
+{
+	return (config_defs[k].progs);
 }
 
 /* ---- values ------------------------------------------------------------ */

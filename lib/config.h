@@ -23,6 +23,7 @@
 #define CONFIG_PTYD 0x1u
 #define CONFIG_FCGI 0x2u
 #define CONFIG_CTL  0x4u
+#define CONFIG_POOL 0x8u /* ptyd-pool: an account file's own keys */
 
 /* Every key, in the order --print-config and --help list them. */
 enum config_key {
@@ -67,6 +68,14 @@ enum config_key {
 	CONFIG_METRICS_ALLOW,
 	CONFIG_METRICS_USERS,
 	CONFIG_FRAME_ANCESTORS,
+	CONFIG_POOL_NAME,  /* key "pool": the name ptyd.fcgi reports */
+	CONFIG_USER_NAME,  /* key "user" */
+	CONFIG_GROUP_NAME, /* key "group" */
+	CONFIG_LISTEN_OWNER,
+	CONFIG_LISTEN_GROUP,
+	CONFIG_LISTEN_MODE,
+	CONFIG_RLIMIT_FILES,
+	CONFIG_RLIMIT_NPROC,
 	CONFIG_NKEYS
 };
 
@@ -140,6 +149,8 @@ void config_set_range(struct config *, enum config_key, long long min,
 /* The key's name in the file ("idle_grace"), or -1 if there is none. */
 const char *config_key_name(enum config_key);
 int	    config_key_find(const char *name);
+/* The programs (CONFIG_PTYD...) that use a key. */
+unsigned int config_key_progs(enum config_key);
 
 /*
  * The effective values.  config_str: NULL when unset (no default and

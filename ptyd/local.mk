@@ -49,7 +49,7 @@ ptyd_ptyd_LDADD = ptyd/libptyd.a libwire.a $(SQLITE_LIBS) $(VTERM_LIBS) $(ZLIB_L
 # The audit chain's files (chain.c, chaindb.c, anchor.c) come from
 # libptyd.a: the same objects ptyd writes the chain with.
 ptyd_ptydctl_SOURCES = ptyd/ptydctl.c ptyd/ptydctl.h ptyd/ptydctl_prune.c \
-	ptyd/ptydctl_audit.c ptyd/ptydctl_keeper.c
+	ptyd/ptydctl_audit.c ptyd/ptydctl_keeper.c ptyd/ptydctl_pools.c
 ptyd_ptydctl_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS) $(NETTLE_CFLAGS)
 ptyd_ptydctl_LDADD = ptyd/libptyd.a libwire.a $(SQLITE_LIBS) $(NETTLE_LIBS)
 

@@ -83,7 +83,9 @@ static const char ctl_synopsis[] =
     "       ptydctl [--socket PATH] [--owner NAME] input SID DATA\n"
     "       ptydctl [--socket PATH] [--owner NAME] resize SID ROWS COLS\n"
     "       ptydctl [--socket PATH] [--owner NAME] attach SID [--pos N]\n"
-    "               [--frames]\n";
+    "               [--frames]\n"
+    "       ptydctl --pools [--pool-dir DIR] COMMAND ...  (root: every "
+    "account of ptyd-pool)\n";
 
 void __attribute__((noreturn)) usage(void)
 {
@@ -849,7 +851,15 @@ ctl_attach(int argc, char **argv)
 	}
 }
 
-#define CTL_OPT_OWNER 0x100
+#define CTL_OPT_OWNER	 0x100
+#define CTL_OPT_POOLS	 0x101
+#define CTL_OPT_POOL_DIR 0x102
+
+#ifndef PTYD_SYSCONFDIR
+#define PTYD_SYSCONFDIR "/etc"
+#endif
+static int	   ctl_pools_on; /* --pools */
+static const char *ctl_pool_dir = PTYD_SYSCONFDIR "/ptyd/pool.d";
 
 static void
 ctl_option_cb(void *arg, int val, const char *optarg)
@@ -857,6 +867,10 @@ ctl_option_cb(void *arg, int val, const char *optarg)
 	(void)arg;
 	if (val == CTL_OPT_OWNER)
 		ctl_owner = optarg;
+	else if (val == CTL_OPT_POOLS)
+		ctl_pools_on = 1;
+	else if (val == CTL_OPT_POOL_DIR)
+		ctl_pool_dir = optarg;
 }
 
 /* socket, db and state_dir as ptyd finds them (lib/config.c); exits for
@@ -867,6 +881,10 @@ ctl_configure(int *argc, char ***argv)
 	static const struct config_extra extra[] = {
 		{ "owner", required_argument, CTL_OPT_OWNER, "NAME",
 		    "act for this owner (also after the command)" },
+		{ "pools", no_argument, CTL_OPT_POOLS, NULL,
+		    "root: run the command as every account of ptyd-pool" },
+		{ "pool-dir", required_argument, CTL_OPT_POOL_DIR, "DIR",
+		    "ptyd-pool's folder (" PTYD_SYSCONFDIR "/ptyd/pool.d)" },
 		{ NULL, 0, 0, NULL, NULL },
 	};
 	struct config_args a = { ctl_synopsis, NULL, extra, ctl_option_cb, NULL,
@@ -990,5 +1008,7 @@ main(int argc, char **argv)
 {
 	/* Options before the command only: the command's own follow it. */
 	ctl_configure(&argc, &argv);
+	if (ctl_pools_on)
+		return (ctl_pools(ctl_pool_dir, argc, argv));
 	return (ctl_dispatch(argc, argv));
 }

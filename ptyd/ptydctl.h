@@ -39,4 +39,8 @@ int ctl_shutdown(int argc, char **argv);
 /* service [--timeout S]: the main process of the thin ptyd.service. */
 int ctl_service(int argc, char **argv);
 
+/* --pools: COMMAND as every account of ptyd-pool's folder dir, for root
+ * (ptydctl_pools.c). */
+int ctl_pools(const char *dir, int argc, char **argv);
+
 #endif /* PTYDCTL_H */

@@ -1,0 +1,306 @@
+/*
+ * proc.c -- the process table: each account's ptyd and ptyd.fcgi, their
+ * starts, their ends and why, the backoff, and what they print.
+ *
+ * Owns: the fork (the child's side is child.c), the pipe each child
+ * writes its output to (made as the account, read here, logged under the
+ * pool's name by plog.c), the wait status put in words, when a process
+ * that ended is started again (at once after a long run or a stop on
+ * purpose; 1, 2, 4 ... 60 s while it keeps ending within 30 s), the stop
+ * (SIGTERM, SIGKILL after POOL_STOP_GRACE) and the timers of all of it.
+ * Does not own which accounts there are (reload.c).
+ */
+#include <sys/fsuid.h>
+#include <sys/wait.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "pool.h"
+
+#define SEC 1000000LL
+/* A process that ran this long had a good run: its next start is at once. */
+#define POOL_GOOD_RUN	 (30 * SEC)
+#define POOL_FIRST	 (SEC / 10) /* the first start again */
+#define POOL_BACKOFF	 SEC	    /* then doubling ... */
+#define POOL_BACKOFF_MAX (60 * SEC) /* ... up to this */
+/* ptyd's keeper ends its shells with a grace of its own (DESIGN 10). */
+#define POOL_STOP_GRACE (25 * SEC)
+
+int64_t
+pool_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ((int64_t)ts.tv_sec * SEC + ts.tv_nsec / 1000);
+}
+
+/* argv of kind for a: the file is the account's whole configuration;
+ * ptyd.fcgi takes its socket on fd 0 and leaves ptyd to us. */
+static void
+proc_argv(const struct pool_acct *a, enum pool_kind kind, const char **argv)
+{
+	int n = 0;
+
+	if (kind == POOL_PTYD) {
+		argv[n++] = pool_opts.ptyd;
+		argv[n++] = "-f";
+	} else
+		argv[n++] = pool_opts.fcgi;
+	argv[n++] = "--config";
+	argv[n++] = a->path;
+	if (kind == POOL_FCGI) {
+		argv[n++] = "--listen";
+		argv[n++] = "";
+		argv[n++] = "--autostart";
+		argv[n++] = "no";
+		argv[n++] = "--pool";
+		argv[n++] = a->name;
+	}
+	argv[n] = NULL;
+}
+
+/* Again after delay, counted as a failure unless it ran long. */
+static void
+proc_backoff(struct pool_proc *p, int64_t ran, int64_t now, int64_t *delay)
+{
+	if (ran >= POOL_GOOD_RUN)
+		p->fails = 0;
+	if (p->fails == 0)
+		*delay = POOL_FIRST;
+	else if (p->fails >= 7)
+		*delay = POOL_BACKOFF_MAX;
+	else
+		*delay = POOL_BACKOFF << (p->fails - 1);
+	if (*delay > POOL_BACKOFF_MAX)
+		*delay = POOL_BACKOFF_MAX;
+	p->fails++;
+	p->due = now + *delay;
+}
+
+void
+proc_start(struct pool_acct *a, enum pool_kind kind, int64_t now)
+{
+	struct pool_proc *p = &a->proc[kind];
+	const char	 *argv[16];
+	char		**env;
+	int		  fds[2], rv;
+	int64_t		  delay;
+	pid_t		  pid;
+
+	p->due = 0;
+	if (a->gone || p->pid != 0)
+		return;
+	if (kind == POOL_FCGI && sock_open(a) == -1) {
+		proc_backoff(p, 0, now, &delay);
+		plog_warnx("%s: ptyd.fcgi not started; again in %.1f s",
+		    a->name, (double)delay / SEC);
+		return;
+	}
+	/* The pipe is the account's (its inodes), as is all it is given. */
+	(void)setfsuid(a->uid);
+	rv = pipe2(fds, O_CLOEXEC);
+	(void)setfsuid(0);
+	if (rv == -1) {
+		plog_warn("%s: pipe", a->name);
+		proc_backoff(p, 0, now, &delay);
+		return;
+	}
+	proc_argv(a, kind, argv);
+	env = child_env(a);
+	if ((pid = fork()) == -1) {
+		plog_warn("%s: fork", a->name);
+		close(fds[0]);
+		close(fds[1]);
+		child_env_free(env);
+		proc_backoff(p, 0, now, &delay);
+		return;
+	}
+	if (pid == 0)
+		child_run(a, kind, fds[1], (char **)argv, env);
+	child_env_free(env);
+	close(fds[1]);
+	(void)fcntl(fds[0], F_SETFL, O_NONBLOCK);
+	p->pid = pid;
+	p->out = fds[0];
+	p->len = 0;
+	p->cut = 0;
+	p->started = now;
+	p->kill_at = 0;
+	p->again = 0;
+	plog_info("%s: %s started as %s, pid %ld", a->name, kind_name(kind),
+	    a->user, (long)pid);
+}
+
+void
+proc_signal(struct pool_acct *a, enum pool_kind kind, int sig)
+{
+	if (a->proc[kind].pid != 0)
+		(void)kill(a->proc[kind].pid, sig);
+}
+
+void
+proc_stop(struct pool_acct *a, enum pool_kind kind, int again, int64_t now)
+{
+	struct pool_proc *p = &a->proc[kind];
+
+	if (p->pid == 0) {
+		p->due = again && !a->gone ? now : 0;
+		return;
+	}
+	p->again = again;
+	if (p->kill_at == 0) {
+		(void)kill(p->pid, SIGTERM);
+		p->kill_at = now + POOL_STOP_GRACE;
+	}
+}
+
+/* What the process printed: whole lines to the log, the rest kept. */
+void
+proc_read(struct pool_proc *p, const struct pool_acct *a, enum pool_kind kind,
+    int eof)
+{
+	char	buf[4096];
+	ssize_t n;
+	size_t	i;
+
+	if (p->out == -1)
+		return;
+	while ((n = read(p->out, buf, sizeof(buf))) > 0) {
+		for (i = 0; i < (size_t)n; i++) {
+			if (buf[i] == '\n') {
+				plog_child(a->name, kind_name(kind),
+				    (long)p->pid, p->line, p->len, p->cut);
+				p->len = 0;
+				p->cut = 0;
+				continue;
+			}
+			if (p->len == sizeof(p->line)) {
+				p->cut = 1;
+				continue;
+			}
+			p->line[p->len++] = buf[i];
+		}
+	}
+	if (n == 0 || eof || (n == -1 && errno != EAGAIN && errno != EINTR)) {
+		if (p->len > 0)
+			plog_child(a->name, kind_name(kind), (long)p->pid,
+			    p->line, p->len, p->cut);
+		p->len = 0;
+		close(p->out);
+		p->out = -1;
+	}
+}
+
+/* "exited with status 1", "killed by signal 9 (Killed)". */
+static void
+proc_why(int status, char *buf, size_t size)
+{
+	if (WIFEXITED(status))
+		snprintf(buf, size, "exited with status %d",
+		    WEXITSTATUS(status));
+	else if (WIFSIGNALED(status))
+		snprintf(buf, size, "killed by signal %d (%s)%s",
+		    WTERMSIG(status), strsignal(WTERMSIG(status)),
+		    WCOREDUMP(status) ? ", core dumped" : "");
+	else
+		snprintf(buf, size, "ended (status 0x%x)", status);
+}
+
+/* A child reaped: log why, and start it again when and if it should be.
+ * 0, or -1 if pid is none of ours. */
+int
+proc_reaped(pid_t pid, int status, int64_t now)
+{
+	struct pool_acct *a;
+	struct pool_proc *p;
+	char		  why[128];
+	int64_t		  ran, delay;
+	int		  k = 0;
+
+	for (a = pool_accts; a != NULL; a = a->next) {
+		for (k = 0; k < POOL_NKINDS; k++)
+			if (a->proc[k].pid == pid)
+				break;
+		if (k < POOL_NKINDS)
+			break;
+	}
+	if (a == NULL)
+		return (-1);
+	p = &a->proc[k];
+	proc_read(p, a, (enum pool_kind)k, 1);
+	proc_why(status, why, sizeof(why));
+	ran = now - p->started;
+	p->pid = 0;
+	p->kill_at = 0;
+	if (a->gone || p->again) {
+		plog_info("%s: %s pid %ld %s after %.1f s, as asked%s", a->name,
+		    kind_name((enum pool_kind)k), (long)pid, why,
+		    (double)ran / SEC, a->gone ? "" : "; starting it again");
+		if (p->again) {
+			p->again = 0;
+			p->fails = 0;
+			p->due = now;
+		}
+		return (0);
+	}
+	proc_backoff(p, ran, now, &delay);
+	plog_warnx("%s: %s pid %ld %s after %.1f s; again in %.1f s", a->name,
+	    kind_name((enum pool_kind)k), (long)pid, why, (double)ran / SEC,
+	    (double)delay / SEC);
+	return (0);
+}
+
+void
+proc_tick(int64_t now)
+{
+	struct pool_acct *a;
+	struct pool_proc *p;
+	int		  k;
+
+	for (a = pool_accts; a != NULL; a = a->next)
+		for (k = 0; k < POOL_NKINDS; k++) {
+			p = &a->proc[k];
+			if (p->pid != 0 && p->kill_at != 0 &&
+			    p->kill_at <= now) {
+				plog_warnx("%s: %s pid %ld did not stop in "
+					   "time: SIGKILL",
+				    a->name, kind_name((enum pool_kind)k),
+				    (long)p->pid);
+				(void)kill(p->pid, SIGKILL);
+				p->kill_at = 0;
+			}
+			if (p->pid == 0 && p->due != 0 && p->due <= now &&
+			    !a->gone)
+				proc_start(a, (enum pool_kind)k, now);
+		}
+}
+
+/* Microseconds until the next timer, or -1: none. */
+int64_t
+proc_next(int64_t now)
+{
+	struct pool_acct *a;
+	int64_t		  next = -1, t;
+	int		  k;
+
+	for (a = pool_accts; a != NULL; a = a->next)
+		for (k = 0; k < POOL_NKINDS; k++) {
+			t = a->proc[k].pid != 0 ? a->proc[k].kill_at :
+			    a->gone		? 0 :
+						  a->proc[k].due;
+			if (t == 0)
+				continue;
+			t = t > now ? t - now : 0;
+			if (next == -1 || t < next)
+				next = t;
+		}
+	return (next);
+}
