@@ -21,7 +21,7 @@ from ptyd_stack import BUILDDIR, REPO
 
 MAN = os.path.join(REPO, "man")
 CONFIG_C = os.path.join(REPO, "lib", "config.c")
-LETTER = {"D": "d", "F": "f", "C": "c"}
+LETTER = {"D": "d", "F": "f", "C": "c", "P": "p"}
 
 
 def _binary(*candidates):
@@ -38,6 +38,9 @@ PROGRAMS = {
     "ptyd.fcgi": (_binary("fcgi/ptyd.fcgi"), "ptyd.fcgi.8.in", "f"),
     "ptydctl": (_binary("ptydctl/ptydctl", "ptyd/ptydctl"), "ptydctl.1.in",
                 "c"),
+    # Its keys are read from pool files only, never options (no letter
+    # rule): its --help has no Settings part.
+    "ptyd-pool": (_binary("pool/ptyd-pool"), "ptyd-pool.8.in", "p"),
 }
 
 
@@ -93,6 +96,13 @@ def own_options(program):
     """{long name: short letter or None}: the program's options that are
     not settings, from --help (before "Settings"), and its aliases."""
     text = help_text(program)
+    if "\nSettings" not in text:       # ptyd-pool: every option its own
+        opts = {}
+        for line in re.findall(r"^\s+-.*$", text, re.M):
+            short = re.match(r"\s+-(\w),", line)
+            for long in re.findall(r"--([\w-]+)", line):
+                opts[long] = short.group(1) if short else None
+        return opts
     own = text[text.index("Options:"):text.index("\nSettings")]
     opts = {}
     for m in re.finditer(r"^\s+(?:-(\w), )?--([\w-]+)", own, re.M):
@@ -132,7 +142,7 @@ def key_entries(text):
         if not item.startswith(".It "):
             continue
         tag, _, rest = item.partition("\n")
-        m = re.match(r"\.It Cm (\w+) No \(([dfc ]+)\)( \[list\])?$", tag)
+        m = re.match(r"\.It Cm (\w+) No \(([dfcp ]+)\)( \[list\])?$", tag)
         assert m, "ptyd.conf(5): a key's tag must be "\
             "'.It Cm key No (programs)': %r" % tag
         assert m.group(1) not in keys, "ptyd.conf(5): %s twice" % m.group(1)
@@ -218,8 +228,11 @@ def test_each_own_option_in_its_page(program):
                 "%s: --%s's item lacks -%s" % (name, opt, short)
     keys = {k.replace("_", "-") for k in config_table()}
     for opt in tagged:
-        assert opt not in keys, "%s documents the setting --%s, whose "\
-            "home is ptyd.conf(5)" % (name, opt)
+        # ptyd-pool takes no setting as an option: its --ptyd is a path
+        # of its own, not ptyd.fcgi's setting of that name.
+        assert program == "ptyd-pool" or opt not in keys, \
+            "%s documents the setting --%s, whose home is ptyd.conf(5)" % (
+                name, opt)
         assert opt in own, "%s documents --%s, which %s does not have" % (
             name, opt, program)
 
@@ -246,6 +259,8 @@ def test_program_pages_name_their_letter():
     """Each program's page sends its reader to the keys marked with its
     letter, the rule the option lists rely on."""
     for program, (_, name, letter) in PROGRAMS.items():
+        if program == "ptyd-pool":
+            continue            # its keys are no options
         assert re.search(r"marked %s there is also an option" % letter,
                          page(name)), name
 
