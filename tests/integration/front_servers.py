@@ -329,15 +329,16 @@ def cgid_body(acct):
 
 def lighttpd_cgi_body(acct):
     """lighttpd's ptyd part for mod_cgi."""
-    return 'var.ptyd_cgi = "%s"\ninclude "%s/lighttpd/ptyd-cgi.conf"\n' % (
-        acct.fcgi, REPO)
+    return ('var.ptyd_cgi = "%s"\nvar.ptyd_lighttpd = "%s/lighttpd"\n'
+            'include "%s/lighttpd/ptyd-cgi.conf"\n' % (acct.fcgi, REPO, REPO))
 
 
 def lighttpd_fastcgi_body(acct, d, extra=""):
     """lighttpd's ptyd part for mod_fastcgi, the socket in d."""
     return ('var.ptyd_fcgi = "%s"\nvar.ptyd_socket = "%s/fcgi.sock"\n'
+            'var.ptyd_lighttpd = "%s/lighttpd"\n'
             'include "%s/lighttpd/ptyd-fastcgi.conf"\n%s'
-            % (acct.fcgi, d, REPO, extra))
+            % (acct.fcgi, d, REPO, REPO, extra))
 
 
 def lighttpd_server(acct, d, conf_body):
