@@ -104,7 +104,7 @@ def kill_all(pids):
                  what="killed process %d dead" % p)
 
 
-def crash_fcgi(port, acct, name, allowed=(503,), rounds=3):
+def crash_fcgi(port, acct, name, allowed=(503,), rounds=2):
     """Kill every ptyd.fcgi of the account, rounds times: a request sent
     at once, and every one until list is served again, is a JSON error of
     an allowed status (or served: the front may already have a new one);
