@@ -69,6 +69,7 @@
  */
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/select.h>
 #include <sys/syscall.h>
@@ -934,17 +935,27 @@ server_worker(const struct front_conf *conf, const struct server_conf *sc)
 	_exit(p.failed ? 1 : 0);
 }
 
+/* A worker ends with its master: one that outlived a killed master would
+ * go on holding the listen socket, and a supervisor's spawn-fcgi (or a
+ * web server starting ptyd.fcgi again) would find it answering and take
+ * it for a ptyd.fcgi still running.  SIGTERM, as from the master: the
+ * worker's graceful stop.  SIGTERM is blocked here (master_run), so it
+ * waits for the worker's signalfd. */
 static pid_t
 server_fork(const struct front_conf *conf, const struct server_conf *sc)
 {
-	pid_t pid;
+	pid_t pid, master = getpid();
 
 	if ((pid = fork()) == -1) {
 		flog_warn("fork");
 		return (-1);
 	}
-	if (pid == 0)
+	if (pid == 0) {
+		if (prctl(PR_SET_PDEATHSIG, SIGTERM) == -1 ||
+		    getppid() != master)
+			_exit(1);
 		server_worker(conf, sc);
+	}
 	return (pid);
 }
 

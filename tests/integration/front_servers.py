@@ -33,7 +33,8 @@ import time
 import pytest
 
 from ptyd_http import Client, Transcript, marker, read_output_until
-from ptyd_stack import BUILDDIR, REPO, free_port, proc_gone, wait_for
+from ptyd_stack import (BUILDDIR, REPO, free_port, proc_gone, proc_state,
+                        wait_for)
 
 APACHE_MODULES = "/usr/lib/apache2/modules"
 SHELL_CONF = ("shell = /bin/bash\nshell_arg = --norc\n"
@@ -78,8 +79,9 @@ def subst(src, dst, mode=0o755, **values):
 class Account:
     """A Unix account made for one module: home in a temp dir (0755 up to
     it, so servers running as other users can reach their files), its
-    ptyd.conf in ~/.config/ptyd/, and copies of ptyd and ptyd.fcgi in a
-    bin/ any account can run (ptyd.fcgi finds ptyd beside itself)."""
+    ptyd.conf in ~/.config/ptyd/, and copies of ptyd, ptyd-keeper and
+    ptyd.fcgi in a bin/ any account can run (ptyd.fcgi finds ptyd beside
+    itself, ptyd its keeper: without it a crash of ptyd ends the shells)."""
 
     def __init__(self):
         self.name = "pf" + secrets.token_hex(4)
@@ -98,7 +100,7 @@ class Account:
         self.uid, self.gid = pw.pw_uid, pw.pw_gid
         os.makedirs(os.path.join(self.home, ".config", "ptyd"))
         os.makedirs(self.bin)
-        for src in ("ptyd/ptyd", "fcgi/ptyd.fcgi"):
+        for src in ("ptyd/ptyd", "ptyd/ptyd-keeper", "fcgi/ptyd.fcgi"):
             shutil.copy2(os.path.join(BUILDDIR, src), self.bin)
         self.fcgi = os.path.join(self.bin, "ptyd.fcgi")
         self.write_conf("")
@@ -135,6 +137,22 @@ class Account:
             try:
                 if os.stat("/proc/" + d).st_uid == self.uid:
                     out.append(int(d))
+            except FileNotFoundError:
+                pass
+        return out
+
+    def fcgi_pids(self):
+        """Every live ptyd.fcgi process of the account (a master and its
+        workers, or mod_fcgid's and CGI's one-process ones); not the
+        zombies a server has yet to reap."""
+        out = []
+        for p in self.pids():
+            try:
+                with open("/proc/%d/comm" % p) as f:
+                    if f.read().strip() != "ptyd.fcgi":
+                        continue
+                if proc_state(p) not in (None, "Z"):
+                    out.append(p)
             except FileNotFoundError:
                 pass
         return out
@@ -329,15 +347,16 @@ def cgid_body(acct):
 
 def lighttpd_cgi_body(acct):
     """lighttpd's ptyd part for mod_cgi."""
-    return 'var.ptyd_cgi = "%s"\ninclude "%s/lighttpd/ptyd-cgi.conf"\n' % (
-        acct.fcgi, REPO)
+    return ('var.ptyd_cgi = "%s"\nvar.ptyd_lighttpd = "%s/lighttpd"\n'
+            'include "%s/lighttpd/ptyd-cgi.conf"\n' % (acct.fcgi, REPO, REPO))
 
 
 def lighttpd_fastcgi_body(acct, d, extra=""):
     """lighttpd's ptyd part for mod_fastcgi, the socket in d."""
     return ('var.ptyd_fcgi = "%s"\nvar.ptyd_socket = "%s/fcgi.sock"\n'
+            'var.ptyd_lighttpd = "%s/lighttpd"\n'
             'include "%s/lighttpd/ptyd-fastcgi.conf"\n%s'
-            % (acct.fcgi, d, REPO, extra))
+            % (acct.fcgi, d, REPO, REPO, extra))
 
 
 def lighttpd_server(acct, d, conf_body):
@@ -438,6 +457,37 @@ def nginx_fcgiwrap(acct, name, children):
         wrap.stop()
         raise
     return ngx, wrap
+
+
+def runit_spawn_fcgi(acct, name, env):
+    """runsv on a service dir made of the shipped spawn-fcgi/run and
+    ./env files (ptyd.fcgi as the account, its socket's group the
+    account's), as the README's "spawn-fcgi under a supervisor" sets it
+    up.  Returns (runsv, service dir, socket), runsv started and the
+    socket there."""
+    need("spawn-fcgi", "spawn-fcgi")
+    runsv = need("runsv", "runit")
+    sv = acct.mkdir(name, "sv", owner=False)
+    subst(os.path.join(REPO, "spawn-fcgi", "run.in"),
+          os.path.join(sv, "run"), bindir=acct.bin)
+    os.makedirs(os.path.join(sv, "env"))
+    sock = os.path.join(acct.dir, name, "run", "fcgi.sock")
+    for k, v in (("ACCOUNT", acct.name), ("SOCKET", sock),
+                 ("WEB_GROUP", acct.name)):
+        with open(os.path.join(sv, "env", k), "w") as f:
+            f.write(v + "\n")
+    srv = Server("runsv", [runsv, sv],
+                 os.path.join(acct.dir, name, "runsv.log"), env=env).start()
+    wait_for(lambda: os.path.exists(sock), timeout=10,
+             what=lambda: "spawn-fcgi's socket; log:\n" + srv.tail())
+    return srv, sv, sock
+
+
+def runit_stop(srv, sv, env):
+    """sv down (runsv stops ptyd.fcgi), then runsv itself."""
+    subprocess.run(["sv", "-w", "10", "down", sv], env=env,
+                   capture_output=True, timeout=30)
+    srv.stop()
 
 
 # -- the walk every server must pass -------------------------------------------------
