@@ -1,7 +1,7 @@
-# ptyd/local.mk -- the daemon and its operator CLI.  ptyd is started by
+# ptyd/local.mk -- the daemon and its keeper.  ptyd is started by
 # ptyd.fcgi or systemd, not by people: it goes in $(libexecdir)/ptyd.
+# The operator's client is ptydctl/local.mk's.
 pkglibexec_PROGRAMS = ptyd/ptyd ptyd/ptyd-keeper
-bin_PROGRAMS += ptyd/ptydctl
 
 # Everything but main.c goes into a library so the unit tests link the same
 # objects the daemon runs.
@@ -45,13 +45,6 @@ ptyd_ptyd_SOURCES = ptyd/main.c
 ptyd_ptyd_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS)
 ptyd_ptyd_LDADD = ptyd/libptyd.a libwire.a $(SQLITE_LIBS) $(VTERM_LIBS) $(ZLIB_LIBS) $(NETTLE_LIBS) \
 	$(NETTLE_LIBS) -lutil
-
-# The audit chain's files (chain.c, chaindb.c, anchor.c) come from
-# libptyd.a: the same objects ptyd writes the chain with.
-ptyd_ptydctl_SOURCES = ptyd/ptydctl.c ptyd/ptydctl.h ptyd/ptydctl_prune.c \
-	ptyd/ptydctl_audit.c ptyd/ptydctl_keeper.c ptyd/ptydctl_pools.c
-ptyd_ptydctl_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS) $(NETTLE_CFLAGS)
-ptyd_ptydctl_LDADD = ptyd/libptyd.a libwire.a $(SQLITE_LIBS) $(NETTLE_LIBS)
 
 # The keeper (DESIGN 10) is built beside ptyd, where ptyd looks for it
 # (in the build tree as installed).  It links the few objects it shares
