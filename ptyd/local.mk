@@ -22,7 +22,8 @@ ptyd_libptyd_a_SOURCES = \
 	ptyd/once.c ptyd/once.h \
 	ptyd/mirror.c ptyd/mirror.h \
 	ptyd/ring.c ptyd/ring.h \
-	ptyd/screen.c ptyd/screen.h ptyd/vtfeed.c ptyd/vtfeed.h \
+	ptyd/screen.c ptyd/screen.h ptyd/screen_int.h ptyd/screenscan.c \
+	ptyd/screenredraw.c ptyd/vtfeed.c ptyd/vtfeed.h \
 	ptyd/grid.c ptyd/grid.h ptyd/scrollback.c ptyd/scrollback.h \
 	ptyd/spawn.c ptyd/spawn.h \
 	ptyd/proc.c ptyd/proc.h \
