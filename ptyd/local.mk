@@ -14,7 +14,7 @@ ptyd_libptyd_a_SOURCES = \
 	ptyd/ev.c ptyd/ev.h \
 	ptyd/sig.c ptyd/sig.h \
 	ptyd/listen.c ptyd/listen.h \
-	ptyd/conn.c ptyd/conn.h \
+	ptyd/conn.c ptyd/conn.h ptyd/conn_int.h ptyd/connstream.c \
 	ptyd/request.c ptyd/request.h \
 	ptyd/term.c ptyd/term.h ptyd/term_int.h \
 	ptyd/termio.c ptyd/termlife.c ptyd/termview.c \
