@@ -409,7 +409,6 @@ screen_new(unsigned int rows, unsigned int cols)
 	return (s);
 }
 
-
 void
 screen_free(struct screen *s)
 {
@@ -586,4 +585,3 @@ screen_work(const struct screen *s)
 {
 	return (s->work);
 }
-

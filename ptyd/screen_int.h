@@ -95,7 +95,6 @@ struct sbuf {
 	size_t	 cap;
 };
 
-
 /* screen.c: the emulator (libvterm, the normal screen and an empty
  * scrollback), started when first fed or redrawn. */
 void screen_emu_start(struct screen *);

@@ -211,4 +211,3 @@ screen_scan_prime(struct screen *s, uint64_t pos)
 	if (!mode_hist_at(&s->cursor_hist, pos))
 		vtfeed_write(&s->vf, s->vt, (const uint8_t *)"\033[?25l", 6);
 }
-
