@@ -88,7 +88,8 @@ struct screen {
 	struct screen_shot *shot;
 };
 
-/* A growing buffer of redraw text (screenredraw.c). */
+/* A growing buffer of encoded text: the redraw, a scrollback line
+ * (screenredraw.c writes it). */
 struct sbuf {
 	uint8_t *p;
 	size_t	 len;
