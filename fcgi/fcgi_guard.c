@@ -25,7 +25,7 @@
  * that was not checked here.
  *
  * Does not own: what the parameters mean (http.c, gate.c), or the socket
- * once checked (server.c hands it to libfcgi).
+ * once checked (pool.c hands it to libfcgi).
  *
  * nginx writes a request in one writev, so usually one recv finds it whole.
  * A request still arriving leaves bytes queued, and poll would report the

@@ -10,7 +10,8 @@
  * The file is opened with O_APPEND and put on fd 2 (dup2), where every
  * line goes: a reopen replaces fd 2 in one step, so a line written by
  * another thread meanwhile goes whole to the old file or the new one.
- * Each process reopens its own (the master passes SIGHUP on, server.c).
+ * Each process reopens its own (the master passes SIGHUP on, server.c;
+ * a worker's main thread reads it, pool.c).
  */
 #include <errno.h>
 #include <fcntl.h>

@@ -5,7 +5,8 @@
  *
  * Owns: the line format ("ptyd.fcgi[pid]: message") and the log file's
  * descriptor, kept on fd 2 so that anything else written to stderr lands
- * there too.  Does not own: the SIGHUP that asks for a reopen (server.c).
+ * there too.  Does not own: the SIGHUP that asks for a reopen (server.c,
+ * pool.c).
  * Safe from any thread: each line is one write(2).
  */
 #ifndef FRONT_FLOG_H

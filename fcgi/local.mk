@@ -19,7 +19,8 @@ fcgi_libfront_a_SOURCES = \
 	fcgi/metrics.c fcgi/metrics.h \
 	fcgi/stream.c fcgi/stream.h fcgi/stream_int.h \
 	fcgi/streamloop.c fcgi/streamloop.h \
-	fcgi/server.c fcgi/server.h
+	fcgi/server.c fcgi/server.h \
+	fcgi/pool.c fcgi/poolpark.c fcgi/pool_int.h
 fcgi_libfront_a_CFLAGS = $(AM_CFLAGS) $(FCGI_CFLAGS) $(JANSSON_CFLAGS)
 
 fcgi_ptyd_fcgi_SOURCES = fcgi/main.c

@@ -5,7 +5,8 @@
  * into front_conf, read once at start, and which of three modes runs: a FastCGI server on --listen (unix socket or
  * host:port), a FastCGI server on an inherited listen socket on fd 0
  * (spawn-fcgi, mod_fcgid), or one plain CGI request from the environment.
- * Does not own: the worker model (server.c) or any request (handlers.c).
+ * Does not own: the worker model (server.c, pool.c) or any request
+ * (handlers.c).
  */
 #include <sys/socket.h>
 #include <sys/stat.h>

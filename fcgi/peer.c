@@ -29,7 +29,7 @@
  * Netlink sockets kept per process between lookups.  Opening and closing
  * one costs twice the lookup itself (9 us against 3 on the test machine,
  * on every request that checks its client); the leader thread serves
- * nearly every request (server.c), so one is in use most of the time.
+ * nearly every request (pool.c), so one is in use most of the time.
  * Kept only at PEER_FD_BASE or above, where libfcgi never looks and the
  * thread cap's count of descriptors below 1024 does not change.
  */

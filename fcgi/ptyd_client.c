@@ -52,7 +52,7 @@
 #define PTYD_KEPT_IDLE_MS 30000
 /*
  * Idle connections kept per process.  The leader thread serves nearly
- * every short request (server.c), so one is in use most of the time; the
+ * every short request (pool.c), so one is in use most of the time; the
  * bound keeps what ptyd and this process hold from growing with the
  * threads a burst started (a thread holds none while idle or streaming).
  */

@@ -3,9 +3,10 @@
  * processes sharing one listen socket, each serving requests on a pool of
  * threads.
  *
- * Owns: processes, threads, accepting connections, handing each to libfcgi,
- * and shutdown.  Does not own: what a request does (handlers.c) or how it
- * ends on the wire (http.c).
+ * Owns: processes (server.c), threads, accepting connections, handing each
+ * to libfcgi (pool.c), kept connections between requests (poolpark.c), and
+ * shutdown.  Does not own: what a request does (handlers.c) or how it ends
+ * on the wire (http.c).
  */
 #ifndef FRONT_SERVER_H
 #define FRONT_SERVER_H
@@ -27,7 +28,7 @@ struct front_conf;
 					   signalfd, ... */
 #define SERVER_FDS_PER_REQUEST 2 /* FastCGI connection + ptyd */
 /* Idle connections the web server keeps open for its next request
- * (FCGI_KEEP_CONN), per process: server.c parks them below 1024 too. */
+ * (FCGI_KEEP_CONN), per process: poolpark.c parks them below 1024 too. */
 #define SERVER_KEPT_MAX 128
 #define SERVER_MAX_THREADS \
 	((SERVER_NOFILE - SERVER_FDS_RESERVED - SERVER_KEPT_MAX) / \
@@ -44,6 +45,9 @@ struct server_conf {
 
 /* Serve until SIGTERM or SIGINT.  Returns the exit status. */
 int server_run(const struct front_conf *, const struct server_conf *);
+/* One worker process (pool.c), until SIGTERM or SIGINT: it exits, never
+ * returns. */
+void pool_run(const struct front_conf *, const struct server_conf *);
 
 /*
  * Serve one request on the connection fd (just accepted, or kept from an

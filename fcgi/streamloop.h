@@ -5,7 +5,7 @@
  *
  * Owns: the loop thread, its epoll set and timers, and every stream handed
  * to it with both its descriptors.  Does not own: the request's checks or
- * the attach (stream.c), threads serving requests (server.c).
+ * the attach (stream.c), threads serving requests (pool.c).
  */
 #ifndef FRONT_STREAMLOOP_H
 #define FRONT_STREAMLOOP_H

@@ -9,7 +9,7 @@
  * from the password database, never from $HOME or XDG_RUNTIME_DIR, which
  * differ between a login shell and a web server), the getopt_long table
  * built from the keys, --help, --version and --print-config.  Does not own
- * what any setting does (ptyd/main.c, fcgi/main.c, ptyd/ptydctl.c).
+ * what any setting does (ptyd/main.c, fcgi/main.c, ptydctl/ptydctl.c).
  */
 #ifdef HAVE_CONFIG_H
 #include <config.h> /* autoconf's, in the build directory: not ours */

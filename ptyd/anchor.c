@@ -9,8 +9,8 @@
  * ("<PRI>Mmm dd hh:mm:ss ptyd-audit[PID]: audit ..."), sent with
  * MSG_DONTWAIT on a socket made for it: journald or rsyslog take it, and
  * journald adds the sender's _PID, _UID and _EXE, which no sender can
- * forge.  Does not own: when lines are sent (audit.c, ptydctl_prune.c) or
- * what they prove (chaindb.c).
+ * forge.  Does not own: when lines are sent (audit.c,
+ * ptydctl/ptydctl_prune.c) or what they prove (chaindb.c).
  */
 #include <sys/socket.h>
 #include <sys/un.h>

@@ -6,7 +6,7 @@
  * Owns: the audit_anchor setting's values (syslog, none, unix:PATH), the
  * line's text and its parsing, and sending one line as a datagram without
  * ever waiting.  Does not own: when a line is sent (audit.c for ptyd,
- * ptydctl_prune.c), nor what a line proves (chaindb.c).
+ * ptydctl/ptydctl_prune.c), nor what a line proves (chaindb.c).
  */
 #ifndef PTYD_ANCHOR_H
 #define PTYD_ANCHOR_H

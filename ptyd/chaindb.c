@@ -8,7 +8,7 @@
  * recomputed from its fields, each row following the one before, every
  * absence explained by a prune, every anchor matched.  Does not own: the
  * encoding (chain.c), ptyd's writes (store.c), anchor lines (anchor.c), or
- * what is printed (ptydctl_audit.c).
+ * what is printed (ptydctl/ptydctl_audit.c).
  */
 #include <stdarg.h>
 #include <inttypes.h>

@@ -6,7 +6,7 @@
  * Owns: the SQL over terminal_events' chain columns for tools, and the
  * verdicts (what kind of break, at which seq).  Does not own: the
  * encoding (chain.c), ptyd's own writes (store.c), the anchor lines
- * (anchor.c), or printing (ptydctl_audit.c).
+ * (anchor.c), or printing (ptydctl/ptydctl_audit.c).
  */
 #ifndef PTYD_CHAINDB_H
 #define PTYD_CHAINDB_H

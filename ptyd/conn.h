@@ -4,9 +4,10 @@
  * MSG_ATTACH, a viewer's output stream.
  *
  * Owns: the connection fd and its buffers, the request read (header checked
- * before any allocation), reply framing, the stream writer with its stall
- * timer and the output pump.  Does not own: what a request means
- * (request.c), terminals (term.c) or accepting (listen.c).
+ * before any allocation), reply framing (conn.c); the stream writer with
+ * its stall timer, the output pump and the replay limiter (connstream.c).
+ * Does not own: what a request means (request.c), terminals (term.c) or
+ * accepting (listen.c).
  */
 #ifndef PTYD_CONN_H
 #define PTYD_CONN_H

@@ -1,7 +1,7 @@
-# ptyd/local.mk -- the daemon and its operator CLI.  ptyd is started by
+# ptyd/local.mk -- the daemon and its keeper.  ptyd is started by
 # ptyd.fcgi or systemd, not by people: it goes in $(libexecdir)/ptyd.
+# The operator's client is ptydctl/local.mk's.
 pkglibexec_PROGRAMS = ptyd/ptyd ptyd/ptyd-keeper
-bin_PROGRAMS += ptyd/ptydctl
 
 # Everything but main.c goes into a library so the unit tests link the same
 # objects the daemon runs.
@@ -14,7 +14,7 @@ ptyd_libptyd_a_SOURCES = \
 	ptyd/ev.c ptyd/ev.h \
 	ptyd/sig.c ptyd/sig.h \
 	ptyd/listen.c ptyd/listen.h \
-	ptyd/conn.c ptyd/conn.h \
+	ptyd/conn.c ptyd/conn.h ptyd/conn_int.h ptyd/connstream.c \
 	ptyd/request.c ptyd/request.h \
 	ptyd/term.c ptyd/term.h ptyd/term_int.h \
 	ptyd/termio.c ptyd/termlife.c ptyd/termview.c \
@@ -22,7 +22,8 @@ ptyd_libptyd_a_SOURCES = \
 	ptyd/once.c ptyd/once.h \
 	ptyd/mirror.c ptyd/mirror.h \
 	ptyd/ring.c ptyd/ring.h \
-	ptyd/screen.c ptyd/screen.h ptyd/vtfeed.c ptyd/vtfeed.h \
+	ptyd/screen.c ptyd/screen.h ptyd/screen_int.h ptyd/screenscan.c \
+	ptyd/screenredraw.c ptyd/vtfeed.c ptyd/vtfeed.h \
 	ptyd/grid.c ptyd/grid.h ptyd/scrollback.c ptyd/scrollback.h \
 	ptyd/spawn.c ptyd/spawn.h \
 	ptyd/proc.c ptyd/proc.h \
@@ -45,13 +46,6 @@ ptyd_ptyd_SOURCES = ptyd/main.c
 ptyd_ptyd_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS)
 ptyd_ptyd_LDADD = ptyd/libptyd.a libwire.a $(SQLITE_LIBS) $(VTERM_LIBS) $(ZLIB_LIBS) $(NETTLE_LIBS) \
 	$(NETTLE_LIBS) -lutil
-
-# The audit chain's files (chain.c, chaindb.c, anchor.c) come from
-# libptyd.a: the same objects ptyd writes the chain with.
-ptyd_ptydctl_SOURCES = ptyd/ptydctl.c ptyd/ptydctl.h ptyd/ptydctl_prune.c \
-	ptyd/ptydctl_audit.c ptyd/ptydctl_keeper.c ptyd/ptydctl_pools.c
-ptyd_ptydctl_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS) $(NETTLE_CFLAGS)
-ptyd_ptydctl_LDADD = ptyd/libptyd.a libwire.a $(SQLITE_LIBS) $(NETTLE_LIBS)
 
 # The keeper (DESIGN 10) is built beside ptyd, where ptyd looks for it
 # (in the build tree as installed).  It links the few objects it shares

@@ -7,8 +7,8 @@
  * mapping of term.c's errors to the protocol's, and the reply messages
  * (STARTED, INPUT_DONE, OK, CLOSE_REPLY, the LIST items, STATS_REPLY).
  * Does not own: the connection, its fd, its buffers or the stream
- * (conn.c: request_serve only calls conn_reply, conn_error and
- * conn_attach), nor any terminal (term.c).
+ * (conn.c, connstream.c: request_serve only calls conn_reply, conn_error
+ * and conn_attach), nor any terminal (term.c).
  */
 #include <stdio.h>
 #include <string.h>

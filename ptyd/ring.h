@@ -6,8 +6,8 @@
  * full up to max, so an idle terminal costs little.  Once the buffer is at
  * max, new bytes overwrite the oldest.  Does not own: who may still need
  * the old bytes (term.c limits how much it reads while viewers lag) or any
- * I/O (term.c reads the pty straight into ring_space; conn.c writes
- * straight from ring_peek).
+ * I/O (termio.c reads the pty straight into ring_space; connstream.c
+ * writes straight from ring_peek).
  *
  * Also owns the UTF-8 rules on positions: where a character starts
  * (ring_boundary) and where a span may end without cutting one

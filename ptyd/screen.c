@@ -1,33 +1,33 @@
 /*
- * screen.c -- a terminal emulator's view of one terminal, and the redraw
- * text a new viewer gets instead of the raw backlog (screen.h).
+ * screen.c -- a terminal emulator's view of one terminal (screen.h), fed
+ * lazily from the ring in steps of bounded work.
  *
  * Owns: the libvterm instance (its parser and state layer, allocated
  * through a counting allocator, so its memory per terminal is measured,
- * not guessed), the two screen buffers it draws into (grid.c: libvterm's
- * own screen layer copies the whole screen on every scroll), the pen,
- * encoding the rows that leave the screen for the scrollback (kept by
- * scrollback.c), a scanner for the modes libvterm keeps
- * to itself, and the cached framed redraw.  Does not own: the ring, the
- * pty, the viewers.
+ * not guessed), its state callbacks drawing into the two screen buffers
+ * (grid.c: libvterm's own screen layer copies the whole screen on every
+ * scroll), the pen, the rows that leave the screen handed to the
+ * scrollback (kept by scrollback.c), and the feeding: steps bounded in
+ * work units, the rebuild from the ring when bytes it never saw have left
+ * it, the resize.  Does not own: the modes libvterm keeps to itself
+ * (screenscan.c), the redraw text and its cached frames (screenredraw.c),
+ * the ring, the pty, the viewers.
  *
  * libvterm answers terminal queries (DA, DSR) through its output callback:
  * those answers are dropped here, the shell got its own from the viewers.
  */
 #include <stddef.h>
 #include <stdint.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <vterm.h>
 
-#include "frame.h"
 #include "grid.h"
 #include "log.h"
-#include "proto.h"
 #include "ring.h"
 #include "screen.h"
+#include "screen_int.h"
 #include "scrollback.h"
 #include "vtfeed.h"
 #include "xmalloc.h"
@@ -41,279 +41,8 @@
 #define SCREEN_CALL_UNITS 16
 #define SCREEN_LINE_UNITS 32
 
-/* Modes tracked by the scanner. */
-#define SCREEN_M_CKM	 0x01 /* ?1: application cursor keys */
-#define SCREEN_M_KEYPAD	 0x02 /* ESC =: application keypad */
-#define SCREEN_M_FOCUS	 0x04 /* ?1004 */
-#define SCREEN_M_UTF8MS	 0x08 /* ?1005 */
-#define SCREEN_M_SGRMS	 0x10 /* ?1006 */
-#define SCREEN_M_URXVTMS 0x20 /* ?1015 */
-#define SCREEN_M_PASTE	 0x40 /* ?2004: bracketed paste */
-
-#define SCAN_NPARAM 16
-#define PEN_NONE    UINT32_MAX
-/* Changes of a primed mode remembered (struct mode_hist). */
-#define MODE_HIST 4
-
-enum scan_state {
-	SCAN_GROUND,
-	SCAN_ESC,
-	SCAN_CSI
-};
-
-struct scan {
-	enum scan_state state;
-	int		priv;  /* '?', '>', ... or 0 */
-	int		inter; /* an intermediate byte, or 0 */
-	int		np;    /* params seen (the current one included) */
-	int		param[SCAN_NPARAM];
-};
-
-/*
- * A mode the emulator keeps that a rebuild would lose when the sequence
- * that set it has left the bytes it is fed (screen_sync): its value now
- * and its last changes, each with the ring position just after it, so its
- * value at any position since the oldest of them is known.
- */
-struct mode_hist {
-	uint64_t at[MODE_HIST];
-	uint8_t	 val[MODE_HIST];
-	uint8_t	 n;
-	uint8_t	 cur;
-};
-
-struct sbuf {
-	uint8_t *p;
-	size_t	 len;
-	size_t	 cap;
-};
-
-struct screen {
-	VTerm	    *vt;
-	VTermState  *st;
-	unsigned int rows, cols;
-	size_t	     vt_bytes;	    /* libvterm's, live */
-	struct grid  g[2];	    /* the normal screen, the alternate one */
-	int	     alt;	    /* g[1] is up */
-	struct pens  pens;	    /* the cells' pens */
-	struct gpen  pen;	    /* what putglyph writes with */
-	uint32_t     pen_ids[2]; /* its id, the blank's (PEN_NONE: unknown) */
-	VTermPos     behind_cursor; /* where the alternate screen came up */
-
-	struct scrollback sb;
-
-	struct vtfeed vf; /* what libvterm is fed (REP expanded) */
-	struct scan  sc;
-	unsigned int modes;
-	int	     mouse;	  /* 0, 9, 1000, 1002, 1003 */
-	int	     top, bottom; /* DECSTBM, 1-based; 0: none */
-	int	     cursor_visible;
-	/* The alternate screen (1047, 1049) and the cursor's visibility
-	 * (25) as the scanner saw them, for a rebuild to start from. */
-	struct mode_hist alt_hist, cursor_hist;
-	uint64_t	 scan_at;  /* position after the byte being scanned */
-	uint64_t	 scan_end; /* position after the last byte scanned */
-
-	uint64_t fed;	 /* the ring position the emulator stands for */
-	int	 synced; /* fed is a ring position (screen_sync_step) */
-	uint64_t work;	 /* units spent, ever (screen.h) */
-
-	struct screen_shot *shot;
-};
-
-static void sbuf_reserve(struct sbuf *, size_t);
-
-static void
-sbuf_add(struct sbuf *b, const void *p, size_t n)
-{
-	if (n == 0)
-		return; /* b->p may still be NULL */
-	sbuf_reserve(b, n);
-	memcpy(b->p + b->len, p, n);
-	b->len += n;
-}
-
-static void
-sbuf_reserve(struct sbuf *b, size_t n)
-{
-	size_t ncap;
-
-	if (b->p != NULL && b->len + n <= b->cap)
-		return; /* once reserved, never NULL */
-	ncap = b->cap != 0 ? b->cap : 256;
-	while (ncap < b->len + n)
-		ncap *= 2;
-	b->p = xreallocarray(b->p, 1, ncap);
-	b->cap = ncap;
-}
-
-static void
-sbuf_str(struct sbuf *b, const char *s)
-{
-	sbuf_add(b, s, strlen(s));
-}
-
-static void
-sbuf_utf8(struct sbuf *b, uint32_t c)
-{
-	uint8_t u[4];
-	size_t	n;
-
-	if (c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff))
-		c = 0xfffd;
-	if (c < 0x80) {
-		u[0] = (uint8_t)c;
-		n = 1;
-	} else if (c < 0x800) {
-		u[0] = (uint8_t)(0xc0 | (c >> 6));
-		u[1] = (uint8_t)(0x80 | (c & 0x3f));
-		n = 2;
-	} else if (c < 0x10000) {
-		u[0] = (uint8_t)(0xe0 | (c >> 12));
-		u[1] = (uint8_t)(0x80 | ((c >> 6) & 0x3f));
-		u[2] = (uint8_t)(0x80 | (c & 0x3f));
-		n = 3;
-	} else {
-		u[0] = (uint8_t)(0xf0 | (c >> 18));
-		u[1] = (uint8_t)(0x80 | ((c >> 12) & 0x3f));
-		u[2] = (uint8_t)(0x80 | ((c >> 6) & 0x3f));
-		u[3] = (uint8_t)(0x80 | (c & 0x3f));
-		n = 4;
-	}
-	sbuf_add(b, u, n);
-}
-
-/* Pens and SGR. */
-
-static void
-screen_sgr_color(struct sbuf *b, const VTermColor *c, int bg)
-{
-	char s[32];
-	int  idx;
-
-	if (bg ? VTERM_COLOR_IS_DEFAULT_BG(c) : VTERM_COLOR_IS_DEFAULT_FG(c))
-		return;
-	if (VTERM_COLOR_IS_INDEXED(c)) {
-		idx = c->indexed.idx;
-		if (idx < 8)
-			snprintf(s, sizeof(s), ";%d", (bg ? 40 : 30) + idx);
-		else if (idx < 16)
-			snprintf(s, sizeof(s), ";%d",
-			    (bg ? 100 : 90) + idx - 8);
-		else
-			snprintf(s, sizeof(s), ";%d;5;%d", bg ? 48 : 38, idx);
-	} else
-		snprintf(s, sizeof(s), ";%d;2;%u;%u;%u", bg ? 48 : 38,
-		    c->rgb.red, c->rgb.green, c->rgb.blue);
-	sbuf_str(b, s);
-}
-
-/* The whole pen from a reset one: "ESC[0;...m". */
-static void
-screen_sgr(struct sbuf *b, const struct gpen *p)
-{
-	unsigned int ul = (p->attrs >> GRID_UL_SHIFT) & 3;
-
-	sbuf_str(b, "\033[0");
-	if (p->attrs & GRID_BOLD)
-		sbuf_str(b, ";1");
-	if (p->attrs & GRID_ITALIC)
-		sbuf_str(b, ";3");
-	if (ul == VTERM_UNDERLINE_DOUBLE)
-		sbuf_str(b, ";21");
-	else if (ul != 0)
-		sbuf_str(b, ";4");
-	if (p->attrs & GRID_BLINK)
-		sbuf_str(b, ";5");
-	if (p->attrs & GRID_REVERSE)
-		sbuf_str(b, ";7");
-	if (p->attrs & GRID_STRIKE)
-		sbuf_str(b, ";9");
-	screen_sgr_color(b, &p->fg, 0);
-	screen_sgr_color(b, &p->bg, 1);
-	sbuf_str(b, "m");
-}
-
-/* Cells to text. */
-
-static int
-screen_cell_blank(const struct screen *s, const struct gcell *c)
-{
-	const struct gpen *p = &s->pens.p[gcell_pen(c)];
-
-	return ((gcell_ch(c) == 0 || gcell_ch(c) == ' ') &&
-	    VTERM_COLOR_IS_DEFAULT_BG(&p->bg) &&
-	    (p->attrs & ~(GRID_BOLD | GRID_ITALIC | GRID_BLINK)) == 0);
-}
-
-/* A cell that is not plain ASCII of the pen at hand: its character(s). */
-static void
-screen_encode_char(struct sbuf *b, const struct gcell *cells, int i, int n)
-{
-	const struct gcell *c = &cells[i];
-
-	/* A wide character whose right half was written over is gone: a
-	 * space, as a terminal shows it. */
-	if (gcell_ch(c) == 0 || gcell_ch(c) == GRID_RIGHT ||
-	    (gcell_wide(c) &&
-		!(i + 1 < n && gcell_ch(&cells[i + 1]) == GRID_RIGHT)))
-		sbuf_add(b, " ", 1);
-	else {
-		sbuf_utf8(b, gcell_ch(c));
-		if (gcell_comb(c) != 0)
-			sbuf_utf8(b, gcell_comb(c));
-	}
-}
-
-/* One line of cells, trailing blanks trimmed, ending with the pen reset
- * if it was changed. */
-static void
-screen_encode_cells(const struct screen *s, struct sbuf *b,
-    const struct gcell *cells, int n)
-{
-	uint32_t cur = 0, ch; /* the default pen */
-	int	 i, end = n;
-
-	while (end > 0 && screen_cell_blank(s, &cells[end - 1]))
-		end--;
-	/* Room for every character's bytes; SGR checks its own. */
-	sbuf_reserve(b, (size_t)end * 8);
-	for (i = 0; i < end; i++) {
-		ch = gcell_ch(&cells[i]);
-		if (ch < 0x80 && ch != 0 && gcell_comb(&cells[i]) == 0 &&
-		    gcell_pen(&cells[i]) == cur) {
-			b->p[b->len++] = (uint8_t)ch; /* plain */
-			continue;
-		}
-		if (gcell_pen(&cells[i]) != cur) {
-			cur = gcell_pen(&cells[i]);
-			screen_sgr(b, &s->pens.p[cur]);
-			/* The SGR took from the room kept for the cells
-			 * (fuzz_screen: the plain path then wrote past it). */
-			sbuf_reserve(b, (size_t)(end - i) * 8);
-		}
-		screen_encode_char(b, cells, i, n);
-		if (gcell_wide(&cells[i]) && i + 1 < n &&
-		    gcell_ch(&cells[i + 1]) == GRID_RIGHT)
-			i++; /* its right half */
-	}
-	if (cur != 0)
-		sbuf_str(b, "\033[0m");
-}
-
-/* Rows of a buffer, joined by CR LF: written after the scrollback, the
- * last rows lines are the screen whatever came before. */
-static void
-screen_encode_rows(const struct screen *s, const struct grid *g, struct sbuf *b)
-{
-	unsigned int r;
-
-	for (r = 0; r < g->rows; r++) {
-		if (r > 0)
-			sbuf_add(b, "\r\n", 2);
-		screen_encode_cells(s, b, g->row[r], (int)g->cols);
-	}
-}
+/* A pen id not looked up yet (struct screen's pen_ids). */
+#define PEN_NONE UINT32_MAX
 
 /* libvterm's state layer draws into the grids. */
 
@@ -624,7 +353,7 @@ static VTermAllocatorFunctions screen_alloc = {
 };
 
 /* The emulator: libvterm, the normal screen and an empty scrollback. */
-static void
+void
 screen_emu_start(struct screen *s)
 {
 	struct gcell blank;
@@ -678,33 +407,6 @@ screen_new(unsigned int rows, unsigned int cols)
 	s->cursor_visible = 1;
 	s->cursor_hist.cur = 1;
 	return (s);
-}
-
-/* The cache holds a shot only while a viewer is still sending it (a storm
- * of attaches shares one), not for as long as the terminal is quiet. */
-void
-screen_shot_unref(struct screen_shot *shot)
-{
-	if (shot == NULL)
-		return;
-	if (--shot->refs == 1 && shot->owner != NULL) {
-		shot->owner->shot = NULL;
-		shot->refs = 0;
-	}
-	if (shot->refs == 0)
-		free(shot);
-}
-
-static void
-screen_changed(struct screen *s)
-{
-	struct screen_shot *shot = s->shot;
-
-	if (shot == NULL)
-		return;
-	s->shot = NULL;
-	shot->owner = NULL;
-	screen_shot_unref(shot);
 }
 
 void
@@ -773,187 +475,6 @@ screen_sb_lines(const struct screen *s)
 	return (scrollback_lines(&s->sb));
 }
 
-/* The scanner: the modes libvterm does not tell, and the changes of those
- * it keeps that a rebuild must start from. */
-
-static void
-mode_hist_set(struct mode_hist *h, int val, uint64_t at)
-{
-	if ((uint8_t)val == h->cur)
-		return;
-	h->cur = (uint8_t)val;
-	if (h->n == MODE_HIST) {
-		memmove(h->at, h->at + 1, sizeof(h->at[0]) * (MODE_HIST - 1));
-		memmove(h->val, h->val + 1, MODE_HIST - 1);
-		h->n--;
-	}
-	h->at[h->n] = at;
-	h->val[h->n] = (uint8_t)val;
-	h->n++;
-}
-
-/* Its value where the byte at pos is about to be read.  Every change kept
- * is a real one, so before the oldest kept the value was the other one. */
-static int
-mode_hist_at(const struct mode_hist *h, uint64_t pos)
-{
-	int i;
-
-	for (i = h->n - 1; i >= 0; i--)
-		if (h->at[i] <= pos)
-			return (h->val[i]);
-	return (h->n > 0 ? !h->val[0] : h->cur);
-}
-
-static void
-screen_modes_reset(struct screen *s)
-{
-	s->modes = 0;
-	s->mouse = 0;
-	s->top = s->bottom = 0;
-	mode_hist_set(&s->alt_hist, 0, s->scan_at);
-	mode_hist_set(&s->cursor_hist, 1, s->scan_at);
-}
-
-static unsigned int
-screen_mode_bit(int n)
-{
-	switch (n) {
-	case 1:
-		return (SCREEN_M_CKM);
-	case 1004:
-		return (SCREEN_M_FOCUS);
-	case 1005:
-		return (SCREEN_M_UTF8MS);
-	case 1006:
-		return (SCREEN_M_SGRMS);
-	case 1015:
-		return (SCREEN_M_URXVTMS);
-	case 2004:
-		return (SCREEN_M_PASTE);
-	}
-	return (0);
-}
-
-/* CSI ? Pm h/l. */
-static void
-screen_decset(struct screen *s, int set)
-{
-	int i, n;
-
-	for (i = 0; i < s->sc.np; i++) {
-		n = s->sc.param[i];
-		if (n == 9 || n == 1000 || n == 1002 || n == 1003)
-			s->mouse = set ? n : 0;
-		else if (n == 1047 || n == 1049) /* libvterm has no 47 */
-			mode_hist_set(&s->alt_hist, set, s->scan_at);
-		else if (n == 25)
-			mode_hist_set(&s->cursor_hist, set, s->scan_at);
-		else if (set)
-			s->modes |= screen_mode_bit(n);
-		else
-			s->modes &= ~screen_mode_bit(n);
-	}
-}
-
-/* A whole CSI sequence. */
-static void
-screen_csi(struct screen *s, int final)
-{
-	struct scan *sc = &s->sc;
-
-	if (sc->priv == '?' && sc->inter == 0 && (final == 'h' || final == 'l'))
-		screen_decset(s, final == 'h');
-	else if (sc->priv == 0 && sc->inter == 0 && final == 'r') {
-		s->top = sc->np > 0 ? sc->param[0] : 0;
-		s->bottom = sc->np > 1 ? sc->param[1] : 0;
-		if (s->top <= 1 &&
-		    (s->bottom == 0 || s->bottom >= (int)s->rows))
-			s->top = s->bottom = 0;
-	} else if (sc->priv == 0 && sc->inter == '!' && final == 'p') {
-		/* DECSTR */
-		s->modes &= ~(SCREEN_M_CKM | SCREEN_M_KEYPAD);
-		s->top = s->bottom = 0;
-		mode_hist_set(&s->cursor_hist, 1, s->scan_at);
-	}
-}
-
-static void
-screen_scan_param(struct scan *sc, int c)
-{
-	if (sc->np == 0)
-		sc->np = 1;
-	if (c == ';' || c == ':') {
-		if (sc->np < SCAN_NPARAM)
-			sc->param[sc->np++] = 0;
-		return;
-	}
-	if (sc->param[sc->np - 1] < 100000)
-		sc->param[sc->np - 1] = sc->param[sc->np - 1] * 10 + (c - '0');
-}
-
-/* One byte. */
-static void
-screen_scan(struct screen *s, uint8_t c)
-{
-	struct scan *sc = &s->sc;
-
-	if (c == 0x1b) {
-		sc->state = SCAN_ESC;
-		return;
-	}
-	if (c == 0x18 || c == 0x1a) { /* CAN, SUB */
-		sc->state = SCAN_GROUND;
-		return;
-	}
-	switch (sc->state) {
-	case SCAN_GROUND:
-		return;
-	case SCAN_ESC:
-		sc->state = SCAN_GROUND;
-		if (c == '[') {
-			memset(sc->param, 0, sizeof(sc->param));
-			sc->np = sc->priv = sc->inter = 0;
-			sc->state = SCAN_CSI;
-		} else if (c == 'c')
-			screen_modes_reset(s);
-		else if (c == '=')
-			s->modes |= SCREEN_M_KEYPAD;
-		else if (c == '>')
-			s->modes &= ~SCREEN_M_KEYPAD;
-		return;
-	case SCAN_CSI:
-		if (c >= '0' && c <= ';')
-			screen_scan_param(sc, c);
-		else if (c >= '<' && c <= '?' && sc->np == 0 && sc->priv == 0)
-			sc->priv = c;
-		else if (c >= 0x20 && c <= 0x2f)
-			sc->inter = c;
-		else if (c >= 0x40 && c <= 0x7e) {
-			sc->state = SCAN_GROUND;
-			screen_csi(s, c);
-		}
-		return;
-	}
-}
-
-void
-screen_scan_output(struct screen *s, uint64_t pos, const uint8_t *p, size_t n)
-{
-	const uint8_t *q = p, *e = p + n;
-
-	screen_changed(s);
-	/* Only escape sequences interest the scanner: skip to them. */
-	while (q < e) {
-		if (s->sc.state == SCAN_GROUND &&
-		    (q = memchr(q, 0x1b, (size_t)(e - q))) == NULL)
-			break;
-		s->scan_at = pos + (uint64_t)(q - p) + 1;
-		screen_scan(s, *q++);
-	}
-	s->scan_end = pos + n;
-}
-
 void
 screen_feed(struct screen *s, const uint8_t *p, size_t n)
 {
@@ -962,23 +483,6 @@ screen_feed(struct screen *s, const uint8_t *p, size_t n)
 		screen_emu_start(s);
 	vtfeed_write(&s->vf, s->vt, p, n);
 	scrollback_pack(&s->sb);
-}
-
-/*
- * A new emulator about to be fed from pos on: the alternate screen and a
- * hidden cursor as they were there.  Without it, a full-screen program
- * that came up before pos would be drawn on the normal screen (and left
- * there when it ends, its last screen in place of the shell's), with the
- * cursor showing.  What the normal screen held then is not known: the
- * alternate one comes up over a blank one.
- */
-static void
-screen_prime(struct screen *s, uint64_t pos)
-{
-	if (mode_hist_at(&s->alt_hist, pos))
-		vtfeed_write(&s->vf, s->vt, (const uint8_t *)"\033[?1049h", 8);
-	if (!mode_hist_at(&s->cursor_hist, pos))
-		vtfeed_write(&s->vf, s->vt, (const uint8_t *)"\033[?25l", 6);
 }
 
 /*
@@ -1048,7 +552,7 @@ screen_sync_step(struct screen *s, const struct ring *r, uint64_t target,
 		screen_emu_start(s);
 		s->fed = ring_boundary(r, ring_start(r));
 		s->synced = 1;
-		screen_prime(s, s->fed);
+		screen_scan_prime(s, s->fed);
 	}
 	done = screen_feed_ring(s, r, target, budget);
 	/* Only the blocks still kept: a megabyte fed at once scrolls
@@ -1080,159 +584,4 @@ uint64_t
 screen_work(const struct screen *s)
 {
 	return (s->work);
-}
-
-/* The redraw. */
-
-static void
-screen_cup(struct sbuf *b, int row, int col)
-{
-	char s[32];
-
-	snprintf(s, sizeof(s), "\033[%d;%dH", row + 1, col + 1);
-	sbuf_str(b, s);
-}
-
-/* The alternate screen over the normal one: row by row, by position. */
-static void
-screen_redraw_alt(struct screen *s, struct sbuf *b)
-{
-	struct sbuf  row = { NULL, 0, 0 };
-	unsigned int r;
-
-	screen_cup(b, s->behind_cursor.row, s->behind_cursor.col);
-	sbuf_str(b, "\033[?1049h\033[H\033[2J");
-	for (r = 0; r < s->g[1].rows; r++) {
-		row.len = 0;
-		screen_encode_cells(s, &row, s->g[1].row[r], (int)s->g[1].cols);
-		if (row.len == 0)
-			continue;
-		screen_cup(b, (int)r, 0);
-		sbuf_add(b, row.p, row.len);
-	}
-	free(row.p);
-}
-
-/* Modes, cursor and pen: the state after the text. */
-static void
-screen_redraw_state(struct screen *s, struct sbuf *b)
-{
-	static const struct {
-		unsigned int bit;
-		const char  *seq;
-	} m[] = {
-		{ SCREEN_M_CKM, "\033[?1h" },
-		{ SCREEN_M_KEYPAD, "\033=" },
-		{ SCREEN_M_FOCUS, "\033[?1004h" },
-		{ SCREEN_M_UTF8MS, "\033[?1005h" },
-		{ SCREEN_M_SGRMS, "\033[?1006h" },
-		{ SCREEN_M_URXVTMS, "\033[?1015h" },
-		{ SCREEN_M_PASTE, "\033[?2004h" },
-	};
-	VTermPos cur;
-	char	 t[32];
-	size_t	 i;
-
-	if (s->top != 0 || s->bottom != 0) {
-		snprintf(t, sizeof(t), "\033[%d;%dr", s->top, s->bottom);
-		sbuf_str(b, t);
-	}
-	for (i = 0; i < sizeof(m) / sizeof(m[0]); i++)
-		if (s->modes & m[i].bit)
-			sbuf_str(b, m[i].seq);
-	if (s->mouse != 0) {
-		snprintf(t, sizeof(t), "\033[?%dh", s->mouse);
-		sbuf_str(b, t);
-	}
-	vterm_state_get_cursorpos(s->st, &cur);
-	screen_cup(b, cur.row, cur.col);
-	if (!s->cursor_visible)
-		sbuf_str(b, "\033[?25l");
-	/* The pen the next output is drawn with. */
-	screen_sgr(b, &s->pen);
-}
-
-static void
-screen_sb_line(const uint8_t *p, size_t n, void *arg)
-{
-	sbuf_add(arg, p, n);
-	sbuf_add(arg, "\r\n", 2);
-}
-
-uint8_t *
-screen_redraw(struct screen *s, size_t *len)
-{
-	struct sbuf b = { NULL, 0, 0 };
-
-	/* Nothing fed yet: the redraw of a reset terminal. */
-	if (s->vt == NULL)
-		screen_emu_start(s);
-	/* The scrollback, oldest first, each line ending CR LF. */
-	scrollback_each(&s->sb, screen_sb_line, &b);
-	screen_encode_rows(s, &s->g[0], &b);
-	if (s->alt)
-		screen_redraw_alt(s, &b);
-	screen_redraw_state(s, &b);
-	*len = b.len;
-	return (b.p);
-}
-
-/* Frames. */
-
-static void
-screen_shot_frames(struct sbuf *out, const uint8_t *text, size_t len,
-    uint64_t pos, unsigned int rows, unsigned int cols)
-{
-	struct frame_out  fo;
-	struct msg_screen m;
-	size_t		  off = 0, e;
-
-	while (off < len) {
-		e = len - off > PROTO_SCREEN_CHUNK ? off + PROTO_SCREEN_CHUNK :
-						     len;
-		/* Never inside a character (the text is ours: valid). */
-		while (e < len && e > off + 1 && (text[e] & 0xc0) == 0x80)
-			e--;
-		memset(&m, 0, sizeof(m));
-		m.pos = pos;
-		m.rows = (uint16_t)rows;
-		m.cols = (uint16_t)cols;
-		m.last = e == len;
-		m.data = text + off;
-		m.len = e - off;
-		frame_out_init(&fo);
-		if (msg_encode(&fo, MSG_SCREEN, &m) == -1)
-			fatalx("screen: encoding MSG_SCREEN");
-		sbuf_add(out, fo.buf, fo.len);
-		frame_out_free(&fo);
-		off = e;
-	}
-}
-
-struct screen_shot *
-screen_shot_get(struct screen *s, uint64_t pos)
-{
-	struct screen_shot *shot;
-	struct sbuf	    fr = { NULL, 0, 0 };
-	uint8_t		   *text;
-	size_t		    len;
-
-	if (s->shot == NULL || s->shot->pos != pos) {
-		screen_changed(s);
-		text = screen_redraw(s, &len);
-		screen_shot_frames(&fr, text, len, pos, s->rows, s->cols);
-		shot = xmalloc(sizeof(*shot) + fr.len);
-		shot->refs = 1;
-		shot->owner = s;
-		shot->pos = pos;
-		shot->textlen = len;
-		shot->len = fr.len;
-		if (fr.len != 0)
-			memcpy(shot->data, fr.p, fr.len);
-		free(fr.p);
-		free(text);
-		s->shot = shot;
-	}
-	s->shot->refs++;
-	return (s->shot);
 }

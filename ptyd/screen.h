@@ -3,12 +3,13 @@
  * new viewer can be sent the current screen instead of the raw backlog.
  *
  * Owns: the emulator (fed from the ring when a viewer needs the screen,
- * so its state stands for a ring position), a bounded scrollback kept
- * as already-encoded redraw lines (compressed: scrollback.c), the few modes libvterm does not expose
- * (tracked by a small scanner of its own), and the redraw text built from
- * all of that, cached while the terminal is quiet.  Does not own: the
- * output bytes (ring.c), the pty or its size (termio.c), or sending the
- * frames (conn.c).
+ * so its state stands for a ring position: screen.c), a bounded
+ * scrollback kept as already-encoded redraw lines (compressed:
+ * scrollback.c), the few modes libvterm does not expose (tracked by a
+ * small scanner of its own: screenscan.c), and the redraw text built from
+ * all of that, its frames cached while a viewer sends them
+ * (screenredraw.c).  Does not own: the output bytes (ring.c), the pty or
+ * its size (termio.c), or sending the frames (connstream.c).
  *
  * The redraw text, written to a reset terminal of the same size, redraws
  * the scrollback, then the screen (the normal screen, and the alternate one

@@ -5,7 +5,7 @@
  * Owns: the blocks of encoded lines, the bounds, and one deflate and one
  * inflate stream shared by every screen (ptyd has one thread; their
  * memory is per daemon, not per terminal).  Does not own: what a line
- * says (screen.c encodes the cells).
+ * says (screenredraw.c encodes the cells).
  *
  * Blocks of 4 kB: on lines of source text and `ls -l` zlib keeps a third
  * of them, zstd does no better at this size and lz4 keeps half; bigger

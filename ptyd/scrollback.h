@@ -4,8 +4,8 @@
  *
  * Owns: the lines' bytes, their blocks, the bounds (SCREEN_SB_LINES lines
  * and SCREEN_SB_BYTES bytes of encoded text, screen.h) and the compressor.
- * Does not own: encoding a row of cells into a line (screen.c) or what the
- * redraw puts between the lines.
+ * Does not own: encoding a row of cells into a line (screenredraw.c) or
+ * what the redraw puts between the lines.
  *
  * Lines go into an open block; a full block is closed, and compressed at
  * the next scrollback_pack (screen.c calls it once a feed or sync is done,

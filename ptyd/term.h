@@ -1,12 +1,18 @@
 /*
  * term.h -- terminals: the registry keyed by (owner, session_id), each
- * terminal's lifecycle, its output ring and its viewers.
+ * terminal's lifecycle, its pty, its output ring and its viewers.  The
+ * interface of term.c, termio.c, termlife.c, termview.c and termadopt.c;
+ * what only they share is in term_int.h.
  *
  * Owns: every struct term, registered or on its way out; the registry and
- * the cap; the pty master fd and the shell's pid while they live; pending
- * input; backpressure (when to stop reading a pty).  Does not own: the viewer connections (conn.c
- * embeds a struct viewer and is woken through it), forking (spawn.c),
- * killing strays (proc.c), or the idle policy's timing (reap.c).
+ * the cap; the pty master fd and the shell's pid while they live (under a
+ * keeper, DESIGN 10, the keeper holds them too and tells of the shell's
+ * end: keeperlink.c); pending input; backpressure (when to stop reading a
+ * pty).  Does not own: the viewer connections (conn.c embeds a struct
+ * viewer in each, and connstream.c is woken through it), forking
+ * (spawn.c), killing strays (proc.c), the idle policy's timing (reap.c),
+ * the memfd the ring lives in under a keeper (termmem.c), or the states'
+ * table (termstate.c).
  *
  * Lifecycle: the state machine of termstate.h, every change through
  * term_set_state.  Teardown for close, reap, evict, restart and shutdown
@@ -34,7 +40,7 @@ struct term;
 struct termhdr;
 struct kadopt;
 
-/* Error codes; conn.c maps them to PROTO_ERR_*. */
+/* Error codes; request.c maps them to PROTO_ERR_*. */
 enum term_err {
 	TERM_OK = 0,
 	TERM_EBADREQ, /* invalid session_id or workspace */

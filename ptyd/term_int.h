@@ -1,7 +1,7 @@
 /*
- * term_int.h -- what term.c, termio.c, termlife.c and termview.c share and
- * nothing else may call: the pieces of one terminal's machinery that cross
- * those files.
+ * term_int.h -- what term.c, termio.c, termlife.c, termview.c and
+ * termadopt.c share and nothing else may call: the pieces of one
+ * terminal's machinery that cross those files.
  */
 #ifndef PTYD_TERM_INT_H
 #define PTYD_TERM_INT_H

@@ -2,16 +2,18 @@
  * termstate.h -- a terminal's life as a state machine: its states, the
  * reasons it ends for, and the one table of legal transitions.
  *
- * Owns: what each state means, what each reason is called on the wire
- * (MSG_EXIT, terminal_closed), in the audit log and in the database, and
- * which transitions exist and which timer each one arms; the names, one
- * table each, of the audit log's event kinds (terminal_events.kind) and
- * of the database's terminal states (terminals.state), which
- * sql/schema.sql must list alike (tests/unit/test_termstate.c reads it).  Does not own:
- * making a transition happen (term_set_state in term.c is the only place
- * that changes a terminal's state, and it asserts the transition is in
- * this table) or the registry (a terminal leaves it when its teardown
- * starts, or when its linger ends).
+ * Owns: what each state means; for each reason, the contract's reason it
+ * is (named on the wire, MSG_EXIT and terminal_closed, by lib/contract.c),
+ * the audit event of its teardown and the database's state; which
+ * transitions exist, which timer each one arms and whether it wakes the
+ * viewers; the names, one table each, of the audit log's event kinds
+ * (terminal_events.kind) and of the database's terminal states
+ * (terminals.state), which sql/schema.sql must list alike
+ * (tests/unit/test_termstate.c reads it).  Does not own: the reasons'
+ * wire names (lib/contract.c), making a transition happen (term_set_state
+ * in termlife.c is the only place that changes a terminal's state, and it
+ * refuses a transition that is not in this table) or the registry (a
+ * terminal leaves it when its teardown starts, or when its linger ends).
  *
  *	RUNNING --teardown--> ENDING --shell reaped--> DRAINING --EIO--> EXITED
  *	RUNNING --shell reaped----------------------> DRAINING

@@ -337,7 +337,7 @@ def audit_erase(root):
         with open(anchors, "w") as f:
             f.write("\n".join(lines) + "\n")
         r = subprocess.run([os.path.join(st.environ()["PTYD_BUILDDIR"],
-                                         "ptyd", "ptydctl"),
+                                         "ptydctl", "ptydctl"),
                             "audit", "verify", "--db", st.db_path,
                             "--anchors", anchors, "--json"],
                            capture_output=True, timeout=30)

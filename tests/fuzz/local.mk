@@ -78,12 +78,14 @@ tests/fuzz/fuzz_fcgi-libfuzzer: $(FUZZ_FCGI_SRCS) $(srcdir)/fcgi/fcgi_guard.h \
 	    -I$(srcdir)/fcgi $(FCGI_CFLAGS) -o $@ $(FUZZ_FCGI_SRCS) \
 	    $(FCGI_LIBS) -lpthread
 FUZZ_SCREEN_SRCS = $(srcdir)/tests/fuzz/fuzz_screen.c $(FUZZ_SCREEN_LIB)
-FUZZ_SCREEN_LIB = $(srcdir)/ptyd/screen.c \
+FUZZ_SCREEN_LIB = $(srcdir)/ptyd/screen.c $(srcdir)/ptyd/screenscan.c \
+	$(srcdir)/ptyd/screenredraw.c \
 	$(srcdir)/ptyd/grid.c $(srcdir)/ptyd/scrollback.c $(srcdir)/ptyd/vtfeed.c \
 	$(srcdir)/ptyd/ring.c \
 	$(srcdir)/ptyd/xmalloc.c \
 	$(srcdir)/ptyd/log.c $(srcdir)/lib/logtime.c $(srcdir)/lib/frame.c
 tests/fuzz/fuzz_screen-libfuzzer: $(FUZZ_SCREEN_SRCS) $(srcdir)/ptyd/screen.h \
+    $(srcdir)/ptyd/screen_int.h \
     $(srcdir)/ptyd/vtfeed.h \
     $(srcdir)/ptyd/grid.h $(srcdir)/ptyd/scrollback.h
 	$(AM_V_CCLD)mkdir -p tests/fuzz && $(FUZZ_CC) $(FUZZ_FLAGS) \
@@ -93,7 +95,8 @@ tests/fuzz/fuzz_screen-libfuzzer: $(FUZZ_SCREEN_SRCS) $(srcdir)/ptyd/screen.h \
 FUZZ_SCREEN_COST_SRCS = $(srcdir)/tests/fuzz/fuzz_screen_cost.c \
 	$(FUZZ_SCREEN_LIB)
 tests/fuzz/fuzz_screen_cost-libfuzzer: $(FUZZ_SCREEN_COST_SRCS) \
-    $(srcdir)/ptyd/screen.h $(srcdir)/ptyd/vtfeed.h $(srcdir)/ptyd/grid.h \
+    $(srcdir)/ptyd/screen.h $(srcdir)/ptyd/screen_int.h \
+    $(srcdir)/ptyd/vtfeed.h $(srcdir)/ptyd/grid.h \
     $(srcdir)/ptyd/scrollback.h
 	$(AM_V_CCLD)mkdir -p tests/fuzz && $(FUZZ_CC) -g -O2 -fsanitize=fuzzer \
 	    -D_GNU_SOURCE -I$(srcdir)/lib -I$(srcdir)/ptyd $(VTERM_CFLAGS) \

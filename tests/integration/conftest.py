@@ -7,7 +7,7 @@ can hang the suite.  Does not own: the stack itself (ptyd_stack.py) or
 HTTP (ptyd_http.py).
 
 Environment:
-  PTYD_BUILDDIR        where ptyd/ptyd, ptyd/ptydctl, fcgi/ptyd.fcgi are
+  PTYD_BUILDDIR        where ptyd/ptyd, ptydctl/ptydctl, fcgi/ptyd.fcgi are
                        (default: the repository root)
   PTYD_TEST_PORT_BASE  first loopback port to use (default 18300; the
                        suite uses at most 200 ports from there)

@@ -24,7 +24,7 @@ import pytest
 from ptyd_http import Shell
 from ptyd_stack import BUILDDIR, wait_for
 
-PTYDCTL = os.path.join(BUILDDIR, "ptyd", "ptydctl")
+PTYDCTL = os.path.join(BUILDDIR, "ptydctl", "ptydctl")
 ANCHOR = re.compile(r"audit (\w+) db=\S+ (?:seq|through)=(\d+)")
 
 

@@ -22,7 +22,7 @@ from ptyd_stack import (BUILDDIR, REPO, proc_cmdline, proc_ppid, proc_state,
 
 PTYD = os.path.join(BUILDDIR, "ptyd", "ptyd")
 FCGI = os.path.join(BUILDDIR, "fcgi", "ptyd.fcgi")
-CTL = os.path.join(BUILDDIR, "ptyd", "ptydctl")
+CTL = os.path.join(BUILDDIR, "ptydctl", "ptydctl")
 PROGRAMS = [("ptyd", PTYD), ("ptyd.fcgi", FCGI), ("ptydctl", CTL)]
 
 

@@ -33,7 +33,7 @@ from fcgi_raw import fcgi_exchange
 from ptyd_stack import BUILDDIR, proc_gone, wait_for
 
 PTYD = os.path.join(BUILDDIR, "ptyd", "ptyd")
-PTYDCTL = os.path.join(BUILDDIR, "ptyd", "ptydctl")
+PTYDCTL = os.path.join(BUILDDIR, "ptydctl", "ptydctl")
 FCGI = os.path.join(BUILDDIR, "fcgi", "ptyd.fcgi")
 ACCOUNT = "ptyd-itest-life"
 LINE = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z "

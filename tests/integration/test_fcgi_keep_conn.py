@@ -1,6 +1,6 @@
 """test_fcgi_keep_conn.py -- FastCGI connections the web server keeps
 (FCGI_KEEP_CONN: nginx's fastcgi_keep_conn with an upstream keepalive
-pool) carry one request after another (fcgi/server.c parks them between
+pool) carry one request after another (fcgi/poolpark.c parks them between
 requests); a connection without the flag still ends with its request.
 
 Regressions these catch: a kept connection closed after its first request

@@ -38,7 +38,7 @@ from ptyd_stack import (BUILDDIR, REPO, Stack, fd_count, pids_matching,
                         proc_cmdline, proc_gone, proc_ppid, proc_state,
                         scale, wait_for, zombies)
 
-PTYDCTL = os.path.join(BUILDDIR, "ptyd", "ptydctl")
+PTYDCTL = os.path.join(BUILDDIR, "ptydctl", "ptydctl")
 
 # The keeper's restart delays after 1, 2, 3... deaths of ptyds that
 # lived less than 30 s (keeper.c: 0, 0, 0.25, 0.5, 1, 2, 5 s).

@@ -284,7 +284,7 @@ def fcgi_streams_by_worker(st):
     holds, by pid: the connected sockets that /proc/net/unix names by its
     socket's path, held at descriptor 1024 or above, where its stream loops
     move them (SLOOP_FD_BASE).  Not the connections nginx keeps between
-    short requests (parked below 1024, fcgi/server.c)."""
+    short requests (parked below 1024, fcgi/poolpark.c)."""
     path = os.path.join(st.state, "run", "fcgi.sock")
     inodes = set()
     with open("/proc/net/unix") as f:
@@ -319,9 +319,9 @@ def fcgi_connections(st):
 
 
 def spread_streams():
-    """SERVER_SPREAD_STREAMS (fcgi/server.c): from this many streams on, a
+    """SERVER_SPREAD_STREAMS (fcgi/pool.c): from this many streams on, a
     worker takes new connections in turn with the others."""
-    with open(os.path.join(REPO, "fcgi", "server.c")) as f:
+    with open(os.path.join(REPO, "fcgi", "pool.c")) as f:
         return int(re.search(r"#define SERVER_SPREAD_STREAMS (\d+)",
                              f.read()).group(1))
 

@@ -36,8 +36,7 @@ def _binary(*candidates):
 PROGRAMS = {
     "ptyd": (_binary("ptyd/ptyd"), "ptyd.8.in", "d"),
     "ptyd.fcgi": (_binary("fcgi/ptyd.fcgi"), "ptyd.fcgi.8.in", "f"),
-    "ptydctl": (_binary("ptydctl/ptydctl", "ptyd/ptydctl"), "ptydctl.1.in",
-                "c"),
+    "ptydctl": (_binary("ptydctl/ptydctl"), "ptydctl.1.in", "c"),
     # Its keys are read from pool files only, never options (no letter
     # rule): its --help has no Settings part.
     "ptyd-pool": (_binary("pool/ptyd-pool"), "ptyd-pool.8.in", "p"),

@@ -57,7 +57,7 @@ def test_termsbench_reduced_every_terminal_answers():
 
 
 def ctl(sock, *args, timeout=10):
-    return subprocess.run([os.path.join(BUILDDIR, "ptyd/ptydctl"),
+    return subprocess.run([os.path.join(BUILDDIR, "ptydctl/ptydctl"),
                            "--socket", sock] + list(args),
                           capture_output=True, text=True, timeout=timeout)
 

@@ -19,7 +19,7 @@ import pytest
 
 from ptyd_stack import BUILDDIR, wait_for
 
-PTYDCTL = os.path.join(BUILDDIR, "ptyd", "ptydctl")
+PTYDCTL = os.path.join(BUILDDIR, "ptydctl", "ptydctl")
 
 SAMPLE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(.*)\})? (\S+)$')
 LABEL = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"')

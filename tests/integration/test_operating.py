@@ -24,7 +24,7 @@ from ptyd_stack import BUILDDIR, children_of, wait_for
 
 PTYD = os.path.join(BUILDDIR, "ptyd", "ptyd")
 FCGI = os.path.join(BUILDDIR, "fcgi", "ptyd.fcgi")
-CTL = os.path.join(BUILDDIR, "ptyd", "ptydctl")
+CTL = os.path.join(BUILDDIR, "ptydctl", "ptydctl")
 RECIPE = os.path.join(BUILDDIR, "etc", "logrotate.d", "ptyd")
 
 

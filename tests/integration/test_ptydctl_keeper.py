@@ -35,7 +35,7 @@ import pytest
 from ptyd_stack import BUILDDIR, proc_gone, proc_state, wait_for
 
 PTYD = os.path.join(BUILDDIR, "ptyd", "ptyd")
-PTYDCTL = os.path.join(BUILDDIR, "ptyd", "ptydctl")
+PTYDCTL = os.path.join(BUILDDIR, "ptydctl", "ptydctl")
 UPGRADED = re.compile(r"^upgraded: ptyd pid (\d+) -> (\d+) in (\d+) ms, "
                       r"(\d+) terminals kept$", re.M)
 FAILED = re.compile(r"^upgrade failed: (.+); ptyd pid (\d+) still serving$",

@@ -157,7 +157,7 @@ def test_resume_by_last_event_id_is_exact(loop, new_sid):
 def viewers_ptydctl(st):
     """ptyd's own count of viewers, asked on its socket."""
     out = subprocess.run(
-        [os.path.join(BUILDDIR, "ptyd", "ptydctl"), "--socket",
+        [os.path.join(BUILDDIR, "ptydctl", "ptydctl"), "--socket",
          os.path.join(st.state, "run", "ptyd.sock"), "stats", "--json"],
         capture_output=True, text=True, timeout=10).stdout
     return json.loads(out)["viewers"]

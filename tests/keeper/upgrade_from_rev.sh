@@ -90,7 +90,7 @@ check() {   # check WHAT CONDITION-COMMAND...
 	fi
 }
 
-ctl() { "$newbuild/ptyd/ptydctl" --socket "$sock" "$@"; }
+ctl() { "$newbuild/ptydctl/ptydctl" --socket "$sock" "$@"; }
 
 # ptyd's pid from `ptydctl health --json`.
 serving_pid() {
@@ -110,7 +110,7 @@ wait_until() {
 # The output of terminal SID from position POS on, for a second (attach
 # streams until the shell ends).
 output_from() {
-	timeout 1 "$newbuild/ptyd/ptydctl" --socket "$sock" attach "$1" \
+	timeout 1 "$newbuild/ptydctl/ptydctl" --socket "$sock" attach "$1" \
 	    --pos "$2" || true
 }
 
@@ -119,7 +119,7 @@ output_from() {
 # positions are above 2^53, past what awk's doubles hold exactly.
 first_pos() {
 	local kind end len
-	{ timeout 1 "$newbuild/ptyd/ptydctl" --socket "$sock" attach "$1" \
+	{ timeout 1 "$newbuild/ptydctl/ptydctl" --socket "$sock" attach "$1" \
 	    --pos 0 --frames || true; } | {
 		while read -r kind end len; do
 			if [[ $kind == output ]]; then
@@ -150,7 +150,7 @@ git -C "$here" worktree add -q --detach "$src" "$rev"
 	cd "$src"
 	autoreconf -i >/dev/null 2>&1
 	./configure -q
-	make -j2 ptyd/ptyd ptyd/ptyd-keeper ptyd/ptydctl >/dev/null
+	make -j2 ptyd/ptyd ptyd/ptyd-keeper >/dev/null
 ) >"$tmp/build.log" 2>&1 || { tail -20 "$tmp/build.log"; die "building $rev failed"; }
 mkdir -p "$bin" "$state" "$home"
 mkdir -m 0700 "$run"

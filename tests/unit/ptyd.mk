@@ -34,7 +34,7 @@ tests_daemon_test_daemon_SOURCES = tests/daemon/test_daemon.c \
 	tests/daemon/harness.c tests/daemon/harness.h
 tests_daemon_test_daemon_CFLAGS = $(UNIT_CFLAGS) $(SQLITE_CFLAGS) \
 	-DPTYD_BIN='"$(abs_top_builddir)/ptyd/ptyd"' \
-	-DPTYDCTL_BIN='"$(abs_top_builddir)/ptyd/ptydctl"'
+	-DPTYDCTL_BIN='"$(abs_top_builddir)/ptydctl/ptydctl"'
 tests_daemon_test_daemon_LDADD = libwire.a $(SQLITE_LIBS) $(CRITERION_LIBS)
 EXTRA_DIST += tests/daemon/README
 

@@ -1,5 +1,5 @@
 /*
- * test_conn.c -- ptyd/conn.c's replay allowance: a rate after a burst.
+ * test_conn.c -- ptyd/connstream.c's replay allowance: a rate after a burst.
  * Regression: (now - last) * rate overflowed int64 after 12.7 h without a
  * replay (the first replay on any host up that long): UBSan aborted
  * ptyd at the first attach, and an -O0 build left viewers waiting nine

@@ -1,9 +1,9 @@
 /*
- * test_screen.c -- the emulator's view (ptyd/screen.c): the redraw text
- * redraws what was fed (fed to a fresh screen, it gives the same redraw
- * back), holds no terminal query, keeps the normal screen behind the
- * alternate one and the modes, bounds the scrollback, and frames into
- * MSG_SCREEN pieces that decode back to it.
+ * test_screen.c -- the emulator's view (ptyd/screen.c, screenscan.c,
+ * screenredraw.c): the redraw text redraws what was fed (fed to a fresh
+ * screen, it gives the same redraw back), holds no terminal query, keeps
+ * the normal screen behind the alternate one and the modes, bounds the
+ * scrollback, and frames into MSG_SCREEN pieces that decode back to it.
  */
 #include <stdarg.h>
 #include <stdint.h>

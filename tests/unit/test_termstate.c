@@ -1,6 +1,6 @@
 /*
  * test_termstate.c -- a terminal's life as a state machine
- * (ptyd/termstate.c, term_set_state in ptyd/term.c): the table walked row
+ * (ptyd/termstate.c, term_set_state in ptyd/termlife.c): the table walked row
  * by row, every pair that is not in it refused, every reason named as
  * DESIGN 3 and 7 name it, and each legal transition applied to a terminal
  * with the timer and the reason the table promises; the database's state
