@@ -858,7 +858,7 @@ stream_run(struct stream *s, const char *sid)
 
 	/*
 	 * This thread is taken for a while: it gives up leading and its
-	 * priority (server.c).  Only now, after ptyd_open_first: an autostart
+	 * priority (pool.c).  Only now, after ptyd_open_first: an autostart
 	 * from it would give ptyd, and every shell, its nice 19.  Until
 	 * here the pool's watchdog hands leadership on if ptyd is slow.
 	 */

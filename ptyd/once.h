@@ -6,7 +6,7 @@
  * Owns: the window of one terminal (a ring of keyed 64-bit hashes,
  * allocated on the first id, 2 KiB).  Does not own: the terminal (term.c
  * keeps one per incarnation, so a restart starts a fresh window) or what a
- * duplicate answers (conn.c).
+ * duplicate answers (term.c and request.c).
  */
 #ifndef PTYD_ONCE_H
 #define PTYD_ONCE_H

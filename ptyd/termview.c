@@ -5,8 +5,8 @@
  * Owns: the viewer list of each terminal, where each new viewer starts
  * (resume position, gap), the watched/unwatched bookkeeping and the
  * attach, detach and gap audit events.  Does not own: the viewer
- * connections (conn.c embeds a struct viewer and writes to it), or the
- * output (termio.c reads it, ring.c keeps it).
+ * connections (conn.c embeds a struct viewer, connstream.c writes to
+ * it), or the output (termio.c reads it, ring.c keeps it).
  */
 #include <stdint.h>
 #include <stdio.h>
