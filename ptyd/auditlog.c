@@ -128,7 +128,7 @@ static int
 auditlog_field(char *buf, size_t size, size_t *n, const char *name,
     const char *val)
 {
-	size_t nl = strlen(name), vl, i;
+	size_t	 nl = strlen(name), vl, i;
 	uint64_t len;
 
 	if (val == NULL)
@@ -153,8 +153,8 @@ auditlog_field(char *buf, size_t size, size_t *n, const char *name,
 }
 
 int
-auditlog_format_journal(char *buf, size_t size,
-    const struct auditlog_event *ev, const char *text)
+auditlog_format_journal(char *buf, size_t size, const struct auditlog_event *ev,
+    const char *text)
 {
 	char   seq[24], term[24], at[40], pri[4], fac[4];
 	size_t n = 0;

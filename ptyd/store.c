@@ -318,9 +318,9 @@ store_now(void)
 
 static void store_cause(struct store *st, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
-static int store_write_event(struct store *st, double at, const char *sid,
-    int64_t term_id, const char *owner, const char *kind, const char *actor,
-    const char *detail);
+static int  store_write_event(struct store *st, double at, const char *sid,
+     int64_t term_id, const char *owner, const char *kind, const char *actor,
+     const char *detail);
 static void store_done_clear(struct store *st);
 static void store_done_report(struct store *st);
 
@@ -1396,8 +1396,8 @@ store_event(struct store *st, double at, const char *sid, int64_t term_id,
 }
 
 void
-store_event_owned(struct store *st, double at, const char *sid,
-    int64_t term_id, const char *owner, enum term_event ev, const char *actor,
+store_event_owned(struct store *st, double at, const char *sid, int64_t term_id,
+    const char *owner, enum term_event ev, const char *actor,
     const char *detail)
 {
 	struct store_ev *e;

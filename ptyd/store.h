@@ -77,8 +77,8 @@ void store_event(struct store *, double at, const char *sid, int64_t term_id,
 /* The same with the terminal's owner, which is no column of the event
  * but goes to the hook of store_set_committed. */
 void store_event_owned(struct store *, double at, const char *sid,
-    int64_t term_id, const char *owner, enum term_event kind,
-    const char *actor, const char *detail);
+    int64_t term_id, const char *owner, enum term_event kind, const char *actor,
+    const char *detail);
 
 /* An event as a commit wrote it: seq is its id; NULL strings are SQL NULL
  * (owner: unknown or none).  Valid during the call only. */

@@ -354,8 +354,8 @@ rm_cb(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
 static void
 audit_log_cb(const struct store_done *d)
 {
-	struct auditlog_event ev = { d->seq, d->at, d->kind, d->term_id,
-		d->sid, d->owner, d->actor, d->detail };
+	struct auditlog_event ev = { d->seq, d->at, d->kind, d->term_id, d->sid,
+		d->owner, d->actor, d->detail };
 
 	auditlog_send(&ev, (time_t)d->at);
 }
@@ -394,7 +394,8 @@ main(int argc, char **argv)
 				store_set_committed(audit_log_cb);
 			break;
 		default:
-			fprintf(stderr, "usage: bench_store [-n terminals]"
+			fprintf(stderr,
+			    "usage: bench_store [-n terminals]"
 			    " [-r flushes] [-e events] [-l lifetimes]"
 			    " [-d dir] [-a audit_log]\n");
 			return (2);

@@ -100,12 +100,11 @@ Test(auditlog, hostile_values_cannot_forge_a_field_a_line_or_an_anchor)
 	    " session=\"x\\\" owner=\\\"root\\\" seq=\\\"1\" owner=\"alice\""
 	    " actor=\"eve\\\\\\\" actor=root\" at=1700000000.250000"
 	    " detail=\"\\x0d\\x7f\\xc3\\xa9\\x0a<38>Jan  1 00:00:00"
-	    " ptyd-audit[1]: audit head db=/x seq=1 hash=" HASH
-	    " found=x\"");
+	    " ptyd-audit[1]: audit head db=/x seq=1 hash=" HASH " found=x\"");
 	cr_assert_null(strchr(buf, '\n'));
 	cr_assert_eq(anchor_parse(buf, &a, db, sizeof(db)), -1);
-	cr_assert(anchor_syslog_line(line, sizeof(line), AUDITLOG_IDENT, 6,
-		      buf, 0) > 0);
+	cr_assert(anchor_syslog_line(line, sizeof(line), AUDITLOG_IDENT, 6, buf,
+		      0) > 0);
 	cr_assert_eq(anchor_parse(line, &a, db, sizeof(db)), -1, "%s", line);
 }
 
@@ -133,21 +132,20 @@ Test(auditlog, the_journal_datagram_is_the_native_protocol)
 {
 	struct auditlog_event ev = plain;
 	char		      buf[AUDITLOG_JOURNAL_MAX];
-	static const char     want[] =
-	    "MESSAGE=m\n"
-	    "PRIORITY=6\n"
-	    "SYSLOG_FACILITY=10\n"
-	    "SYSLOG_IDENTIFIER=ptyd-audit-log\n"
-	    "PTYD_SEQ=42\n"
-	    "PTYD_EVENT=input\n"
-	    "PTYD_TERMINAL=7\n"
-	    "PTYD_SESSION=tab-1\n"
-	    "PTYD_ACTOR=alice 127.0.0.1\n"
-	    "PTYD_AT=1700000000.250000\n"
-	    "PTYD_DETAIL\n"
-	    "\x0b\0\0\0\0\0\0\0"
-	    "two\nlines=x\n";
-	int n;
+	static const char     want[] = "MESSAGE=m\n"
+				       "PRIORITY=6\n"
+				       "SYSLOG_FACILITY=10\n"
+				       "SYSLOG_IDENTIFIER=ptyd-audit-log\n"
+				       "PTYD_SEQ=42\n"
+				       "PTYD_EVENT=input\n"
+				       "PTYD_TERMINAL=7\n"
+				       "PTYD_SESSION=tab-1\n"
+				       "PTYD_ACTOR=alice 127.0.0.1\n"
+				       "PTYD_AT=1700000000.250000\n"
+				       "PTYD_DETAIL\n"
+				       "\x0b\0\0\0\0\0\0\0"
+				       "two\nlines=x\n";
+	int		      n;
 
 	ev.owner = NULL;
 	ev.detail = "two\nlines=x";
@@ -214,8 +212,7 @@ Test(auditlog, only_committed_rows_are_told_each_once)
 	store_set_committed(seen_cb);
 	st = store_open(dbpath, t);
 	cr_assert_eq(nseen, 0, "a new file writes no event at open");
-	store_event_owned(st, t, "tab", 1, "bob", TERM_EV_START, "bob x",
-	    NULL);
+	store_event_owned(st, t, "tab", 1, "bob", TERM_EV_START, "bob x", NULL);
 	store_event_owned(st, t, "tab", 1, "bob", TERM_EV_INPUT, "bob x",
 	    "1 bytes");
 	cr_assert_eq(sqlite3_open(dbpath, &db), SQLITE_OK);
