@@ -238,8 +238,9 @@ anchor_dgram(int fd, const char *path, const void *buf, size_t n)
 	if (fd == -1) {
 		own = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK,
 		    0);
-		if ((fd = own) == -1)
+		if (own == -1)
 			return (-1);
+		fd = own;
 	}
 	w = sendto(fd, buf, n, MSG_DONTWAIT | MSG_NOSIGNAL,
 	    (struct sockaddr *)&sun, sizeof(sun));
