@@ -103,7 +103,7 @@ static const struct config_def config_defs[CONFIG_NKEYS] = {
 	    "where the audit chain's head is sent (system log)" },
 	[CONFIG_AUDIT_LOG] = { "audit_log", T_ANCHOR, F_JOURNAL, D, "none", 0,
 	    0, NULL, "none|syslog|journal|unix:PATH",
-	    "where every audit event goes as a line (none)" },
+	    "where every audit event goes as a line" },
 	[CONFIG_SHELL] = { "shell", T_PATH, 0, D, NULL, 0, 0, NULL, "PATH",
 	    "the shell ($SHELL, else bash, else sh)" },
 	[CONFIG_SHELL_ARG] = { "shell_arg", T_STRING, F_LIST, D, NULL, 0, 0,
