@@ -136,8 +136,9 @@ auditlog_field(char *buf, size_t size, size_t *n, const char *name,
 	vl = strlen(val);
 	if (*n + nl + 1 + 8 + vl + 1 > size)
 		return (-1);
-	memcpy(buf + *n, name, nl);
-	*n += nl;
+	/* Bytes, not a string: the datagram has no NUL. */
+	for (i = 0; i < nl; i++)
+		buf[(*n)++] = name[i];
 	if (memchr(val, '\n', vl) == NULL)
 		buf[(*n)++] = '=';
 	else {

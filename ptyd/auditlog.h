@@ -20,7 +20,7 @@
 #define AUDITLOG_SYSLOG_PATH  "/dev/log"
 #define AUDITLOG_JOURNAL_PATH "/run/systemd/journal/socket"
 /* A line's text at most; a longer value is cut, ending in "...". */
-#define AUDITLOG_TEXT_MAX  4096
+#define AUDITLOG_TEXT_MAX  4608 /* four values at most, the rest */
 #define AUDITLOG_VALUE_MAX 1024 /* escaped bytes of one value in the text */
 /* A journal datagram at most: the fields whole (store.c bounds each to
  * 4 kB), and the text. */
