@@ -68,6 +68,7 @@ enum config_type {
 #define F_WORD	0x2 /* a path that may be a bare word: "-", "syslog", PATH */
 #define F_EMPTY 0x4 /* a path that may be "": none */
 #define F_DASH	0x8 /* a path that may be "-": standard error */
+#define F_JOURNAL 0x10 /* T_ANCHOR: also journal, journal:/ABSOLUTE/PATH */
 
 struct config_def {
 	const char	*name;
@@ -100,6 +101,9 @@ static const struct config_def config_defs[CONFIG_NKEYS] = {
 	[CONFIG_AUDIT_ANCHOR] = { "audit_anchor", T_ANCHOR, 0, D | C, "syslog",
 	    0, 0, NULL, "syslog|none|unix:PATH",
 	    "where the audit chain's head is sent (system log)" },
+	[CONFIG_AUDIT_LOG] = { "audit_log", T_ANCHOR, F_JOURNAL, D, "none", 0,
+	    0, NULL, "none|syslog|journal|unix:PATH",
+	    "where every audit event goes as a line" },
 	[CONFIG_SHELL] = { "shell", T_PATH, 0, D, NULL, 0, 0, NULL, "PATH",
 	    "the shell ($SHELL, else bash, else sh)" },
 	[CONFIG_SHELL_ARG] = { "shell_arg", T_STRING, F_LIST, D, NULL, 0, 0,
@@ -569,11 +573,16 @@ config_check(struct config *c, enum config_key k, const char *s,
 	case T_ANCHOR:
 		/* sun_path holds 107 bytes and the NUL. */
 		if (strcmp(s, "syslog") != 0 && strcmp(s, "none") != 0 &&
-		    (strncmp(s, "unix:/", 6) != 0 || strlen(s + 5) > 107))
+		    (strncmp(s, "unix:/", 6) != 0 || strlen(s + 5) > 107) &&
+		    ((d->flags & F_JOURNAL) == 0 ||
+			(strcmp(s, "journal") != 0 &&
+			    (strncmp(s, "journal:/", 9) != 0 ||
+				strlen(s + 8) > 107))))
 			return (config_fail(c,
-			    "%s: '%s': want syslog, none or"
+			    "%s: '%s': want syslog, none%s or"
 			    " unix:/ABSOLUTE/PATH",
-			    where, s));
+			    where, s,
+			    (d->flags & F_JOURNAL) != 0 ? ", journal" : ""));
 		break;
 	case T_ENUM:
 		if ((v = config_word(d->words, s)) == -1)

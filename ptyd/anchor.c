@@ -9,8 +9,9 @@
  * ("<PRI>Mmm dd hh:mm:ss ptyd-audit[PID]: audit ..."), sent with
  * MSG_DONTWAIT on a socket made for it: journald or rsyslog take it, and
  * journald adds the sender's _PID, _UID and _EXE, which no sender can
- * forge.  Does not own: when lines are sent (audit.c,
- * ptydctl/ptydctl_prune.c) or what they prove (chaindb.c).
+ * forge.  The datagram sender and the syslog framing are shared with the
+ * audit log's lines (auditlog.c).  Does not own: when lines are sent
+ * (audit.c, ptydctl/ptydctl_prune.c) or what they prove (chaindb.c).
  */
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -59,7 +60,8 @@ anchor_kind_name(enum anchor_kind k)
 	return (k < ANCHOR_NKINDS ? anchor_kinds[k] : "?");
 }
 
-/* The path with bytes that would end or hide a field escaped. */
+/* The path with bytes that would end or hide a field escaped, and '"':
+ * an anchor line holds no quote (anchor_parse). */
 static int
 anchor_escape(char *buf, size_t size, const char *s)
 {
@@ -69,7 +71,7 @@ anchor_escape(char *buf, size_t size, const char *s)
 	for (p = (const unsigned char *)s; *p != '\0'; p++) {
 		if (n + 4 > size)
 			return (-1);
-		if (*p <= ' ' || *p == '%' || *p >= 0x7f)
+		if (*p <= ' ' || *p == '%' || *p == '"' || *p >= 0x7f)
 			n += (size_t)snprintf(buf + n, size - n, "%%%02X", *p);
 		else
 			buf[n++] = (char)*p;
@@ -183,7 +185,10 @@ anchor_parse(const char *line, struct anchor *a, char *db, size_t dbsize)
 	for (p = line; (p = strstr(p, "audit ")) != NULL; p++)
 		if (p == line || p[-1] == ' ')
 			break;
-	if (p == NULL)
+	/* Text after a quote is a value of someone else's line: the audit
+	 * log's (auditlog.c) quotes every string it carries, so a session
+	 * id or detail saying "audit head ..." is never an anchor. */
+	if (p == NULL || memchr(line, '"', (size_t)(p - line)) != NULL)
 		return (-1);
 	p += 6;
 	n = strcspn(p, " \t\r\n");
@@ -200,37 +205,64 @@ anchor_parse(const char *line, struct anchor *a, char *db, size_t dbsize)
 }
 
 int
-anchor_send(const struct anchor_dest *d, int pri, const char *msg, time_t now)
+anchor_syslog_line(char *buf, size_t size, const char *ident, int pri,
+    const char *msg, time_t now)
 {
-	static const char  mon[12][4] = { "Jan", "Feb", "Mar", "Apr", "May",
-		 "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec" };
-	char		   buf[ANCHOR_LINE_MAX + 128];
-	struct sockaddr_un sun;
-	struct tm	   tm;
-	int		   fd, n, saved;
-	ssize_t		   w;
+	static const char mon[12][4] = { "Jan", "Feb", "Mar", "Apr", "May",
+		"Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec" };
+	struct tm	  tm;
+	int		  n;
 
-	if (d->to == ANCHOR_TO_NONE)
-		return (0);
 	if (localtime_r(&now, &tm) == NULL)
 		memset(&tm, 0, sizeof(tm));
-	n = snprintf(buf, sizeof(buf), "<%d>%s %2d %02d:%02d:%02d %s[%ld]: %s",
+	n = snprintf(buf, size, "<%d>%s %2d %02d:%02d:%02d %s[%ld]: %s",
 	    LOG_AUTHPRIV | pri, mon[tm.tm_mon % 12], tm.tm_mday, tm.tm_hour,
-	    tm.tm_min, tm.tm_sec, ANCHOR_IDENT, (long)getpid(), msg);
-	if (n < 0 || (size_t)n >= sizeof(buf)) {
+	    tm.tm_min, tm.tm_sec, ident, (long)getpid(), msg);
+	if (n < 0 || (size_t)n >= size) {
 		errno = EMSGSIZE;
 		return (-1);
 	}
+	return (n);
+}
+
+int
+anchor_dgram(int fd, const char *path, const void *buf, size_t n)
+{
+	struct sockaddr_un sun;
+	int		   own = -1, saved;
+	ssize_t		   w;
+
 	memset(&sun, 0, sizeof(sun));
 	sun.sun_family = AF_UNIX;
-	memcpy(sun.sun_path, d->path, sizeof(sun.sun_path) - 1);
-	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	if (fd == -1)
-		return (-1);
-	w = sendto(fd, buf, (size_t)n, MSG_DONTWAIT | MSG_NOSIGNAL,
+	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", path);
+	if (fd == -1) {
+		own = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK,
+		    0);
+		if (own == -1)
+			return (-1);
+		fd = own;
+	}
+	w = sendto(fd, buf, n, MSG_DONTWAIT | MSG_NOSIGNAL,
 	    (struct sockaddr *)&sun, sizeof(sun));
 	saved = errno;
-	close(fd);
+	if (own != -1)
+		close(own);
 	errno = saved;
-	return (w == n ? 0 : -1);
+	if (w >= 0 && (size_t)w != n)
+		errno = EMSGSIZE;
+	return (w >= 0 && (size_t)w == n ? 0 : -1);
+}
+
+int
+anchor_send(const struct anchor_dest *d, int pri, const char *msg, time_t now)
+{
+	char buf[ANCHOR_LINE_MAX + 128];
+	int  n;
+
+	if (d->to == ANCHOR_TO_NONE)
+		return (0);
+	if ((n = anchor_syslog_line(buf, sizeof(buf), ANCHOR_IDENT, pri, msg,
+		 now)) == -1)
+		return (-1);
+	return (anchor_dgram(-1, d->path, buf, (size_t)n));
 }

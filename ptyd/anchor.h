@@ -74,4 +74,14 @@ int anchor_parse(const char *line, struct anchor *a, char *db, size_t dbsize);
 int anchor_send(const struct anchor_dest *d, int pri, const char *msg,
     time_t now);
 
+/* "<PRI>Mmm dd hh:mm:ss IDENT[PID]: msg" (RFC 3164, LOG_AUTHPRIV) into
+ * buf: its length, or -1 (EMSGSIZE) if it does not fit. */
+int anchor_syslog_line(char *buf, size_t size, const char *ident, int pri,
+    const char *msg, time_t now);
+
+/* One datagram of n bytes to the socket at path, never waiting, from fd
+ * (an unbound AF_UNIX SOCK_DGRAM socket) or, with fd -1, from a socket
+ * made and closed for it: 0, or -1 with errno as anchor_send's. */
+int anchor_dgram(int fd, const char *path, const void *buf, size_t n);
+
 #endif /* PTYD_ANCHOR_H */

@@ -32,6 +32,7 @@ ptyd_libptyd_a_SOURCES = \
 	ptyd/store.c ptyd/store.h \
 	ptyd/chain.c ptyd/chain.h ptyd/chaindb.c ptyd/chaindb.h \
 	ptyd/anchor.c ptyd/anchor.h ptyd/audit.c ptyd/audit.h \
+	ptyd/auditlog.c ptyd/auditlog.h \
 	ptyd/keeperlink.c ptyd/keeperlink.h ptyd/termmem.c ptyd/termmem.h \
 	ptyd/termadopt.c
 nodist_ptyd_libptyd_a_SOURCES = ptyd/schema.c

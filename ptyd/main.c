@@ -25,6 +25,7 @@
 
 #include "account.h"
 #include "audit.h"
+#include "auditlog.h"
 #include "config.h"
 #include "conn.h"
 #include "ev.h"
@@ -429,6 +430,7 @@ main_conf_paths(void)
 	ptyd_conf.state_dir = config_str(main_cfg, CONFIG_STATE_DIR);
 	ptyd_conf.db = config_str(main_cfg, CONFIG_DB);
 	ptyd_conf.audit_anchor = config_str(main_cfg, CONFIG_AUDIT_ANCHOR);
+	ptyd_conf.audit_log = config_str(main_cfg, CONFIG_AUDIT_LOG);
 	ptyd_conf.socket = config_str(main_cfg, CONFIG_SOCKET);
 	ptyd_conf.pidfile = config_str(main_cfg, CONFIG_PIDFILE);
 	if (ptyd_conf.pidfile != NULL && *ptyd_conf.pidfile == '\0')
@@ -809,6 +811,10 @@ main_open_store(void)
 	if (audit_init(ptyd_conf.audit_anchor, ptyd_conf.db) == -1)
 		fatalx("audit_anchor: %s: want syslog, none or unix:PATH",
 		    ptyd_conf.audit_anchor);
+	/* Before the store too: its first commit's events are lines. */
+	if (mirror_log_init(ptyd_conf.audit_log) == -1)
+		fatalx("audit_log: %s: want none, syslog, journal or unix:PATH",
+		    ptyd_conf.audit_log);
 	if (keeperlink_under())
 		main_live_ids();
 	main_store = store_open(ptyd_conf.db,
@@ -875,6 +881,7 @@ main_finish(void)
 	mirror_flush(ev_now());
 	store_close(main_store);
 	audit_done();
+	auditlog_done();
 	term_done();
 	sig_done();
 	ev_done();

@@ -18,7 +18,11 @@
  * terminals add nothing to it.  A tick writes at most MIRROR_CHUNK rows
  * and runs again at the next loop turn while terminals are left dirty; a
  * rewrite and the flush at shutdown are written whole.  A failed flush
- * keeps its work (store.c) and is retried at the next tick.  Does not own: SQL (store.c), the
+ * keeps its work (store.c) and is retried at the next tick.  After each
+ * commit, every event it wrote goes out as one audit log line
+ * (mirror_committed, auditlog.c): a row that exists, with its seq, once;
+ * a failed flush sends nothing and its retry sends what it commits.
+ * Does not own: SQL (store.c), the
  * counters of MSG_STATS (stats.c, told of each event from here) or any
  * decision.
  */
@@ -26,7 +30,9 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
+#include "auditlog.h"
 #include "ev.h"
 #include "keeperlink.h"
 #include "mirror.h"
@@ -116,8 +122,35 @@ mirror_event(struct term *t, int64_t now, enum term_event kind,
 	if (mirror_store == NULL)
 		return;
 	mirror_changed(now);
-	store_event(mirror_store, mirror_wall(now), t->sid, t->id, kind,
-	    actor != NULL && *actor != '\0' ? actor : NULL, detail);
+	store_event_owned(mirror_store, mirror_wall(now), t->sid, t->id,
+	    t->owner, kind, actor != NULL && *actor != '\0' ? actor : NULL,
+	    detail);
+}
+
+/* store.c's hook: one committed event to the audit log (auditlog.c). */
+static void
+mirror_committed_cb(const struct store_done *d)
+{
+	struct auditlog_event ev;
+
+	ev.seq = d->seq;
+	ev.at = d->at;
+	ev.kind = d->kind;
+	ev.term_id = d->term_id;
+	ev.sid = d->sid;
+	ev.owner = d->owner;
+	ev.actor = d->actor;
+	ev.detail = d->detail;
+	auditlog_send(&ev, (time_t)d->at);
+}
+
+int
+mirror_log_init(const char *dest)
+{
+	if (auditlog_init(dest) == -1)
+		return (-1);
+	store_set_committed(auditlog_on() ? mirror_committed_cb : NULL);
+	return (0);
 }
 
 void

@@ -19,6 +19,11 @@
 struct store;
 struct term;
 
+/* Before store_open: the audit_log setting (auditlog.c); unless none,
+ * every event goes out as a line after the commit that wrote it.  0, or
+ * -1 for a value auditlog_dest_parse refuses. */
+int mirror_log_init(const char *dest);
+
 /* st may be NULL (unit tests): then nothing is mirrored. */
 void mirror_init(struct store *st);
 void mirror_done(void);

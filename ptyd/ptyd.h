@@ -57,6 +57,7 @@ struct ptyd_config {
 	const char *state_dir;
 	const char *db;
 	const char *audit_anchor; /* syslog, none, unix:PATH */
+	const char *audit_log;	  /* none, syslog, journal, unix:PATH */
 	const char *socket;
 	const char *log; /* NULL: stderr, or syslog */
 	int	    log_syslog;

@@ -7,7 +7,9 @@
  * the audit chain's head: every event is chained as it is written (its id
  * the seq after the head, its hash from chain.c), and each flush checks
  * first that the last event ptyd wrote is still the file's (audit.c sends
- * the head out, and a tamper line when it is not).  Does not own: any decision (term.c's registry is authoritative and
+ * the head out, and a tamper line when it is not).  After each commit,
+ * the events it wrote go to the hook of store_set_committed (the audit
+ * log's lines): only committed rows, each once.  Does not own: any decision (term.c's registry is authoritative and
  * nothing here is read back), the flush timer (main.c), nor the schema text
  * (sql/schema.sql, built in as store_schema_sql).
  *
@@ -173,7 +175,7 @@ static const char store_sql_unchained[] =
  * left.  The rest of a lost row is its last known state (subscribers,
  * bytes). */
 static const char store_sql_lost_events[] =
-    "SELECT session_id, id, coalesce(pid, '?') FROM terminals"
+    "SELECT session_id, id, coalesce(pid, '?'), owner FROM terminals"
     " WHERE state = 'running' AND id NOT IN (SELECT id FROM temp.live)"
     " ORDER BY id";
 static const char store_sql_lost_rows[] =
@@ -242,8 +244,10 @@ struct store_ev {
 	STAILQ_ENTRY(store_ev) entry;
 	double	    at;
 	int64_t	    term_id;
+	int64_t	    seq; /* on the done list: the id it was written with */
 	const char *sid; /* these point into buf, or NULL */
 	const char *kind;
+	const char *owner; /* not a column: for the audit log's lines */
 	const char *actor;
 	const char *detail;
 	char	    buf[];
@@ -294,6 +298,7 @@ struct store {
 
 	struct store_evq events;
 	size_t		 nevents;
+	struct store_evq done; /* written by this transaction, for the hook */
 	size_t		 ev_max;     /* events one flush writes; 0: all */
 	size_t		 ev_written; /* by the last store_write */
 
@@ -313,8 +318,14 @@ store_now(void)
 
 static void store_cause(struct store *st, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
-static int store_write_event(struct store *st, double at, const char *sid,
-    int64_t term_id, const char *kind, const char *actor, const char *detail);
+static int  store_write_event(struct store *st, double at, const char *sid,
+     int64_t term_id, const char *owner, const char *kind, const char *actor,
+     const char *detail);
+static void store_done_clear(struct store *st);
+static void store_done_report(struct store *st);
+
+/* Told of every event after the commit that wrote it (store_set_committed). */
+static void (*store_committed_cb)(const struct store_done *);
 
 /* Remember why the last attempt failed, for the one log line per outage. */
 static void
@@ -864,6 +875,7 @@ store_db_lost_events(struct store *st, double now)
 		rc = store_write_event(st, now,
 		    (const char *)sqlite3_column_text(stmt, 0),
 		    sqlite3_column_int64(stmt, 1),
+		    (const char *)sqlite3_column_text(stmt, 3),
 		    term_event_name(TERM_EV_LOST), NULL, detail);
 		if (rc != SQLITE_DONE)
 			break;
@@ -991,8 +1003,8 @@ store_chain_load(struct store *st, double now)
 	    "the hash chain starts here; the %" PRId64 " events before it"
 	    " are not chained (schema 4)",
 	    unchained);
-	if (store_write_event(st, now, NULL, 0, term_event_name(TERM_EV_CHAIN),
-		NULL, detail) != SQLITE_DONE) {
+	if (store_write_event(st, now, NULL, 0, NULL,
+		term_event_name(TERM_EV_CHAIN), NULL, detail) != SQLITE_DONE) {
 		store_cause(st, "starting the chain: %s",
 		    sqlite3_errmsg(st->db));
 		return (-1);
@@ -1054,6 +1066,7 @@ store_db_ready(struct store *st, double now)
 	int64_t version;
 	int	lost = 0, rc;
 
+	store_done_clear(st);
 	if ((rc = sqlite3_exec(st->db, "BEGIN IMMEDIATE", NULL, NULL, NULL)) !=
 	    SQLITE_OK) {
 		store_cause(st, "%s", sqlite3_errmsg(st->db));
@@ -1080,6 +1093,7 @@ store_db_ready(struct store *st, double now)
 		goto fail;
 	}
 	store_chain_committed(st, now);
+	store_done_report(st);
 	/* The lock (lock.c) says whose they were: no live ptyd's. */
 	if (lost > 0 && lock_previous_pid() > 0)
 		log_info("database %s: marked %d terminal(s) of a previous ptyd"
@@ -1094,6 +1108,7 @@ store_db_ready(struct store *st, double now)
 	st->dbstate = STORE_DB_READY;
 	return (SQLITE_OK);
 fail:
+	store_done_clear(st);
 	rc = sqlite3_extended_errcode(st->db);
 	if (!sqlite3_get_autocommit(st->db))
 		sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
@@ -1155,6 +1170,7 @@ store_open(const char *path, double now)
 
 	st = xcalloc(1, sizeof(*st));
 	STAILQ_INIT(&st->events);
+	STAILQ_INIT(&st->done);
 	st->dbstate = STORE_DB_CLOSED;
 	/* Reopens happen later, after a daemon's chdir("/"). */
 	if (path[0] != '/' && getcwd(cwd, sizeof(cwd)) != NULL)
@@ -1305,35 +1321,86 @@ store_ev_str(char **p, const char *s, size_t n)
 	return (start);
 }
 
-static void
-store_queue_event(struct store *st, double at, const char *sid, int64_t term_id,
+/* One event's copy, its strings bounded as they are written. */
+static struct store_ev *
+store_ev_new(double at, const char *sid, int64_t term_id, const char *owner,
     const char *kind, const char *actor, const char *detail)
 {
 	struct store_ev *ev;
-	size_t		 ls, lk, la, ld;
+	size_t		 ls, lo, lk, la, ld;
 	char		*p;
 
 	ls = sid == NULL ? 0 : store_textlen(sid, STORE_TEXT_MAX);
+	lo = owner == NULL ? 0 : store_textlen(owner, STORE_TEXT_MAX);
 	lk = store_textlen(kind, STORE_TEXT_MAX);
 	la = actor == NULL ? 0 : store_textlen(actor, STORE_TEXT_MAX);
 	ld = detail == NULL ? 0 : store_textlen(detail, STORE_TEXT_MAX);
-	ev = xmalloc(sizeof(*ev) + ls + lk + la + ld + 4);
+	ev = xmalloc(sizeof(*ev) + ls + lo + lk + la + ld + 5);
 	memset(ev, 0, sizeof(*ev));
 	p = ev->buf;
 	ev->at = at;
 	ev->term_id = term_id;
 	ev->sid = store_ev_str(&p, sid, ls);
+	ev->owner = store_ev_str(&p, owner, lo);
 	ev->kind = store_ev_str(&p, kind, lk);
 	ev->actor = store_ev_str(&p, actor, la);
 	ev->detail = store_ev_str(&p, detail, ld);
-	STAILQ_INSERT_TAIL(&st->events, ev, entry);
-	st->nevents++;
+	return (ev);
+}
+
+void
+store_set_committed(void (*cb)(const struct store_done *))
+{
+	store_committed_cb = cb;
+}
+
+/* The transaction that wrote the done list did not commit: its events
+ * are told of when a later one writes them again. */
+static void
+store_done_clear(struct store *st)
+{
+	struct store_ev *ev;
+
+	while ((ev = STAILQ_FIRST(&st->done)) != NULL) {
+		STAILQ_REMOVE_HEAD(&st->done, entry);
+		free(ev);
+	}
+}
+
+/* After a commit: every event it wrote, in seq order, to the hook. */
+static void
+store_done_report(struct store *st)
+{
+	struct store_done d;
+	struct store_ev	 *ev;
+
+	STAILQ_FOREACH (ev, &st->done, entry) {
+		d.seq = ev->seq;
+		d.at = ev->at;
+		d.sid = ev->sid;
+		d.term_id = ev->term_id;
+		d.owner = ev->owner;
+		d.kind = ev->kind;
+		d.actor = ev->actor;
+		d.detail = ev->detail;
+		store_committed_cb(&d);
+	}
+	store_done_clear(st);
 }
 
 void
 store_event(struct store *st, double at, const char *sid, int64_t term_id,
     enum term_event ev, const char *actor, const char *detail)
 {
+	store_event_owned(st, at, sid, term_id, NULL, ev, actor, detail);
+}
+
+void
+store_event_owned(struct store *st, double at, const char *sid, int64_t term_id,
+    const char *owner, enum term_event ev, const char *actor,
+    const char *detail)
+{
+	struct store_ev *e;
 	const char *kind = term_event_name(ev);
 
 	if (st->dbstate == STORE_DB_OFF)
@@ -1348,7 +1415,9 @@ store_event(struct store *st, double at, const char *sid, int64_t term_id,
 		st->dropped_events++;
 		return;
 	}
-	store_queue_event(st, at, sid, term_id, kind, actor, detail);
+	e = store_ev_new(at, sid, term_id, owner, kind, actor, detail);
+	STAILQ_INSERT_TAIL(&st->events, e, entry);
+	st->nevents++;
 }
 
 static void
@@ -1435,8 +1504,9 @@ store_write_row(struct store *st, struct store_row *r)
  * bound here, field for field); txhead moves only if the row went in. */
 static int
 store_write_event(struct store *st, double at, const char *sid, int64_t term_id,
-    const char *kind, const char *actor, const char *detail)
+    const char *owner, const char *kind, const char *actor, const char *detail)
 {
+	struct store_ev *ev;
 	sqlite3_stmt	*s = st->st_event;
 	struct chain_row r = { st->txnext, at, sid, term_id, kind, actor,
 		detail };
@@ -1464,6 +1534,12 @@ store_write_event(struct store *st, double at, const char *sid, int64_t term_id,
 		st->txhead.seq = r.seq;
 		memcpy(st->txhead.hash, h, CHAIN_HASH_LEN);
 		st->txnext++;
+		if (store_committed_cb != NULL) {
+			ev = store_ev_new(at, sid, term_id, owner, kind, actor,
+			    detail);
+			ev->seq = r.seq;
+			STAILQ_INSERT_TAIL(&st->done, ev, entry);
+		}
 	}
 	return (rc);
 }
@@ -1574,7 +1650,7 @@ store_chain_check(struct store *st, double now)
 	    "the last event ptyd wrote, seq %" PRId64 " (hash %.16s...), is %s"
 	    " in the database; the chain goes on from it here",
 	    st->head.seq, hex, found);
-	return (store_write_event(st, now, NULL, 0,
+	return (store_write_event(st, now, NULL, 0, NULL,
 	    term_event_name(TERM_EV_TAMPER), NULL, detail));
 }
 
@@ -1608,7 +1684,7 @@ store_write_events(struct store *st)
 			break;
 		st->ev_written++;
 		rc = store_write_event(st, ev->at, ev->sid, ev->term_id,
-		    ev->kind, ev->actor, ev->detail);
+		    ev->owner, ev->kind, ev->actor, ev->detail);
 		if (rc == SQLITE_DONE)
 			continue;
 		/* A refused event is dropped with the rest at commit. */
@@ -1627,6 +1703,7 @@ store_write(struct store *st, double now)
 	size_t		  i;
 	int		  rc;
 
+	store_done_clear(st);
 	if ((rc = store_step(st->st_begin)) != SQLITE_DONE)
 		goto fail;
 	if ((rc = store_chain_check(st, now)) != SQLITE_DONE)
@@ -1648,7 +1725,7 @@ store_write(struct store *st, double now)
 		    " and the pending queue full (%d events, %d rows)",
 		    st->dropped_events, st->dropped_rows, STORE_EVENTS_MAX,
 		    STORE_ROWS_MAX);
-		rc = store_write_event(st, st->dropped_at, NULL, 0,
+		rc = store_write_event(st, st->dropped_at, NULL, 0, NULL,
 		    term_event_name(TERM_EV_DROPPED), NULL, detail);
 		if (rc != SQLITE_DONE)
 			goto fail;
@@ -1659,7 +1736,7 @@ store_write(struct store *st, double now)
 		    " deleted, moved or replaced under ptyd; %zu live terminals"
 		    " rewritten, earlier history is not here",
 		    store_nlive(st));
-		rc = store_write_event(st, now, NULL, 0,
+		rc = store_write_event(st, now, NULL, 0, NULL,
 		    term_event_name(TERM_EV_RECREATED), NULL, detail);
 		if (rc != SQLITE_DONE)
 			goto fail;
@@ -1667,8 +1744,10 @@ store_write(struct store *st, double now)
 	if ((rc = store_step(st->st_commit)) != SQLITE_DONE)
 		goto fail;
 	store_chain_committed(st, now);
+	store_done_report(st);
 	return (0);
 fail:
+	store_done_clear(st);
 	store_cause(st, "%s", sqlite3_errmsg(st->db));
 	if (!sqlite3_get_autocommit(st->db))
 		store_step(st->st_rollback);
@@ -1799,6 +1878,7 @@ store_close(struct store *st)
 	audit_stop(store_now());
 	store_db_close(st);
 	store_discard(st);
+	store_done_clear(st);
 	free(st->path);
 	free(st);
 }

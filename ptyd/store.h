@@ -74,6 +74,33 @@ void store_put_term(struct store *, const struct store_term *);
  * NULL.  The strings are copied. */
 void store_event(struct store *, double at, const char *sid, int64_t term_id,
     enum term_event kind, const char *actor, const char *detail);
+/* The same with the terminal's owner, which is no column of the event
+ * but goes to the hook of store_set_committed. */
+void store_event_owned(struct store *, double at, const char *sid,
+    int64_t term_id, const char *owner, enum term_event kind, const char *actor,
+    const char *detail);
+
+/* An event as a commit wrote it: seq is its id; NULL strings are SQL NULL
+ * (owner: unknown or none).  Valid during the call only. */
+struct store_done {
+	int64_t	    seq;
+	double	    at;
+	const char *sid;
+	int64_t	    term_id; /* 0: none */
+	const char *owner;
+	const char *kind;
+	const char *actor;
+	const char *detail;
+};
+
+/*
+ * Before store_open: cb is called, after each commit, once for each event
+ * that commit wrote, in seq order (the reconciliation's at open, every
+ * flush's, the one at store_close's).  A transaction that fails calls it
+ * for none: the events are told of when a retry commits them.  NULL (the
+ * default): nothing is kept for it.
+ */
+void store_set_committed(void (*cb)(const struct store_done *));
 
 /*
  * Write everything pending in one transaction.  Returns 0 (including when

@@ -23,6 +23,7 @@
 
 #include <sqlite3.h>
 
+#include "auditlog.h"
 #include "store.h"
 
 static double
@@ -349,6 +350,16 @@ rm_cb(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
 	return (remove(path));
 }
 
+/* -a: each committed event to the audit log, as mirror.c sends it. */
+static void
+audit_log_cb(const struct store_done *d)
+{
+	struct auditlog_event ev = { d->seq, d->at, d->kind, d->term_id, d->sid,
+		d->owner, d->actor, d->detail };
+
+	auditlog_send(&ev, (time_t)d->at);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -359,7 +370,7 @@ main(int argc, char **argv)
 
 	if (base == NULL || *base == '\0')
 		base = "/tmp";
-	while ((ch = getopt(argc, argv, "n:r:e:l:d:")) != -1) {
+	while ((ch = getopt(argc, argv, "n:r:e:l:d:a:")) != -1) {
 		switch (ch) {
 		case 'n':
 			n = atoi(optarg);
@@ -376,10 +387,17 @@ main(int argc, char **argv)
 		case 'd':
 			base = optarg;
 			break;
+		case 'a':
+			if (auditlog_init(optarg) == -1)
+				return (2);
+			if (auditlog_on())
+				store_set_committed(audit_log_cb);
+			break;
 		default:
-			fprintf(stderr, "usage: bench_store [-n terminals]"
+			fprintf(stderr,
+			    "usage: bench_store [-n terminals]"
 			    " [-r flushes] [-e events] [-l lifetimes]"
-			    " [-d dir]\n");
+			    " [-d dir] [-a audit_log]\n");
 			return (2);
 		}
 	}
@@ -395,5 +413,10 @@ main(int argc, char **argv)
 	bench_flush(dir, n, rounds, events);
 	bench_size(dir, lifetimes);
 	nftw(dir, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
+	if (auditlog_on())
+		printf("audit log: %llu lines sent, %llu lost\n",
+		    (unsigned long long)auditlog_sent(),
+		    (unsigned long long)auditlog_lost());
+	auditlog_done();
 	return (0);
 }

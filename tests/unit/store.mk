@@ -24,3 +24,12 @@ tests_unit_test_chain_SOURCES = tests/unit/test_chain.c tests/unit/unit.c \
 tests_unit_test_chain_CFLAGS = $(UNIT_CFLAGS) $(SQLITE_CFLAGS) $(NETTLE_CFLAGS)
 tests_unit_test_chain_LDADD = ptyd/libptyd.a libwire.a $(SQLITE_LIBS) $(VTERM_LIBS) $(ZLIB_LIBS) $(NETTLE_LIBS) \
 	-lutil $(CRITERION_LIBS)
+
+# The audit log's lines for a fleet (issue 34): their text, the journal's
+# datagram, the store's hook.
+check_PROGRAMS += tests/unit/test_auditlog
+tests_unit_test_auditlog_SOURCES = tests/unit/test_auditlog.c \
+	tests/unit/unit.c tests/unit/unit.h
+tests_unit_test_auditlog_CFLAGS = $(UNIT_CFLAGS) $(SQLITE_CFLAGS)
+tests_unit_test_auditlog_LDADD = ptyd/libptyd.a libwire.a $(SQLITE_LIBS) $(VTERM_LIBS) $(ZLIB_LIBS) $(NETTLE_LIBS) \
+	-lutil $(CRITERION_LIBS)
