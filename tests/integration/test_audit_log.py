@@ -22,7 +22,7 @@ import pytest
 
 from ptyd_stack import BUILDDIR, wait_for
 
-PTYDCTL = os.path.join(BUILDDIR, "ptyd", "ptydctl")
+PTYDCTL = os.path.join(BUILDDIR, "ptydctl", "ptydctl")
 HASH0 = "0" * 64
 # The user: quotes and a forged field (ptyd-stack allows no space).
 USER = 'ev"il"owner="root'
