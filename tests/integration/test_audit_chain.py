@@ -45,7 +45,7 @@ class Anchors:
     def _run(self):
         while not self.stopped:
             try:
-                self.lines.append(self.sock.recv(4096).decode())
+                self.lines.append(self.sock.recv(65536).decode())
             except socket.timeout:
                 continue
             except OSError:

@@ -14,13 +14,12 @@ the audit log reads as an anchor.
 
 import os
 import re
-import socket
 import subprocess
-import threading
 
 import pytest
 
 from ptyd_stack import BUILDDIR, wait_for
+from test_audit_chain import Anchors
 
 PTYDCTL = os.path.join(BUILDDIR, "ptydctl", "ptydctl")
 HASH0 = "0" * 64
@@ -33,32 +32,9 @@ ORDER = ["seq", "event", "terminal", "session", "owner", "actor", "at",
          "detail"]
 
 
-class SysLog:
-    """Every datagram sent to the socket, as text."""
-
-    def __init__(self, path):
-        self.path = path
-        self.lines = []
-        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-        self.sock.bind(path)
-        self.sock.settimeout(0.2)
-        self.stopped = False
-        self.thread = threading.Thread(target=self._run, daemon=True)
-        self.thread.start()
-
-    def _run(self):
-        while not self.stopped:
-            try:
-                self.lines.append(self.sock.recv(65536).decode())
-            except socket.timeout:
-                continue
-            except OSError:
-                return
-
-    def close(self):
-        self.stopped = True
-        self.thread.join(2)
-        self.sock.close()
+class SysLog(Anchors):
+    """Every datagram sent to the socket, as text (test_audit_chain's
+    system log of the test)."""
 
     def audit_lines(self):
         return [ln for ln in self.lines if "ptyd-audit-log[" in ln]
