@@ -50,6 +50,9 @@ struct pool_proc {
 	int64_t due;	 /* start it then; 0: not waiting */
 	int64_t kill_at; /* SIGKILL then, if still here; 0: none */
 	int	fails;	 /* quick ends in a row, for the backoff */
+	int64_t lines_at; /* when lines was last topped up */
+	int	lines;	  /* lines it may still have logged */
+	unsigned long dropped; /* lines past the rate, not yet told */
 	int	again;	 /* ended on purpose: start again at once */
 };
 

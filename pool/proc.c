@@ -30,6 +30,16 @@
 #define POOL_FIRST	 (SEC / 10) /* the first start again */
 #define POOL_BACKOFF	 SEC	    /* then doubling ... */
 #define POOL_BACKOFF_MAX (60 * SEC) /* ... up to this */
+/*
+ * What an account's process may put in the master's log: lines past
+ * POOL_LOG_RATE a second (after a burst of POOL_LOG_BURST) are counted,
+ * not logged, and the master reads at most POOL_READ_TURN bytes of one
+ * pipe a turn of its loop: a child that floods its pipe neither fills
+ * the journal nor keeps the master from its signals and other pools.
+ */
+#define POOL_LOG_RATE  50
+#define POOL_LOG_BURST 200
+#define POOL_READ_TURN (64 * 1024)
 /* ptyd's keeper ends its shells with a grace of its own (DESIGN 10). */
 #define POOL_STOP_GRACE (25 * SEC)
 
@@ -132,6 +142,8 @@ proc_start(struct pool_acct *a, enum pool_kind kind, int64_t now)
 	p->out = fds[0];
 	p->len = 0;
 	p->cut = 0;
+	p->lines_at = 0;
+	p->dropped = 0;
 	p->started = now;
 	p->kill_at = 0;
 	p->again = 0;
@@ -162,24 +174,64 @@ proc_stop(struct pool_acct *a, enum pool_kind kind, int again, int64_t now)
 	}
 }
 
-/* What the process printed: whole lines to the log, the rest kept. */
+/* Lines counted but not logged, told once the rate allows again (or at
+ * the end). */
+static void
+proc_log_dropped(struct pool_proc *p, const struct pool_acct *a,
+    enum pool_kind kind)
+{
+	if (p->dropped == 0)
+		return;
+	plog_warnx("%s %s[%ld]: %lu lines not logged (more than %d a "
+		   "second)",
+	    a->name, kind_name(kind), (long)p->pid, p->dropped, POOL_LOG_RATE);
+	p->dropped = 0;
+}
+
+/* One whole line: logged if the rate allows, else counted. */
+static void
+proc_line(struct pool_proc *p, const struct pool_acct *a, enum pool_kind kind,
+    int64_t now)
+{
+	int64_t add;
+
+	if (p->lines_at == 0 || now - p->lines_at >= SEC) {
+		add = p->lines_at == 0 ? POOL_LOG_BURST :
+					 (now - p->lines_at) / SEC * POOL_LOG_RATE;
+		p->lines = add + p->lines > POOL_LOG_BURST ? POOL_LOG_BURST :
+							    (int)(add + p->lines);
+		p->lines_at = now;
+		proc_log_dropped(p, a, kind);
+	}
+	if (p->lines > 0) {
+		p->lines--;
+		plog_child(a->name, kind_name(kind), (long)p->pid, p->line,
+		    p->len, p->cut);
+	} else
+		p->dropped++;
+	p->len = 0;
+	p->cut = 0;
+}
+
+/* What the process printed: whole lines to the log, the rest kept; at
+ * most POOL_READ_TURN bytes now (poll says when there is more). */
 void
 proc_read(struct pool_proc *p, const struct pool_acct *a, enum pool_kind kind,
     int eof)
 {
 	char	buf[4096];
-	ssize_t n;
-	size_t	i;
+	ssize_t n = -1;
+	size_t	i, total = 0;
+	int64_t now = pool_now();
 
 	if (p->out == -1)
 		return;
-	while ((n = read(p->out, buf, sizeof(buf))) > 0) {
+	while (total < POOL_READ_TURN &&
+	    (n = read(p->out, buf, sizeof(buf))) > 0) {
+		total += (size_t)n;
 		for (i = 0; i < (size_t)n; i++) {
 			if (buf[i] == '\n') {
-				plog_child(a->name, kind_name(kind),
-				    (long)p->pid, p->line, p->len, p->cut);
-				p->len = 0;
-				p->cut = 0;
+				proc_line(p, a, kind, now);
 				continue;
 			}
 			if (p->len == sizeof(p->line)) {
@@ -191,8 +243,8 @@ proc_read(struct pool_proc *p, const struct pool_acct *a, enum pool_kind kind,
 	}
 	if (n == 0 || eof || (n == -1 && errno != EAGAIN && errno != EINTR)) {
 		if (p->len > 0)
-			plog_child(a->name, kind_name(kind), (long)p->pid,
-			    p->line, p->len, p->cut);
+			proc_line(p, a, kind, now);
+		proc_log_dropped(p, a, kind);
 		p->len = 0;
 		close(p->out);
 		p->out = -1;
