@@ -212,15 +212,20 @@ child_keyring(void)
 static void
 child_oom(enum pool_kind kind)
 {
-	int fd;
+	char	buf[16];
+	ssize_t n;
+	int	fd;
 
 	if (kind != POOL_FCGI)
 		return;
-	if ((fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC)) ==
+	if ((fd = open("/proc/self/oom_score_adj", O_RDWR | O_CLOEXEC)) ==
 	    -1)
 		return;
-	if (write(fd, "0\n", 2) != 2)
-		child_fail("oom_score_adj");
+	if ((n = read(fd, buf, sizeof(buf) - 1)) > 0) {
+		buf[n] = '\0';
+		if (strtol(buf, NULL, 10) < 0 && pwrite(fd, "0\n", 2, 0) != 2)
+			child_fail("oom_score_adj");
+	}
 	close(fd);
 }
 
