@@ -259,8 +259,10 @@ child_drop(const struct pool_acct *a)
 }
 
 /*
- * The master's end is the account's (as under systemd, which stops the
- * service's cgroup): set once we are the account, since a change of
+ * ptyd.fcgi ends with the master (stateless: the next master starts
+ * another on its socket).  The keeper does not: it holds the shells,
+ * and a master that is killed, crashes or is restarted finds it and
+ * adopts it (adopt.c).  Set once we are the account, since a change of
  * uid clears it; a master already gone is seen by getppid().
  */
 static void
@@ -288,7 +290,8 @@ child_run(const struct pool_acct *a, enum pool_kind kind, int out, char **argv,
 	child_limits(a);
 	child_oom(kind);
 	child_drop(a);
-	child_orphan(master);
+	if (kind == POOL_FCGI)
+		child_orphan(master);
 	/* Opened as the account: nothing root opened stays. */
 	if (kind != POOL_FCGI) {
 		if ((fd = open("/dev/null", O_RDONLY)) == -1)

@@ -8,9 +8,12 @@
  * that ended is started again (at once after a long run or a stop on
  * purpose; 1, 2, 4 ... 60 s while it keeps ending within 30 s), the stop
  * (SIGTERM, SIGKILL after POOL_STOP_GRACE) and the timers of all of it.
- * Does not own which accounts there are (reload.c).
+ * A process adopted (adopt.c) is watched through its pidfd and
+ * signalled through it.  Does not own which accounts there are
+ * (reload.c).
  */
 #include <sys/fsuid.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 
 #include <errno.h>
@@ -144,6 +147,8 @@ proc_start(struct pool_acct *a, enum pool_kind kind, int64_t now)
 	p->cut = 0;
 	p->lines_at = 0;
 	p->dropped = 0;
+	p->pidfd = -1;
+	p->adopted = 0;
 	p->started = now;
 	p->kill_at = 0;
 	p->again = 0;
@@ -151,11 +156,47 @@ proc_start(struct pool_acct *a, enum pool_kind kind, int64_t now)
 	    a->user, (long)pid);
 }
 
+/* A signal to the process: through its pidfd when it is not our child
+ * (its pid could be another's by now). */
+static void
+proc_kill(const struct pool_proc *p, int sig)
+{
+	if (p->pid == 0)
+		return;
+	if (p->pidfd != -1)
+		(void)syscall(SYS_pidfd_send_signal, p->pidfd, sig, NULL, 0);
+	else
+		(void)kill(p->pid, sig);
+}
+
 void
 proc_signal(struct pool_acct *a, enum pool_kind kind, int sig)
 {
-	if (a->proc[kind].pid != 0)
-		(void)kill(a->proc[kind].pid, sig);
+	proc_kill(&a->proc[kind], sig);
+}
+
+/* A process this image did not start (adopt.c): out is its pipe (or
+ * -1), pidfd its end when it is not our child (adopted). */
+void
+proc_adopt(struct pool_proc *p, pid_t pid, int out, int pidfd,
+    int64_t started, int adopted)
+{
+	p->pid = pid;
+	p->out = out;
+	p->pidfd = pidfd;
+	p->adopted = adopted || out == -1;
+	p->len = 0;
+	p->cut = 0;
+	p->lines_at = 0;
+	p->dropped = 0;
+	p->started = started;
+	p->kill_at = 0;
+	p->again = 0;
+	p->due = 0;
+	if (p->adopted && p->pidfd == -1)
+		p->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	if (out != -1)
+		(void)fcntl(out, F_SETFL, O_NONBLOCK);
 }
 
 void
@@ -169,7 +210,7 @@ proc_stop(struct pool_acct *a, enum pool_kind kind, int again, int64_t now)
 	}
 	p->again = again;
 	if (p->kill_at == 0) {
-		(void)kill(p->pid, SIGTERM);
+		proc_kill(p, SIGTERM);
 		p->kill_at = now + POOL_STOP_GRACE;
 	}
 }
@@ -266,32 +307,23 @@ proc_why(int status, char *buf, size_t size)
 		snprintf(buf, size, "ended (status 0x%x)", status);
 }
 
-/* A child reaped: log why, and start it again when and if it should be.
- * 0, or -1 if pid is none of ours. */
-int
-proc_reaped(pid_t pid, int status, int64_t now)
+/* A process of a's kind ended, why in words: log it, and start it again
+ * when and if it should be. */
+static void
+proc_ended(struct pool_acct *a, int k, const char *why, int64_t now)
 {
-	struct pool_acct *a;
-	struct pool_proc *p;
-	char		  why[128];
+	struct pool_proc *p = &a->proc[k];
 	int64_t		  ran, delay;
-	int		  k = 0;
+	pid_t		  pid = p->pid;
 
-	for (a = pool_accts; a != NULL; a = a->next) {
-		for (k = 0; k < POOL_NKINDS; k++)
-			if (a->proc[k].pid == pid)
-				break;
-		if (k < POOL_NKINDS)
-			break;
-	}
-	if (a == NULL)
-		return (-1);
-	p = &a->proc[k];
 	proc_read(p, a, (enum pool_kind)k, 1);
-	proc_why(status, why, sizeof(why));
 	ran = now - p->started;
 	p->pid = 0;
 	p->kill_at = 0;
+	if (p->pidfd != -1)
+		close(p->pidfd);
+	p->pidfd = -1;
+	p->adopted = 0;
 	if (a->gone || p->again) {
 		plog_info("%s: %s pid %ld %s after %.1f s, as asked%s", a->name,
 		    kind_name((enum pool_kind)k), (long)pid, why,
@@ -301,13 +333,44 @@ proc_reaped(pid_t pid, int status, int64_t now)
 			p->fails = 0;
 			p->due = now;
 		}
-		return (0);
+		return;
 	}
 	proc_backoff(p, ran, now, &delay);
 	plog_warnx("%s: %s pid %ld %s after %.1f s; again in %.1f s", a->name,
 	    kind_name((enum pool_kind)k), (long)pid, why, (double)ran / SEC,
 	    (double)delay / SEC);
+}
+
+/* A child reaped.  0, or -1 if pid is none of ours (or one we watch
+ * through its pidfd, which says its end). */
+int
+proc_reaped(pid_t pid, int status, int64_t now)
+{
+	struct pool_acct *a;
+	char		  why[128];
+	int		  k = 0;
+
+	for (a = pool_accts; a != NULL; a = a->next) {
+		for (k = 0; k < POOL_NKINDS; k++)
+			if (a->proc[k].pid == pid && !a->proc[k].adopted)
+				break;
+		if (k < POOL_NKINDS)
+			break;
+	}
+	if (a == NULL)
+		return (-1);
+	proc_why(status, why, sizeof(why));
+	proc_ended(a, k, why, now);
 	return (0);
+}
+
+/* An adopted process's pidfd is readable: it has ended.  Not our child,
+ * so its status is its parent's to know. */
+void
+proc_pidfd_ended(struct pool_acct *a, enum pool_kind k, int64_t now)
+{
+	proc_ended(a, k, "ended (adopted: its status is not ours to read)",
+	    now);
 }
 
 void
@@ -326,7 +389,7 @@ proc_tick(int64_t now)
 					   "time: SIGKILL",
 				    a->name, kind_name((enum pool_kind)k),
 				    (long)p->pid);
-				(void)kill(p->pid, SIGKILL);
+				proc_kill(p, SIGKILL);
 				p->kill_at = 0;
 			}
 			if (p->pid == 0 && p->due != 0 && p->due <= now &&
