@@ -70,4 +70,3 @@ safetext(char *out, const char *text, size_t len)
 	out[o] = '\0';
 	return (o);
 }
-

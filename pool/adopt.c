@@ -58,8 +58,27 @@ static size_t		   adopt_n;
 
 /* The binary this image was started from, by path: the one a package
  * upgrade replaced is the one SIGUSR2 runs. */
-static char adopt_self[PATH_MAX];
+static char   adopt_self[PATH_MAX];
 static char **adopt_argv;
+
+/* A number at *s in base (blanks before it skipped when sep is '\0'),
+ * then sep unless it is '\0': *s moved past both.  0, or -1. */
+static int
+adopt_num(const char **s, int base, char sep, long long *v)
+{
+	char *end;
+
+	while (sep == '\0' && (**s == ' ' || **s == '\t'))
+		(*s)++;
+	errno = 0;
+	*v = strtoll(*s, &end, base);
+	if (errno != 0 || end == *s)
+		return (-1);
+	if (sep != '\0' && *end != sep)
+		return (-1);
+	*s = sep != '\0' ? end + 1 : end;
+	return (0);
+}
 
 /* readlink, NUL-terminated; -1 if it failed or did not fit. */
 static int
@@ -92,19 +111,23 @@ adopt_gone(int pidfd)
 static int
 adopt_uid_ok(pid_t pid, uid_t uid)
 {
-	char	      path[64], line[256];
-	FILE	     *fp;
-	unsigned long u[4];
-	int	      ok = 0;
+	char	    path[64], line[256];
+	const char *p;
+	FILE	   *fp;
+	long long   u;
+	int	    ok = 0, i;
 
 	snprintf(path, sizeof(path), "/proc/%ld/status", (long)pid);
 	if ((fp = fopen(path, "re")) == NULL)
 		return (0);
 	while (fgets(line, sizeof(line), fp) != NULL)
-		if (sscanf(line, "Uid: %lu %lu %lu %lu", &u[0], &u[1], &u[2],
-			&u[3]) == 4) {
-			ok = u[0] == uid && u[1] == uid && u[2] == uid &&
-			    u[3] == uid;
+		if (strncmp(line, "Uid:", 4) == 0) {
+			p = line + 4;
+			for (i = 0; i < 4; i++)
+				if (adopt_num(&p, 10, '\0', &u) == -1 ||
+				    u != (long long)uid)
+					break;
+			ok = i == 4;
 			break;
 		}
 	fclose(fp);
@@ -132,6 +155,36 @@ adopt_exe_ok(pid_t pid)
 	    (exe[len] == '\0' || strcmp(exe + len, " (deleted)") == 0));
 }
 
+/* "1: FLOCK  ADVISORY  WRITE 551 fe:00:10953351 0 EOF": the holder,
+ * device and inode of an flock.  0, or -1 (another kind of line). */
+static int
+adopt_locks_line(char *line, long long *who, dev_t *dev,
+    unsigned long long *ino)
+{
+	char	   *w[6], *save = NULL, *t;
+	const char *p;
+	long long   maj, min, i;
+	int	    n = 0;
+
+	for (t = strtok_r(line, " \t\n", &save); t != NULL && n < 6;
+	     t = strtok_r(NULL, " \t\n", &save))
+		w[n++] = t;
+	if (n < 6 || strcmp(w[1], "FLOCK") != 0)
+		return (-1);
+	p = w[4];
+	if (adopt_num(&p, 10, '\0', who) == -1 || *p != '\0')
+		return (-1);
+	p = w[5];
+	if (adopt_num(&p, 16, ':', &maj) == -1 ||
+	    adopt_num(&p, 16, ':', &min) == -1 ||
+	    adopt_num(&p, 10, '\0', &i) == -1 || *p != '\0' || maj < 0 ||
+	    min < 0 || i < 0)
+		return (-1);
+	*dev = makedev((unsigned int)maj, (unsigned int)min);
+	*ino = (unsigned long long)i;
+	return (0);
+}
+
 /* The holder of the flock on the account's database lock (stat as
  * the account, no link followed), as /proc/locks names it: the file
  * (device and inode) and the pid that took it, which is the keeper's
@@ -140,14 +193,14 @@ adopt_exe_ok(pid_t pid)
 static pid_t
 adopt_lock_holder(const struct pool_acct *a)
 {
-	struct stat   st;
-	FILE	     *fp;
-	char	      line[256], type[16];
-	unsigned int  maj, min;
-	unsigned long ino;
-	long	      who;
-	pid_t	      pid = 0;
-	int	      rv;
+	struct stat	   st;
+	FILE		  *fp;
+	char		   line[256];
+	unsigned long long ino;
+	dev_t		   dev;
+	long long	   who;
+	pid_t		   pid = 0;
+	int		   rv;
 
 	(void)setfsuid(a->uid);
 	rv = lstat(a->lockfile, &st);
@@ -157,11 +210,8 @@ adopt_lock_holder(const struct pool_acct *a)
 	if ((fp = fopen("/proc/locks", "re")) == NULL)
 		return (0);
 	while (pid == 0 && fgets(line, sizeof(line), fp) != NULL)
-		if (sscanf(line, "%*d: %15s %*s %*s %ld %x:%x:%lu", type, &who,
-			&maj, &min, &ino) == 5 &&
-		    strcmp(type, "FLOCK") == 0 && who > 1 &&
-		    ino == (unsigned long)st.st_ino &&
-		    makedev(maj, min) == st.st_dev)
+		if (adopt_locks_line(line, &who, &dev, &ino) == 0 && who > 1 &&
+		    ino == (unsigned long long)st.st_ino && dev == st.st_dev)
 			pid = (pid_t)who;
 	fclose(fp);
 	return (pid);
@@ -206,10 +256,40 @@ adopt_keeper(struct pool_acct *a, int64_t now)
 void
 adopt_init(char **argv)
 {
-	if (readlink_z("/proc/self/exe", adopt_self, sizeof(adopt_self)) ==
-	    -1)
+	if (readlink_z("/proc/self/exe", adopt_self, sizeof(adopt_self)) == -1)
 		adopt_self[0] = '\0';
 	adopt_argv = argv;
+}
+
+/* One entry, "NAME/KIND/PID/FD/PIDFD/STARTED/FAILS/ADOPTED", at *s
+ * (moved past it).  0, or -1. */
+static int
+adopt_entry_read(const char **s, struct adopt_entry *e)
+{
+	long long v[6];
+	size_t	  len = strcspn(*s, "/");
+	int	  i;
+
+	memset(e, 0, sizeof(*e));
+	if (len == 0 || len > POOL_NAME_MAX || (*s)[len] != '/' ||
+	    (*s)[len + 1] == '\0' || (*s)[len + 2] != '/')
+		return (-1);
+	memcpy(e->name, *s, len);
+	e->kind = (*s)[len + 1];
+	*s += len + 3;
+	for (i = 0; i < 6; i++)
+		if (adopt_num(s, 10, i < 5 ? '/' : '\0', &v[i]) == -1 ||
+		    (i < 5 && v[i] < -1))
+			return (-1);
+	if (**s != ';' && **s != '\0')
+		return (-1);
+	e->pid = (long)v[0];
+	e->fd = (int)v[1];
+	e->pidfd = (int)v[2];
+	e->started = v[3];
+	e->fails = (int)v[4];
+	e->adopted = v[5] != 0;
+	return (0);
 }
 
 /* At start, before harden wipes the environment: what the image before
@@ -217,27 +297,21 @@ adopt_init(char **argv)
 void
 adopt_handover_read(void)
 {
-	const char	   *s = getenv(ADOPT_ENV);
-	struct adopt_entry  e;
-	long long	    started;
-	int		    n;
+	const char	  *s = getenv(ADOPT_ENV);
+	struct adopt_entry e, *more;
 
 	while (s != NULL && *s != '\0') {
-		memset(&e, 0, sizeof(e));
-		if (sscanf(s, "%64[A-Za-z0-9._-]/%c/%ld/%d/%d/%lld/%d/%d%n",
-			e.name, &e.kind, &e.pid, &e.fd, &e.pidfd, &started,
-			&e.fails, &e.adopted, &n) != 8) {
+		if (adopt_entry_read(&s, &e) == -1) {
 			plog_warnx("%s: cannot read what the image before "
 				   "handed over: %.40s",
 			    ADOPT_ENV, s);
 			break;
 		}
-		e.started = started;
-		if ((adopt_list = reallocarray(adopt_list, adopt_n + 1,
+		if ((more = reallocarray(adopt_list, adopt_n + 1,
 			 sizeof(*adopt_list))) == NULL)
 			plog_fatal("reallocarray");
+		adopt_list = more;
 		adopt_list[adopt_n++] = e;
-		s += n;
 		if (*s == ';')
 			s++;
 	}
@@ -261,9 +335,7 @@ adopt_handover_take(struct pool_acct *a, int kind, int64_t now)
 {
 	struct adopt_entry *e;
 	size_t		    i;
-	char		    k = kind == POOL_PTYD ? 'p' :
-			    kind == POOL_FCGI ? 'f' :
-						'l';
+	char k = kind == POOL_PTYD ? 'p' : kind == POOL_FCGI ? 'f' : 'l';
 
 	(void)now;
 	for (i = 0; i < adopt_n; i++) {
@@ -327,10 +399,11 @@ adopt_put(char **text, const struct pool_acct *a, char kind,
 {
 	char *n;
 
-	if (asprintf(&n, "%s%s%s/%c/%ld/%d/%d/%lld/%d/%d", *text, **text ? ";" :
-	    "", a->name, kind, p != NULL ? (long)p->pid : 0L, fd,
-	    p != NULL ? p->pidfd : -1, p != NULL ? (long long)p->started : 0LL,
-	    p != NULL ? p->fails : 0, p != NULL ? p->adopted : 0) == -1)
+	if (asprintf(&n, "%s%s%s/%c/%ld/%d/%d/%lld/%d/%d", *text,
+		**text ? ";" : "", a->name, kind, p != NULL ? (long)p->pid : 0L,
+		fd, p != NULL ? p->pidfd : -1,
+		p != NULL ? (long long)p->started : 0LL,
+		p != NULL ? p->fails : 0, p != NULL ? p->adopted : 0) == -1)
 		plog_fatal("asprintf");
 	free(*text);
 	*text = n;
@@ -354,8 +427,8 @@ adopt_reexec(void)
 	int		  k;
 
 	if (adopt_self[0] == '\0' || access(adopt_self, X_OK) == -1) {
-		plog_warn("SIGUSR2: %s", adopt_self[0] ? adopt_self :
-							   "/proc/self/exe");
+		plog_warn("SIGUSR2: %s",
+		    adopt_self[0] ? adopt_self : "/proc/self/exe");
 		return;
 	}
 	if ((text = strdup("")) == NULL)

@@ -218,8 +218,7 @@ child_oom(enum pool_kind kind)
 
 	if (kind != POOL_FCGI)
 		return;
-	if ((fd = open("/proc/self/oom_score_adj", O_RDWR | O_CLOEXEC)) ==
-	    -1)
+	if ((fd = open("/proc/self/oom_score_adj", O_RDWR | O_CLOEXEC)) == -1)
 		return;
 	if ((n = read(fd, buf, sizeof(buf) - 1)) > 0) {
 		buf[n] = '\0';

@@ -293,20 +293,18 @@ main_loop(int sfd)
 					  (int)((next + 999) / 1000);
 		if (poll(pfd, (nfds_t)n, timeout) == -1 && errno != EINTR)
 			plog_fatal("poll");
-		for (i = 1; i < n; i++)
-			if (pfd[i].revents != 0 && i < npipes)
-				proc_read(who[i], acct[i],
-				    who[i] == &acct[i]->proc[POOL_PTYD] ?
-					POOL_PTYD :
-					POOL_FCGI,
+		for (i = 1; i < n; i++) {
+			if (pfd[i].revents == 0)
+				continue;
+			k = who[i] == &acct[i]->proc[POOL_PTYD] ? POOL_PTYD :
+								  POOL_FCGI;
+			if (i < npipes)
+				proc_read(who[i], acct[i], (enum pool_kind)k,
 				    0);
-			else if (pfd[i].revents != 0 && who[i]->adopted &&
-			    who[i]->pidfd == pfd[i].fd)
-				proc_pidfd_ended(acct[i],
-				    who[i] == &acct[i]->proc[POOL_PTYD] ?
-					POOL_PTYD :
-					POOL_FCGI,
+			else if (who[i]->adopted && who[i]->pidfd == pfd[i].fd)
+				proc_pidfd_ended(acct[i], (enum pool_kind)k,
 				    pool_now());
+		}
 		if (pfd[0].revents != 0)
 			stopping = main_signal(sfd, stopping);
 		proc_tick(pool_now());

@@ -51,11 +51,11 @@ struct pool_proc {
 	int64_t due;	 /* start it then; 0: not waiting */
 	int64_t kill_at; /* SIGKILL then, if still here; 0: none */
 	int	fails;	 /* quick ends in a row, for the backoff */
-	int	pidfd;	 /* a process not our child (adopt.c): its end */
-	int	adopted; /* not our child: no wait status, pidfd's end */
-	int64_t lines_at; /* when lines was last topped up */
-	int	lines;	  /* lines it may still have logged */
-	unsigned long dropped; /* lines past the rate, not yet told */
+	int	      pidfd;   /* a process not our child (adopt.c): its end */
+	int	      adopted; /* not our child: no wait status, pidfd's end */
+	int64_t	      lines_at; /* when lines was last topped up */
+	int	      lines;	/* lines it may still have logged */
+	unsigned long dropped;	/* lines past the rate, not yet told */
 	int	again;	 /* ended on purpose: start again at once */
 };
 
@@ -122,9 +122,9 @@ void	proc_start(struct pool_acct *, enum pool_kind, int64_t now);
 void	proc_stop(struct pool_acct *, enum pool_kind, int again, int64_t now);
 void	proc_signal(struct pool_acct *, enum pool_kind, int sig);
 int	proc_reaped(pid_t, int status, int64_t now);
-void	proc_adopt(struct pool_proc *, pid_t, int out, int pidfd,
-       int64_t started, int adopted);
-void	proc_pidfd_ended(struct pool_acct *, enum pool_kind, int64_t now);
+void proc_adopt(struct pool_proc *, pid_t, int out, int pidfd, int64_t started,
+    int adopted);
+void proc_pidfd_ended(struct pool_acct *, enum pool_kind, int64_t now);
 void	proc_tick(int64_t now);
 int64_t proc_next(int64_t now);
 void	proc_read(struct pool_proc *, const struct pool_acct *, enum pool_kind,

@@ -178,8 +178,8 @@ proc_signal(struct pool_acct *a, enum pool_kind kind, int sig)
 /* A process this image did not start (adopt.c): out is its pipe (or
  * -1), pidfd its end when it is not our child (adopted). */
 void
-proc_adopt(struct pool_proc *p, pid_t pid, int out, int pidfd,
-    int64_t started, int adopted)
+proc_adopt(struct pool_proc *p, pid_t pid, int out, int pidfd, int64_t started,
+    int adopted)
 {
 	p->pid = pid;
 	p->out = out;
@@ -237,10 +237,12 @@ proc_line(struct pool_proc *p, const struct pool_acct *a, enum pool_kind kind,
 	int64_t add;
 
 	if (p->lines_at == 0 || now - p->lines_at >= SEC) {
-		add = p->lines_at == 0 ? POOL_LOG_BURST :
-					 (now - p->lines_at) / SEC * POOL_LOG_RATE;
-		p->lines = add + p->lines > POOL_LOG_BURST ? POOL_LOG_BURST :
-							    (int)(add + p->lines);
+		add = p->lines_at == 0 ?
+		    POOL_LOG_BURST :
+		    (now - p->lines_at) / SEC * POOL_LOG_RATE;
+		p->lines = add + p->lines > POOL_LOG_BURST ?
+		    POOL_LOG_BURST :
+		    (int)(add + p->lines);
 		p->lines_at = now;
 		proc_log_dropped(p, a, kind);
 	}
