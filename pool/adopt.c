@@ -189,7 +189,8 @@ adopt_locks_line(char *line, long long *who, dev_t *dev,
  * the account, no link followed), as /proc/locks names it: the file
  * (device and inode) and the pid that took it, which is the keeper's
  * (ptyd takes the lock, then becomes the keeper: the same pid).  0 if
- * no one holds it. */
+ * no one holds it.  (The account's ids for the path's folders: a folder
+ * root's group may search is not one the account may.) */
 static pid_t
 adopt_lock_holder(const struct pool_acct *a)
 {
@@ -202,9 +203,11 @@ adopt_lock_holder(const struct pool_acct *a)
 	pid_t		   pid = 0;
 	int		   rv;
 
+	(void)setfsgid(a->gid);
 	(void)setfsuid(a->uid);
 	rv = lstat(a->lockfile, &st);
 	(void)setfsuid(0);
+	(void)setfsgid(0);
 	if (rv == -1 || !S_ISREG(st.st_mode))
 		return (0);
 	if ((fp = fopen("/proc/locks", "re")) == NULL)

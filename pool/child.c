@@ -6,14 +6,15 @@
  * Owns, in this order: the signal mask and dispositions back to the
  * defaults, a session of its own, the descriptors (the socket or
  * /dev/null on 0, the pipe to the master on 1 and 2, nothing else), the
- * account's resource limits, every capability out of the bounding and
- * ambient sets, the account's groups, gid and uid (real, effective and
- * saved), the checks that none of it can be undone (setuid(0) fails, no
- * capability left), no_new_privs, a session keyring of the account's
- * own, ptyd.fcgi's OOM score back to 0, umask and the home as working
- * folder,
- * and the environment the program gets (built by the master before the
- * fork: child_env).  Does not own what to run (proc.c).
+ * account's resource limits, ptyd.fcgi's OOM score back to 0, every
+ * capability out of the bounding and ambient sets, the account's groups,
+ * gid and uid (real, effective and saved), the checks that none of it
+ * can be undone (setuid(0) fails, no capability left), no_new_privs, a
+ * session keyring of the account's own, ptyd.fcgi's parent-death signal
+ * (the keeper has none: it outlives the master, adopt.c), umask and the
+ * home as working folder, and the environment the program gets (built
+ * by the master before the fork: child_env).  Does not own what to run
+ * (proc.c).
  *
  * Anything that fails here ends the child with status 126 after one line
  * on the pipe; the master logs it and backs off.
