@@ -212,13 +212,16 @@ pools_relay(const char *name, int in, pid_t pid)
 	return (rv);
 }
 
-/* Who the file says the account is; NULL (said why) if no one. */
+/* Who the file says the account is, with its group as ptyd-pool reads
+ * it (the file's group, else the account's); NULL (said why) if no one,
+ * or root's uid or gid, which ptyd-pool never runs. */
 static struct passwd *
 pools_who(const char *name, const char *path)
 {
 	struct config *c = config_new(CONFIG_POOL, "ptydctl");
 	struct passwd *pw = NULL;
-	const char    *user;
+	struct group  *gr;
+	const char    *user, *group;
 
 	config_set_home(c, NULL);
 	if (config_file(c, path, CONFIG_USER, 1) == -1)
@@ -227,6 +230,19 @@ pools_who(const char *name, const char *path)
 	    /* cppcheck-suppress getpwnamCalled -- one thread */
 	    (pw = getpwnam(user)) == NULL || pw->pw_uid == 0) {
 		printf("%s: ptydctl: no account (user) to run as\n", name);
+		pw = NULL;
+	} else if ((group = config_str(c, CONFIG_GROUP_NAME)) != NULL &&
+	    *group != '\0') {
+		/* cppcheck-suppress getgrnamCalled -- one thread */
+		if ((gr = getgrnam(group)) == NULL) {
+			printf("%s: ptydctl: group %s: no such group\n", name,
+			    group);
+			pw = NULL;
+		} else
+			pw->pw_gid = gr->gr_gid;
+	}
+	if (pw != NULL && pw->pw_gid == 0) {
+		printf("%s: ptydctl: a pool runs as root's gid never\n", name);
 		pw = NULL;
 	}
 	config_free(c);

@@ -15,10 +15,12 @@ account's processes).
 """
 
 import ctypes
+import grp
 import os
 import shutil
 import signal
 import socket
+import struct
 import subprocess
 import tempfile
 import threading
@@ -307,13 +309,19 @@ def test_ptydctl_pools_cannot_be_hung_or_steered_by_an_account(box):
 
     t = threading.Thread(target=accept, daemon=True)
     t.start()
-    pool_file(box, extra="socket = %s\n" % fake)
+    pool_file(box, extra="socket = %s\ngroup = daemon\n" % fake)
     held = None
     ctl = subprocess.Popen([os.path.join(BUILDDIR, "ptyd", "ptydctl"),
                             "--pools", "--pool-dir", box["pool"], "health"],
                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     try:
         wait_for(lambda: conns, timeout=10, what="the account's ptydctl")
+        # As ptyd-pool runs the account: the file's group, not the
+        # password database's.
+        pid, uid, gid = struct.unpack("3i", conns[0].getsockopt(
+            socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i")))
+        assert (uid, gid) == (box["pw"].pw_uid,
+                              grp.getgrnam("daemon").gr_gid)
         kids = children_of(ctl.pid)
         assert len(kids) == 1, kids
         # What the account can do to its own process: keep its stdout.
@@ -334,4 +342,21 @@ def test_ptydctl_pools_cannot_be_hung_or_steered_by_an_account(box):
             ctl.wait()
         srv.close()
         os.unlink(fake)
+        os.unlink(os.path.join(box["pool"], "x.conf"))
+
+
+@pytest.mark.deadline(30)
+def test_ptydctl_pools_never_runs_an_account_with_roots_gid(box):
+    """ptydctl --pools ran the account with its password database's gid
+    whatever the file said, so root's gid 0 when that was the account's
+    primary group: a process the account can ptrace.  Like ptyd-pool, it
+    takes the file's group and refuses gid 0."""
+    pool_file(box, extra="group = root\n")
+    try:
+        r = subprocess.run([os.path.join(BUILDDIR, "ptyd", "ptydctl"),
+                            "--pools", "--pool-dir", box["pool"], "health"],
+                           capture_output=True, timeout=20)
+        assert b"x: ptydctl: a pool runs as root's gid never" in r.stdout, r
+        assert r.returncode != 0
+    finally:
         os.unlink(os.path.join(box["pool"], "x.conf"))
