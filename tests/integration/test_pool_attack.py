@@ -32,6 +32,10 @@ from ptyd_stack import BUILDDIR, wait_for
 from test_pool import create_user, kill_uid
 
 USER = "ptyd-pool-x"
+# ptydctl/ once split28 is in, ptyd/ before.
+PTYDCTL = next((p for p in (os.path.join(BUILDDIR, "ptydctl", "ptydctl"),
+                            os.path.join(BUILDDIR, "ptyd", "ptydctl"))
+                if os.access(p, os.X_OK)), None)
 
 libc = ctypes.CDLL(None, use_errno=True)
 SYS_ADD_KEY, SYS_KEYCTL = 248, 250
@@ -311,7 +315,7 @@ def test_ptydctl_pools_cannot_be_hung_or_steered_by_an_account(box):
     t.start()
     pool_file(box, extra="socket = %s\ngroup = daemon\n" % fake)
     held = None
-    ctl = subprocess.Popen([os.path.join(BUILDDIR, "ptyd", "ptydctl"),
+    ctl = subprocess.Popen([PTYDCTL,
                             "--pools", "--pool-dir", box["pool"], "health"],
                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     try:
@@ -353,7 +357,7 @@ def test_ptydctl_pools_never_runs_an_account_with_roots_gid(box):
     takes the file's group and refuses gid 0."""
     pool_file(box, extra="group = root\n")
     try:
-        r = subprocess.run([os.path.join(BUILDDIR, "ptyd", "ptydctl"),
+        r = subprocess.run([PTYDCTL,
                             "--pools", "--pool-dir", box["pool"], "health"],
                            capture_output=True, timeout=20)
         assert b"x: ptydctl: a pool runs as root's gid never" in r.stdout, r
