@@ -82,6 +82,7 @@ acct_free(struct pool_acct *a)
 	free(a->home);
 	free(a->shell);
 	free(a->listen);
+	free(a->lockfile);
 	for (i = 0; i < POOL_NCLASSES; i++)
 		free(a->text[i]);
 	free(a);
@@ -295,7 +296,7 @@ acct_load(const char *dir, const char *name, char *cause, size_t size)
 		plog_fatal("asprintf");
 	a->listen_fd = -1;
 	for (i = 0; i < POOL_NKINDS; i++)
-		a->proc[i].out = -1;
+		a->proc[i].out = a->proc[i].pidfd = -1;
 	/* The pool's own keys first: whose home is "~" in the rest? */
 	if ((c = acct_read(a->path, CONFIG_POOL, NULL, cause, size)) == NULL ||
 	    acct_who(a, c, cause, size) == -1)
@@ -314,6 +315,13 @@ acct_load(const char *dir, const char *name, char *cause, size_t size)
 	    config_num(c, CONFIG_RLIMIT_NPROC) :
 	    0;
 	acct_classes(a, c);
+	/* Where the keeper holds its lock (adopt.c). */
+	if (config_derive(c) == -1) {
+		snprintf(cause, size, "%s", config_error(c));
+		goto fail;
+	}
+	if (asprintf(&a->lockfile, "%s.lock", config_str(c, CONFIG_DB)) == -1)
+		plog_fatal("asprintf");
 	config_free(c);
 	return (a);
 fail:

@@ -6,12 +6,15 @@
  * Owns, in this order: the signal mask and dispositions back to the
  * defaults, a session of its own, the descriptors (the socket or
  * /dev/null on 0, the pipe to the master on 1 and 2, nothing else), the
- * account's resource limits, every capability out of the bounding and
- * ambient sets, the account's groups, gid and uid (real, effective and
- * saved), the checks that none of it can be undone (setuid(0) fails, no
- * capability left), no_new_privs, umask and the home as working folder,
- * and the environment the program gets (built by the master before the
- * fork: child_env).  Does not own what to run (proc.c).
+ * account's resource limits, ptyd.fcgi's OOM score back to 0, every
+ * capability out of the bounding and ambient sets, the account's groups,
+ * gid and uid (real, effective and saved), the checks that none of it
+ * can be undone (setuid(0) fails, no capability left), no_new_privs, a
+ * session keyring of the account's own, ptyd.fcgi's parent-death signal
+ * (the keeper has none: it outlives the master, adopt.c), umask and the
+ * home as working folder, and the environment the program gets (built
+ * by the master before the fork: child_env).  Does not own what to run
+ * (proc.c).
  *
  * Anything that fails here ends the child with status 126 after one line
  * on the pipe; the master logs it and backs off.
@@ -21,6 +24,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <linux/capability.h>
+#include <linux/keyctl.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -182,6 +186,49 @@ child_caps_none(void)
 	return (0);
 }
 
+/*
+ * The session keyring is inherited across fork and setuid, and keys are
+ * granted to whoever possesses the keyring, whatever its uid: a master
+ * started from root's login would hand root's keys (Kerberos tickets in
+ * a KEYRING cache, ecryptfs or NFS keys) to every account.  A keyring of
+ * the account's own, joined once we are the account, so it is charged
+ * to and owned by the account.
+ */
+static void
+child_keyring(void)
+{
+	if (syscall(SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, NULL) == -1 &&
+	    errno != ENOSYS)
+		child_fail("KEYCTL_JOIN_SESSION_KEYRING");
+}
+
+/*
+ * The unit protects the master from the OOM killer (OOMScoreAdjust),
+ * and so each child: right for the keeper (ptyd@.service protects it
+ * too; ptyd puts itself and the shells back to 0), not for ptyd.fcgi,
+ * which no one would put back and whose workers an account could grow
+ * into memory the OOM killer spares.  Set while still root: lowering
+ * needs CAP_SYS_RESOURCE, raising does not.
+ */
+static void
+child_oom(enum pool_kind kind)
+{
+	char	buf[16];
+	ssize_t n;
+	int	fd;
+
+	if (kind != POOL_FCGI)
+		return;
+	if ((fd = open("/proc/self/oom_score_adj", O_RDWR | O_CLOEXEC)) == -1)
+		return;
+	if ((n = read(fd, buf, sizeof(buf) - 1)) > 0) {
+		buf[n] = '\0';
+		if (strtol(buf, NULL, 10) < 0 && pwrite(fd, "0\n", 2, 0) != 2)
+			child_fail("oom_score_adj");
+	}
+	close(fd);
+}
+
 static void
 child_drop(const struct pool_acct *a)
 {
@@ -208,11 +255,14 @@ child_drop(const struct pool_acct *a)
 	}
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == -1)
 		child_fail("PR_SET_NO_NEW_PRIVS");
+	child_keyring();
 }
 
 /*
- * The master's end is the account's (as under systemd, which stops the
- * service's cgroup): set once we are the account, since a change of
+ * ptyd.fcgi ends with the master (stateless: the next master starts
+ * another on its socket).  The keeper does not: it holds the shells,
+ * and a master that is killed, crashes or is restarted finds it and
+ * adopts it (adopt.c).  Set once we are the account, since a change of
  * uid clears it; a master already gone is seen by getppid().
  */
 static void
@@ -238,8 +288,10 @@ child_run(const struct pool_acct *a, enum pool_kind kind, int out, char **argv,
 		child_fail("setsid");
 	child_fds(kind == POOL_FCGI ? a->listen_fd : -1, out);
 	child_limits(a);
+	child_oom(kind);
 	child_drop(a);
-	child_orphan(master);
+	if (kind == POOL_FCGI)
+		child_orphan(master);
 	/* Opened as the account: nothing root opened stays. */
 	if (kind != POOL_FCGI) {
 		if ((fd = open("/dev/null", O_RDONLY)) == -1)

@@ -9,6 +9,8 @@
  *
  *   SIGHUP            reload the folder (reload.c)
  *   SIGUSR1           upgrade every account's ptyd (shells kept)
+ *   SIGUSR2           run the master's binary again, same pid, every
+ *                     process kept (adopt.c)
  *   SIGTERM, SIGINT   stop every account (their shells end), then exit
  *   SIGCHLD           reap, log why, start again with backoff (proc.c)
  *
@@ -68,8 +70,9 @@ static void __attribute__((noreturn)) usage(int status)
 	    "  -h, --help      this help\n"
 	    "      --version   print the version\n"
 	    "Runs in the foreground, as root; logs to stderr.  SIGHUP "
-	    "reloads the folder,\nSIGUSR1 upgrades every ptyd, SIGTERM "
-	    "stops every account.\n",
+	    "reloads the folder,\nSIGUSR1 upgrades every ptyd, SIGUSR2 "
+	    "runs this binary again (every shell\nkept), SIGTERM stops "
+	    "every account.\n",
 	    POOL_DIR);
 	exit(status);
 }
@@ -176,6 +179,7 @@ main_signals(void)
 	sigaddset(&set, SIGTERM);
 	sigaddset(&set, SIGINT);
 	sigaddset(&set, SIGUSR1);
+	sigaddset(&set, SIGUSR2);
 	if (sigprocmask(SIG_BLOCK, &set, NULL) == -1)
 		return (-1);
 	(void)signal(SIGPIPE, SIG_IGN);
@@ -213,6 +217,12 @@ main_signal(int sfd, int stopping)
 			plog_info("SIGUSR1: upgrading every ptyd");
 			reload_upgrade_all();
 			break;
+		case SIGUSR2:
+			if (stopping)
+				break;
+			/* Returns only if the exec failed. */
+			adopt_reexec();
+			break;
 		case SIGTERM:
 		case SIGINT:
 			if (!stopping)
@@ -247,13 +257,13 @@ main_loop(int sfd)
 	struct pool_proc **who = NULL;
 	struct pool_acct **acct = NULL, *a;
 	int64_t		   next;
-	size_t		   cap = 0, n, i;
+	size_t		   cap = 0, n, i, npipes;
 	int		   stopping = 0, k, timeout;
 
 	for (;;) {
 		n = 1;
 		for (a = pool_accts; a != NULL; a = a->next)
-			n += POOL_NKINDS;
+			n += 2 * POOL_NKINDS;
 		main_room(&pfd, &who, &acct, &cap, n);
 		n = 0;
 		pfd[n].fd = sfd;
@@ -266,19 +276,35 @@ main_loop(int sfd)
 					who[n] = &a->proc[k];
 					acct[n++] = a;
 				}
+		/* Then the ends of the processes that are not our children. */
+		npipes = n;
+		for (a = pool_accts; a != NULL; a = a->next)
+			for (k = 0; k < POOL_NKINDS; k++)
+				if (a->proc[k].adopted &&
+				    a->proc[k].pidfd != -1) {
+					pfd[n].fd = a->proc[k].pidfd;
+					pfd[n].events = POLLIN;
+					who[n] = &a->proc[k];
+					acct[n++] = a;
+				}
 		next = proc_next(pool_now());
 		timeout = next < 0	? -1 :
 		    next / 1000 > 60000 ? 60000 :
 					  (int)((next + 999) / 1000);
 		if (poll(pfd, (nfds_t)n, timeout) == -1 && errno != EINTR)
 			plog_fatal("poll");
-		for (i = 1; i < n; i++)
-			if (pfd[i].revents != 0)
-				proc_read(who[i], acct[i],
-				    who[i] == &acct[i]->proc[POOL_PTYD] ?
-					POOL_PTYD :
-					POOL_FCGI,
+		for (i = 1; i < n; i++) {
+			if (pfd[i].revents == 0)
+				continue;
+			k = who[i] == &acct[i]->proc[POOL_PTYD] ? POOL_PTYD :
+								  POOL_FCGI;
+			if (i < npipes)
+				proc_read(who[i], acct[i], (enum pool_kind)k,
 				    0);
+			else if (who[i]->adopted && who[i]->pidfd == pfd[i].fd)
+				proc_pidfd_ended(acct[i], (enum pool_kind)k,
+				    pool_now());
+		}
 		if (pfd[0].revents != 0)
 			stopping = main_signal(sfd, stopping);
 		proc_tick(pool_now());
@@ -307,6 +333,8 @@ main(int argc, char **argv)
 	if (geteuid() != 0 || getuid() != 0)
 		plog_fatalx("must be started as root: it runs each pool as "
 			    "its account");
+	adopt_init(argv);
+	adopt_handover_read();
 	/* Nothing of ours for anyone: no core, no ptrace by an account,
 	 * and no secret of the environment we were started with. */
 	if (harden_nodump() == -1)
@@ -318,6 +346,7 @@ main(int argc, char **argv)
 	    pool_opts.dir, pool_opts.ptyd, pool_opts.fcgi);
 	if (reload_folder(pool_now(), 0) == -1)
 		plog_fatalx("cannot read the pool folder");
+	adopt_handover_rest();
 	main_loop(sfd);
 	plog_info("every account stopped");
 	return (0);

@@ -10,6 +10,7 @@
 
 #include "logtime.h"
 #include "plog.h"
+#include "safetext.h"
 
 static void __attribute__((format(printf, 3, 0)))
 plog_vline(const char *level, int err, const char *fmt, va_list ap)
@@ -81,18 +82,13 @@ void
 plog_child(const char *name, const char *prog, long pid, const char *text,
     size_t len, int cut)
 {
-	char   safe[PLOG_LINE_MAX + 1];
-	size_t i;
+	char safe[PLOG_LINE_MAX + 1];
 
 	if (len > PLOG_LINE_MAX)
 		len = PLOG_LINE_MAX;
 	/* The child's bytes are the account's: nothing in them may end
 	 * our line early or steer a terminal that reads the log. */
-	for (i = 0; i < len; i++)
-		safe[i] = (unsigned char)text[i] < 0x20 || text[i] == 0x7f ?
-		    '?' :
-		    text[i];
-	safe[len] = '\0';
+	safetext(safe, text, len);
 	plog_info("%s %s[%ld]: %s%s", name, prog, pid, safe,
 	    cut ? " [cut]" : "");
 }

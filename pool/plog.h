@@ -4,9 +4,10 @@
  *
  * Owns: the format of a line (lib/logtime.c's, one write(2) each, to
  * stderr: the journal under systemd, a file in the foreground) and
- * making a child's text safe to put there (cut at a bound, control bytes
- * shown as '?', one prefix a line so no pool can write a line that reads
- * as another's or as the master's).  Does not own the pipes
+ * making a child's text safe to put there (cut at a bound, lib/safetext.c:
+ * controls, directional overrides and malformed UTF-8 shown as '?',
+ * one prefix a line so no pool can write a line that reads as another's
+ * or as the master's).  Does not own the pipes
  * (pool/proc.c).
  */
 #ifndef PTYD_POOL_PLOG_H

@@ -4,8 +4,9 @@
  *
  * What the files share: an account (one file of the pool folder) and its
  * two processes.  Owned by pool/acct.c (reading, comparing), pool/proc.c
- * (the processes, their restarts, their output), pool/sock.c (the listen
- * socket), pool/child.c (what runs between fork and exec), pool/reload.c
+ * (the processes, their restarts, their output), pool/adopt.c (processes
+ * this image did not start: a keeper left running, the handover at a
+ * re-exec), pool/sock.c (the listen socket), pool/child.c (what runs between fork and exec), pool/reload.c
  * (the folder against the table), pool/main.c (the loop).
  */
 #ifndef PTYD_POOL_H
@@ -50,6 +51,11 @@ struct pool_proc {
 	int64_t due;	 /* start it then; 0: not waiting */
 	int64_t kill_at; /* SIGKILL then, if still here; 0: none */
 	int	fails;	 /* quick ends in a row, for the backoff */
+	int	      pidfd;   /* a process not our child (adopt.c): its end */
+	int	      adopted; /* not our child: no wait status, pidfd's end */
+	int64_t	      lines_at; /* when lines was last topped up */
+	int	      lines;	/* lines it may still have logged */
+	unsigned long dropped;	/* lines past the rate, not yet told */
 	int	again;	 /* ended on purpose: start again at once */
 };
 
@@ -58,6 +64,7 @@ struct pool_acct {
 	char		   name[POOL_NAME_MAX + 1];
 	char		  *path; /* its file */
 	char		  *user, *home, *shell;
+	char		  *lockfile; /* <db>.lock: the keeper's flock */
 	uid_t		   uid;
 	gid_t		   gid;
 	char		  *listen;		       /* the socket's path */
@@ -90,6 +97,14 @@ void		  acct_free(struct pool_acct *);
 unsigned int	  acct_diff(const struct pool_acct *, const struct pool_acct *);
 const char	 *kind_name(enum pool_kind);
 
+/* pool/adopt.c */
+int  adopt_keeper(struct pool_acct *, int64_t now);
+void adopt_init(char **argv);
+void adopt_handover_read(void);
+int  adopt_handover_take(struct pool_acct *, int kind, int64_t now);
+void adopt_handover_rest(void);
+void adopt_reexec(void);
+
 /* pool/sock.c */
 int  sock_open(struct pool_acct *);
 void sock_close(struct pool_acct *);
@@ -107,6 +122,9 @@ void	proc_start(struct pool_acct *, enum pool_kind, int64_t now);
 void	proc_stop(struct pool_acct *, enum pool_kind, int again, int64_t now);
 void	proc_signal(struct pool_acct *, enum pool_kind, int sig);
 int	proc_reaped(pid_t, int status, int64_t now);
+void proc_adopt(struct pool_proc *, pid_t, int out, int pidfd, int64_t started,
+    int adopted);
+void proc_pidfd_ended(struct pool_acct *, enum pool_kind, int64_t now);
 void	proc_tick(int64_t now);
 int64_t proc_next(int64_t now);
 void	proc_read(struct pool_proc *, const struct pool_acct *, enum pool_kind,

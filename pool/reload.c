@@ -60,6 +60,7 @@ reload_take(struct pool_acct *old, struct pool_acct *new)
 	new->home = keep.home;
 	new->shell = keep.shell;
 	new->listen = keep.listen;
+	new->lockfile = keep.lockfile;
 	for (k = 0; k < POOL_NCLASSES; k++)
 		new->text[k] = keep.text[k];
 	acct_free(new);
@@ -110,8 +111,15 @@ reload_add(struct pool_acct *a, int64_t now)
 	a->next = NULL;
 	plog_info("%s: added (user %s, listen %s)", a->name, a->user,
 	    a->listen);
-	proc_start(a, POOL_PTYD, now);
-	proc_start(a, POOL_FCGI, now);
+	/* What runs already is taken, not started twice: the image
+	 * before's processes at a re-exec, a keeper a master before left
+	 * (adopt.c). */
+	(void)adopt_handover_take(a, POOL_NKINDS, now);
+	if (adopt_handover_take(a, POOL_PTYD, now) == -1 &&
+	    adopt_keeper(a, now) == -1)
+		proc_start(a, POOL_PTYD, now);
+	if (adopt_handover_take(a, POOL_FCGI, now) == -1)
+		proc_start(a, POOL_FCGI, now);
 }
 
 static void

@@ -30,10 +30,14 @@
 
 /*
  * The socket's folder, and every folder above it, must be root's and
- * written by no one else (or sticky, as /tmp): the bind, chown and chmod
- * below name a path, and a folder on it that an account could rename or
- * write would let it point the path at a file of root's.  A missing
- * folder is made 0755.  0, or -1 (logged).
+ * written by no one else: the bind, chown and chmod below name a path,
+ * and a folder on it that an account could rename or write would let it
+ * point the path at a file of root's.  A sticky folder (/tmp) above is
+ * fine (no one may rename root's folder in it), but not as the socket's
+ * own: the socket is the account's once chowned, and in a sticky folder
+ * its owner may unlink it and put a socket or a link of its own in its
+ * place, under the name nginx trusts.  A missing folder is made 0755.
+ * 0, or -1 (logged).
  */
 static int
 sock_folder(const struct pool_acct *a)
@@ -41,6 +45,7 @@ sock_folder(const struct pool_acct *a)
 	char	    dir[PATH_MAX], failed[PATH_MAX];
 	char	   *slash;
 	struct stat st;
+	int	    own = 1; /* the socket's own folder */
 
 	if (util_mkparents(a->listen, 0755, failed, sizeof(failed)) == -1) {
 		plog_warn("%s: listen: cannot make %s", a->name, failed);
@@ -54,7 +59,8 @@ sock_folder(const struct pool_acct *a)
 			return (-1);
 		}
 		if (!S_ISDIR(st.st_mode) || st.st_uid != 0 ||
-		    ((st.st_mode & 022) != 0 && (st.st_mode & S_ISVTX) == 0)) {
+		    ((st.st_mode & 022) != 0 &&
+			((st.st_mode & S_ISVTX) == 0 || own))) {
 			plog_warnx("%s: listen: %s must be a folder of root's "
 				   "that no one else may write",
 			    a->name, dir);
@@ -62,6 +68,7 @@ sock_folder(const struct pool_acct *a)
 		}
 		if (slash == dir)
 			break;
+		own = 0;
 	}
 	return (0);
 }

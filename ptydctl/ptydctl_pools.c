@@ -10,25 +10,39 @@
  * FILE, so it finds that account's ptyd exactly as the account's own
  * processes do.  Root never speaks to an account's socket: what an
  * account's ptyd answers is read by a process of that account only, and
- * root reads lines of text from a pipe.  Does not own any command.
+ * root reads lines of text from a pipe: bounded, made safe for root's
+ * terminal, and only until the child ends (or its deadline passes).
+ * Does not own any command.
  */
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
+#include <linux/keyctl.h>
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <poll.h>
 #include <pwd.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "config.h"
 #include "ptydctl.h"
+#include "safetext.h"
 
 #define POOLS_LINE_MAX 4096
+/* An account's command has this long (ms) before it is killed: the
+ * account can stop its own process, and root's command must end. */
+#define POOLS_DEADLINE_MS 60000
+/* What is read of the pipe once the account's process has ended: its
+ * last lines, not whatever another of its processes goes on writing. */
+#define POOLS_DRAIN_MAX (64 * 1024)
 
 /* A pool's name: the file's, without .conf (as ptyd-pool reads it). */
 static int
@@ -65,6 +79,10 @@ pools_become(const struct passwd *pw)
 	}
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == -1)
 		die("PR_SET_NO_NEW_PRIVS");
+	/* Not root's session keyring: whoever possesses it has its keys. */
+	if (syscall(SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, NULL) == -1 &&
+	    errno != ENOSYS)
+		die("KEYCTL_JOIN_SESSION_KEYRING");
 }
 
 /* The child: ptydctl --config FILE COMMAND ..., as the account. */
@@ -101,36 +119,109 @@ static void __attribute__((noreturn)) pools_child(const struct passwd *pw,
 	die("exec");
 }
 
-/* The child's output, each line as "NAME: line". */
+/* One line of the account's, on root's terminal: "NAME: line", made
+ * safe (lib/safetext.c), so it can neither steer the terminal nor move
+ * back over its prefix to read as another pool's. */
 static void
-pools_relay(const char *name, int in)
+pools_line(const char *name, const char *line, size_t len, int cut)
 {
-	FILE   *fp;
-	char   *line = NULL;
-	size_t	cap = 0;
-	ssize_t n;
+	char safe[POOLS_LINE_MAX + 1];
 
-	if ((fp = fdopen(in, "r")) == NULL)
-		die("fdopen");
-	while ((n = getline(&line, &cap, fp)) != -1) {
-		if (n > POOLS_LINE_MAX)
-			n = POOLS_LINE_MAX;
-		while (n > 0 && line[n - 1] == '\n')
-			n--;
-		printf("%s: %.*s\n", name, (int)n, line);
-	}
-	free(line);
-	fclose(fp);
-	fflush(stdout);
+	safetext(safe, line, len);
+	printf("%s: %s%s\n", name, safe, cut ? " [cut]" : "");
 }
 
-/* Who the file says the account is; NULL (said why) if no one. */
+static long long
+pools_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ((long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
+}
+
+/*
+ * The child's output, each line as "NAME: line", until the pipe's end,
+ * or the child's (its pidfd: another process of the account may hold
+ * the pipe open for ever; what is left in it then is read, up to
+ * POOLS_DRAIN_MAX, not waited for), or the deadline (the child is
+ * killed).  Lines are cut at POOLS_LINE_MAX: no buffer grows with what
+ * the account writes.  0, or -1 if the deadline passed.
+ */
+static int
+pools_relay(const char *name, int in, pid_t pid)
+{
+	struct pollfd pfd[2];
+	char	      buf[4096], line[POOLS_LINE_MAX];
+	size_t	      len = 0, drained = 0;
+	long long     end = pools_ms() + POOLS_DEADLINE_MS, left;
+	ssize_t	      n, i;
+	int	      pidfd, cut = 0, ended = 0, rv = 0;
+
+	pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	(void)fcntl(in, F_SETFL, O_NONBLOCK);
+	for (;;) {
+		if (!ended) {
+			pfd[0].fd = in;
+			pfd[0].events = POLLIN;
+			pfd[1].fd = pidfd;
+			pfd[1].events = POLLIN;
+			pfd[0].revents = pfd[1].revents = 0;
+			if ((left = end - pools_ms()) <= 0) {
+				(void)kill(pid, SIGKILL);
+				printf("%s: ptydctl: no end in %d s: killed\n",
+				    name, POOLS_DEADLINE_MS / 1000);
+				rv = -1;
+				break;
+			}
+			if (poll(pfd, pidfd == -1 ? 1 : 2, (int)left) == -1 &&
+			    errno != EINTR)
+				die("poll");
+			if (pfd[1].revents != 0)
+				ended = 1;
+		}
+		n = read(in, buf, sizeof(buf));
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == 0 || (n == -1 && errno != EAGAIN))
+			break;
+		if (n == -1) {
+			if (ended)
+				break;
+			continue;
+		}
+		if (ended && (drained += (size_t)n) > POOLS_DRAIN_MAX)
+			break;
+		for (i = 0; i < n; i++) {
+			if (buf[i] == '\n') {
+				pools_line(name, line, len, cut);
+				len = 0;
+				cut = 0;
+			} else if (len == sizeof(line))
+				cut = 1;
+			else
+				line[len++] = buf[i];
+		}
+	}
+	if (len > 0)
+		pools_line(name, line, len, cut);
+	if (pidfd != -1)
+		close(pidfd);
+	close(in);
+	fflush(stdout);
+	return (rv);
+}
+
+/* Who the file says the account is, with its group as ptyd-pool reads
+ * it (the file's group, else the account's); NULL (said why) if no one,
+ * or root's uid or gid, which ptyd-pool never runs. */
 static struct passwd *
 pools_who(const char *name, const char *path)
 {
 	struct config *c = config_new(CONFIG_POOL, "ptydctl");
 	struct passwd *pw = NULL;
-	const char    *user;
+	struct group  *gr;
+	const char    *user, *group;
 
 	config_set_home(c, NULL);
 	if (config_file(c, path, CONFIG_USER, 1) == -1)
@@ -139,6 +230,19 @@ pools_who(const char *name, const char *path)
 	    /* cppcheck-suppress getpwnamCalled -- one thread */
 	    (pw = getpwnam(user)) == NULL || pw->pw_uid == 0) {
 		printf("%s: ptydctl: no account (user) to run as\n", name);
+		pw = NULL;
+	} else if ((group = config_str(c, CONFIG_GROUP_NAME)) != NULL &&
+	    *group != '\0') {
+		/* cppcheck-suppress getgrnamCalled -- one thread */
+		if ((gr = getgrnam(group)) == NULL) {
+			printf("%s: ptydctl: group %s: no such group\n", name,
+			    group);
+			pw = NULL;
+		} else
+			pw->pw_gid = gr->gr_gid;
+	}
+	if (pw != NULL && pw->pw_gid == 0) {
+		printf("%s: ptydctl: a pool runs as root's gid never\n", name);
 		pw = NULL;
 	}
 	config_free(c);
@@ -151,7 +255,7 @@ pools_one(const char *dir, const char *file, int argc, char **argv)
 {
 	char	       name[128], path[4096];
 	struct passwd *pw;
-	int	       fds[2], status;
+	int	       fds[2], status, late;
 	pid_t	       pid;
 
 	snprintf(name, sizeof(name), "%.*s", (int)(strlen(file) - 5), file);
@@ -166,11 +270,11 @@ pools_one(const char *dir, const char *file, int argc, char **argv)
 	if (pid == 0)
 		pools_child(pw, path, fds[1], argc, argv);
 	close(fds[1]);
-	pools_relay(name, fds[0]);
+	late = pools_relay(name, fds[0], pid);
 	while (waitpid(pid, &status, 0) == -1)
 		if (errno != EINTR)
 			die("waitpid");
-	return (WIFEXITED(status) ? WEXITSTATUS(status) : 2);
+	return (late == 0 && WIFEXITED(status) ? WEXITSTATUS(status) : 2);
 }
 
 int

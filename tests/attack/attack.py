@@ -9,7 +9,9 @@ proxy's X-Forwarded-For), with no authentication and behind auth_basic;
 a client naming its own, private, address where a private address counts
 as local (a line before the proxy's, X-Real-IP twice, a Forwarded or Via
 header alone);
-another local Unix account (created with useradd, when run as root); a
+another local Unix account (created with useradd, when run as root); an
+account of ptyd-pool flooding and steering its master's log and reaching
+for root's keyring (as root); a
 shell reading the daemons' environment through /proc; a keystroke retried
 after ptyd stood still and after a connection cut mid-request; malformed
 FastCGI records straight at ptyd.fcgi's socket; and a storm of viewers
@@ -50,6 +52,7 @@ FORGED = [{"Authorization": "Basic bWFsbG9yeTp4"},
           {"Remote-User": "mallory"}, {"X-Remote-User": "mallory"},
           {"X-Forwarded-User": "mallory"}]
 OTHER = "ptyd-attack-oth"
+POOLACCT = "ptyd-attack-pool"
 
 results = []
 only = []          # --only: the attacks to try (all if empty)
@@ -137,6 +140,121 @@ def other_account(st):
     finally:
         if made:
             subprocess.run(["userdel", OTHER], capture_output=True,
+                           timeout=30)
+
+
+# ---- a pool's account against its master (DESIGN 11) -------------------------
+
+POOL_ATTACKER = r"""#!/usr/bin/python3
+import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+kid = libc.syscall(ctypes.c_long(250), ctypes.c_long(10), ctypes.c_long(-3),
+                   ctypes.c_char_p(b"user"), ctypes.c_char_p(b"atk-root-key"),
+                   ctypes.c_long(0))
+out = sys.stdout.buffer
+out.write(b"atk key=%s steer:\x9b2J\xc2\x9b2J\x1b]0;x\x07\xe2\x80\xae\n"
+          % (b"found" if kid >= 0 else b"none"))
+out.flush()
+for i in range(3):
+    if os.fork() == 0:
+        break
+chunk = b"atk-flood\n" * 6000
+while True:
+    os.write(1, chunk)
+"""
+
+
+def pool_root_key():
+    """Before the master's exec: a session keyring holding a key of
+    root's, as a master started from root's login would have."""
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.syscall(ctypes.c_long(250), ctypes.c_long(1),
+                 ctypes.c_char_p(b"atk"))
+    libc.syscall(ctypes.c_long(248), ctypes.c_char_p(b"user"),
+                 ctypes.c_char_p(b"atk-root-key"), ctypes.c_char_p(b"s"),
+                 ctypes.c_long(1), ctypes.c_long(-3))
+
+
+def pool_account(st, root):
+    """An account of ptyd-pool whose processes read root's keyring,
+    write escapes and flood their pipe: the master must log '?' for the
+    escapes, at most its rate, go on answering signals, and have handed
+    on no key of root's."""
+    if os.geteuid() != 0 or os.uname().machine != "x86_64":
+        return True, "not tried: needs root (and x86_64's syscalls)"
+    base = tempfile.mkdtemp(prefix="pool-", dir=root)
+    made = master = None
+    try:
+        try:
+            pwd.getpwnam(POOLACCT)
+        except KeyError:
+            subprocess.run(["useradd", "--system", "--no-create-home",
+                            "--home-dir", "/nonexistent", POOLACCT],
+                           check=True, capture_output=True, timeout=30)
+            made = True
+        for d in ("", "pool.d", "run"):
+            os.makedirs(os.path.join(base, d), exist_ok=True)
+            os.chmod(os.path.join(base, d), 0o755)
+        os.chmod(root, 0o711)   # the account runs base/attacker
+        prog = os.path.join(base, "attacker")
+        with open(prog, "w") as f:
+            f.write(POOL_ATTACKER)
+        os.chmod(prog, 0o755)
+        with open(os.path.join(base, "pool.d", "atk.conf"), "w") as f:
+            f.write("user = %s\nlisten = %s/run/atk.sock\n"
+                    "state_dir = %s/state\n" % (POOLACCT, base, base))
+        os.chmod(os.path.join(base, "pool.d", "atk.conf"), 0o644)
+        log = os.path.join(base, "pool.log")
+        with open(log, "wb") as lf:
+            master = subprocess.Popen(
+                [os.path.join(st.environ()["PTYD_BUILDDIR"], "pool",
+                              "ptyd-pool"), "-d",
+                 os.path.join(base, "pool.d"), "--ptyd", prog, "--fcgi",
+                 prog], stdout=lf, stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL, start_new_session=True,
+                env={"PATH": "/usr/bin:/bin"}, preexec_fn=pool_root_key)
+        time.sleep(3)
+        os.kill(master.pid, signal.SIGHUP)
+        time.sleep(2)
+        with open(log, "rb") as f:
+            text = f.read()
+        keys = text.count(b"atk key=found")
+        steer = [l for l in text.split(b"\n") if b"steer:" in l]
+        raw = sum(1 for l in steer for b in (b"\x9b", b"\x1b", b"\xe2\x80\xae")
+                  if b in l)
+        flood = text.count(b"atk-flood")
+        heard = b"SIGHUP: reloading" in text
+        ok = keys == 0 and steer and raw == 0 and flood < 2000 and heard
+        return ok, ("root's key reached %d process(es); %d escape(s) "
+                    "logged raw; %d flood lines logged in 5 s; SIGHUP %s"
+                    % (keys, raw, flood, "heard" if heard else "lost"))
+    finally:
+        if master is not None:
+            master.terminate()
+            try:
+                master.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                os.killpg(master.pid, signal.SIGKILL)
+        uid = pwd.getpwnam(POOLACCT).pw_uid if made else None
+        for _ in range(50 if uid is not None else 0):
+            left = []
+            for d in os.listdir("/proc"):
+                try:
+                    if d.isdigit() and os.stat("/proc/" + d).st_uid == uid:
+                        left.append(int(d))
+                except FileNotFoundError:
+                    pass
+            if not left:
+                break
+            for pid in left:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            time.sleep(0.1)
+        if made:
+            subprocess.run(["userdel", POOLACCT], capture_output=True,
                            timeout=30)
 
 
@@ -661,6 +779,7 @@ def main():
         attempt("hostile output", hostile_output, st, root)
         attempt("metrics to a web user", metrics_to_users, stb)
         attempt("audit log erased", audit_erase, root)
+        attempt("a pool's account", pool_account, st, root)
     finally:
         for s in reversed(stacks):
             try:

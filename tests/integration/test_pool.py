@@ -171,11 +171,8 @@ def site():
                SECRET: "hunter2-" + os.urandom(4).hex(),
                "PTYD_STATE_DIR": "/nowhere-the-master-must-not-pass-on"}
         s["secret"] = env[SECRET]
-        with open(s["log"], "ab") as logf:
-            s["master"] = subprocess.Popen(
-                [os.path.join(root, "sbin", "ptyd-pool"), "-d", s["pool"]],
-                stdin=subprocess.DEVNULL, stdout=logf,
-                stderr=subprocess.STDOUT, env=env, start_new_session=True)
+        s["env"] = env
+        start_master(s)
         s["port"] = free_port()
         nginx_conf(base, s["port"])
         r = subprocess.run(["nginx", "-p", nd + "/", "-c",
@@ -192,6 +189,15 @@ def site():
         yield s
     finally:
         stop_site(s)
+
+
+def start_master(s):
+    """The installed ptyd-pool, in the foreground as its unit runs it."""
+    with open(s["log"], "ab") as logf:
+        s["master"] = subprocess.Popen(
+            [os.path.join(s["root"], "sbin", "ptyd-pool"), "-d", s["pool"]],
+            stdin=subprocess.DEVNULL, stdout=logf,
+            stderr=subprocess.STDOUT, env=s["env"], start_new_session=True)
 
 
 def stop_site(s):
@@ -432,3 +438,93 @@ def test_a_pool_naming_anothers_socket_is_not_started(site):
     finally:
         os.unlink(path)
         os.kill(site["master"].pid, signal.SIGHUP)
+
+
+def keepers_of(uid):
+    """The pids of uid's ptyd-keeper processes."""
+    out = []
+    for pid in pids_of_uid(uid):
+        try:
+            exe = os.readlink("/proc/%d/exe" % pid)
+        except (FileNotFoundError, PermissionError):
+            continue
+        if os.path.basename(exe).startswith("ptyd-keeper"):
+            out.append(pid)
+    return out
+
+
+@pytest.mark.deadline(90)
+def test_a_killed_master_keeps_every_shell_and_the_next_adopts_them(site):
+    """The master's death (kill -9, a crash, a restart) ended every
+    account's keeper (PR_SET_PDEATHSIG), so every shell.  Now the keeper
+    outlives it, and the next master adopts it (its pid file, uid, image
+    and lock checked) instead of starting a second ptyd that would fail
+    on the lock for ever; the same shell answers through nginx, and the
+    adopted keeper's end is seen and it is started again."""
+    c = client(site, "c")
+    assert c.start("adopt-c").status == 200
+    uid = site["users"]["c"].pw_uid
+    shell_pid = c.terminals()["adopt-c"]["pid"]
+    keeper = master_children(site)[("c", "ptyd")]
+    assert keepers_of(uid) == [keeper]
+    old = site["master"]
+    old.send_signal(signal.SIGKILL)
+    old.wait(timeout=10)
+    # ptyd.fcgi goes with the master; the keeper and the shell stay.
+    wait_for(lambda: client(site, "c").health().status in (502, 503, 504),
+             timeout=10, what="c's ptyd.fcgi to go with the master")
+    assert not proc_gone(keeper) and not proc_gone(shell_pid)
+    start_master(site)
+    wait_for(lambda: serves(site, "c"), timeout=20,
+             what=lambda: "c again; log:\n" + log_text(site)[-2000:])
+    assert "c: ptyd-keeper pid %d still runs: adopted" % keeper \
+        in log_text(site), log_text(site)[-2000:]
+    assert keepers_of(uid) == [keeper]
+    c = client(site, "c")
+    assert c.terminals()["adopt-c"]["pid"] == shell_pid
+    with Shell(c, "adopt-c") as sh:
+        assert sh.run("echo adopted-$((6*7))") == b"adopted-42"
+    # No second keeper came later either (one failing on the lock).
+    time.sleep(1)
+    assert keepers_of(uid) == [keeper]
+    assert "keeper: another" not in log_text(site)
+    # The adopted keeper's end is seen (its pidfd) and it starts again.
+    os.kill(keeper, signal.SIGKILL)
+    wait_for(lambda: re.search(r"c: ptyd pid %d ended \(adopted" % keeper,
+                               log_text(site)), timeout=10,
+             what=lambda: "the end in the log:\n" + log_text(site)[-2000:])
+    wait_for(lambda: serves(site, "c") and
+             len(client(site, "c").terminals()) == 0, timeout=20,
+             what="c's new keeper")
+    assert len(keepers_of(uid)) == 1 and keepers_of(uid) != [keeper]
+
+
+@pytest.mark.deadline(90)
+def test_sigusr2_runs_the_master_again_keeping_every_process(site):
+    """An upgrade of ptyd-pool itself: SIGUSR2 runs its binary again in
+    the same process, which takes over every child (keepers and
+    ptyd.fcgi, their pipes, the sockets) from the image before: same
+    master pid, same processes, the same shell answers."""
+    c = client(site, "c")
+    assert c.start("usr2-c").status == 200
+    shell_pid = c.terminals()["usr2-c"]["pid"]
+    before = master_children(site)
+    master = site["master"].pid
+    mark = len(log_text(site))
+    os.kill(master, signal.SIGUSR2)
+    wait_for(lambda: "c: ptyd.fcgi pid %d taken over" % before[("c", "fcgi")]
+             in log_text(site)[mark:], timeout=10,
+             what=lambda: "the take-over; log:\n" + log_text(site)[-2000:])
+    assert site["master"].poll() is None and site["master"].pid == master
+    assert master_children(site) == before
+    assert serves(site, "c")
+    with Shell(c, "usr2-c") as sh:
+        assert sh.run("echo usr2-$((6*7))") == b"usr2-42"
+    assert c.terminals()["usr2-c"]["pid"] == shell_pid
+    # The pipes came along: a child's line still reaches the log.
+    os.kill(before[("c", "fcgi")], signal.SIGKILL)
+    wait_for(lambda: "c: ptyd.fcgi pid %d killed by signal 9"
+             % before[("c", "fcgi")] in log_text(site), timeout=10,
+             what=lambda: "the reap; log:\n" + log_text(site)[-2000:])
+    wait_for(lambda: serves(site, "c"), timeout=20, what="c again")
+    assert c.close_term("usr2-c").status == 200

@@ -20,6 +20,10 @@ tests_unit_test_client_SOURCES = tests/unit/test_client.c
 tests_unit_test_client_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_client_LDADD = libwire.a $(CRITERION_LIBS)
 
+check_PROGRAMS += tests/unit/test_safetext
+tests_unit_test_safetext_SOURCES = tests/unit/test_safetext.c
+tests_unit_test_safetext_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_safetext_LDADD = libwire.a $(CRITERION_LIBS)
 check_PROGRAMS += tests/unit/test_harden
 tests_unit_test_harden_SOURCES = tests/unit/test_harden.c
 tests_unit_test_harden_CFLAGS = $(UNIT_CFLAGS)
