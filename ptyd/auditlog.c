@@ -96,7 +96,7 @@ auditlog_quote(char *buf, size_t size, const char *s)
 }
 
 int
-auditlog_format_text(char *buf, size_t size, const struct auditlog_event *ev)
+auditlog_format_text(char *buf, size_t size, const struct store_done *ev)
 {
 	char   v[4][AUDITLOG_VALUE_MAX + 1], term[24];
 	size_t i;
@@ -154,7 +154,7 @@ auditlog_field(char *buf, size_t size, size_t *n, const char *name,
 }
 
 int
-auditlog_format_journal(char *buf, size_t size, const struct auditlog_event *ev,
+auditlog_format_journal(char *buf, size_t size, const struct store_done *ev,
     const char *text)
 {
 	char   seq[24], term[24], at[40], pri[4], fac[4];
@@ -224,7 +224,7 @@ auditlog_on(void)
 }
 
 static void
-auditlog_lose(const struct auditlog_event *ev, int err)
+auditlog_lose(const struct store_done *ev, int err)
 {
 	auditlog_nlost++;
 	if (auditlog_warned)
@@ -236,7 +236,7 @@ auditlog_lose(const struct auditlog_event *ev, int err)
 }
 
 void
-auditlog_send(const struct auditlog_event *ev, time_t now)
+auditlog_send(const struct store_done *ev, time_t now)
 {
 	static char buf[AUDITLOG_JOURNAL_MAX];
 	char	    text[AUDITLOG_TEXT_MAX];

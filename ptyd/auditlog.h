@@ -16,6 +16,8 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "store.h"
+
 #define AUDITLOG_IDENT	      "ptyd-audit-log"
 #define AUDITLOG_SYSLOG_PATH  "/dev/log"
 #define AUDITLOG_JOURNAL_PATH "/run/systemd/journal/socket"
@@ -37,17 +39,8 @@ struct auditlog_dest {
 	char		  path[108]; /* sun_path */
 };
 
-/* One event, as its row holds it; NULL strings are NULL columns. */
-struct auditlog_event {
-	int64_t	    seq;
-	double	    at;
-	const char *kind;
-	int64_t	    term_id; /* 0: none */
-	const char *sid;
-	const char *owner;
-	const char *actor;
-	const char *detail;
-};
+/* An event is store.h's struct store_done: one row as its commit wrote
+ * it, NULL strings NULL columns. */
 
 /* "none", "syslog", "unix:/PATH" (the syslog line, to a datagram socket
  * of one's own), "journal" or "journal:/PATH" (the journal's protocol to
@@ -60,7 +53,7 @@ int auditlog_dest_parse(const char *s, struct auditlog_dest *d);
  * no value holds a space-free '"', a newline or another field.  The
  * length (bounded by size, at most AUDITLOG_TEXT_MAX) or -1. */
 int auditlog_format_text(char *buf, size_t size,
-    const struct auditlog_event *ev);
+    const struct store_done *ev);
 
 /* The journal's native datagram: MESSAGE (text), PRIORITY,
  * SYSLOG_FACILITY, SYSLOG_IDENTIFIER and PTYD_SEQ, PTYD_EVENT,
@@ -69,7 +62,7 @@ int auditlog_format_text(char *buf, size_t size,
  * with a newline, "NAME\n", its length as 8 bytes little-endian, the
  * value and "\n".  The length, or -1 if it does not fit. */
 int auditlog_format_journal(char *buf, size_t size,
-    const struct auditlog_event *ev, const char *text);
+    const struct store_done *ev, const char *text);
 
 /* Where the lines go from now on: 0, or -1 for a value parse refuses. */
 int auditlog_init(const char *dest);
@@ -79,7 +72,7 @@ int  auditlog_on(void);
 
 /* Send ev's line, never waiting: a reader that is behind (a full socket)
  * or absent loses it, counted, and warned about once an outage. */
-void	 auditlog_send(const struct auditlog_event *ev, time_t now);
+void	 auditlog_send(const struct store_done *ev, time_t now);
 uint64_t auditlog_sent(void);
 uint64_t auditlog_lost(void);
 

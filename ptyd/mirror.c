@@ -131,17 +131,7 @@ mirror_event(struct term *t, int64_t now, enum term_event kind,
 static void
 mirror_committed_cb(const struct store_done *d)
 {
-	struct auditlog_event ev;
-
-	ev.seq = d->seq;
-	ev.at = d->at;
-	ev.kind = d->kind;
-	ev.term_id = d->term_id;
-	ev.sid = d->sid;
-	ev.owner = d->owner;
-	ev.actor = d->actor;
-	ev.detail = d->detail;
-	auditlog_send(&ev, (time_t)d->at);
+	auditlog_send(d, (time_t)d->at);
 }
 
 int

@@ -85,10 +85,10 @@ void store_event_owned(struct store *, double at, const char *sid,
 struct store_done {
 	int64_t	    seq;
 	double	    at;
-	const char *sid;
-	int64_t	    term_id; /* 0: none */
-	const char *owner;
 	const char *kind;
+	int64_t	    term_id; /* 0: none */
+	const char *sid;
+	const char *owner;
 	const char *actor;
 	const char *detail;
 };

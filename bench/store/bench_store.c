@@ -354,10 +354,7 @@ rm_cb(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
 static void
 audit_log_cb(const struct store_done *d)
 {
-	struct auditlog_event ev = { d->seq, d->at, d->kind, d->term_id, d->sid,
-		d->owner, d->actor, d->detail };
-
-	auditlog_send(&ev, (time_t)d->at);
+	auditlog_send(d, (time_t)d->at);
 }
 
 int

@@ -47,7 +47,7 @@ teardown(void)
 
 TestSuite(auditlog, .init = setup, .fini = teardown);
 
-static const struct auditlog_event plain = { 42, 1700000000.25, "input", 7,
+static const struct store_done plain = { 42, 1700000000.25, "input", 7,
 	"tab-1", "alice", "alice 127.0.0.1", "5 bytes" };
 
 Test(auditlog, a_line_names_every_field_in_order)
@@ -65,7 +65,7 @@ Test(auditlog, a_line_names_every_field_in_order)
 
 Test(auditlog, null_columns_are_an_unquoted_dash)
 {
-	struct auditlog_event ev = { 3, 1.5, "chain", 0, NULL, NULL, NULL,
+	struct store_done ev = { 3, 1.5, "chain", 0, NULL, NULL, NULL,
 		NULL };
 	char		      buf[AUDITLOG_TEXT_MAX];
 
@@ -84,7 +84,7 @@ Test(auditlog, null_columns_are_an_unquoted_dash)
 
 Test(auditlog, hostile_values_cannot_forge_a_field_a_line_or_an_anchor)
 {
-	struct auditlog_event ev = plain;
+	struct store_done ev = plain;
 	struct anchor	      a;
 	char		      buf[AUDITLOG_TEXT_MAX], line[8192], db[256];
 	int		      n;
@@ -110,7 +110,7 @@ Test(auditlog, hostile_values_cannot_forge_a_field_a_line_or_an_anchor)
 
 Test(auditlog, a_long_value_is_cut_and_says_so)
 {
-	struct auditlog_event ev = plain;
+	struct store_done ev = plain;
 	char		      big[5000], buf[AUDITLOG_TEXT_MAX];
 	const char	     *d;
 
@@ -130,7 +130,7 @@ Test(auditlog, a_long_value_is_cut_and_says_so)
  * left out. */
 Test(auditlog, the_journal_datagram_is_the_native_protocol)
 {
-	struct auditlog_event ev = plain;
+	struct store_done ev = plain;
 	char		      buf[AUDITLOG_JOURNAL_MAX];
 	static const char     want[] = "MESSAGE=m\n"
 				       "PRIORITY=6\n"
