@@ -72,7 +72,7 @@ static const char ctl_synopsis[] =
     "       ptydctl [--socket PATH] [--owner NAME] close SID\n"
     "       ptydctl [--socket PATH] health [--json]\n"
     "       ptydctl [--socket PATH] stats [--json]\n"
-    "       ptydctl [--db PATH] prune --before DAYS|YYYY-MM-DD\n"
+    "       ptydctl [--db PATH] prune [--before DAYS|YYYY-MM-DD]\n"
     "       ptydctl [--db PATH] audit verify [--anchors FILE|-] [--json]\n"
     "       ptydctl [--socket PATH] upgrade [--timeout SECONDS] [--json]\n"
     "       ptydctl [--socket PATH] shutdown [--timeout SECONDS]\n"
@@ -84,6 +84,9 @@ static const char ctl_synopsis[] =
     "       ptydctl [--socket PATH] [--owner NAME] resize SID ROWS COLS\n"
     "       ptydctl [--socket PATH] [--owner NAME] attach SID [--pos N]\n"
     "               [--frames]\n"
+    "       ptydctl [--socket PATH] [--owner NAME] recordings [--all] "
+    "[--json]\n"
+    "       ptydctl [--socket PATH] play ID [--speed X] [--idle-limit S]\n"
     "       ptydctl --pools [--pool-dir DIR] COMMAND ...  (root: every "
     "account of ptyd-pool)\n";
 
@@ -929,6 +932,8 @@ static const struct ctl_cmd {
 	{ "input", 2, 2, 1, ctl_input },
 	{ "resize", 3, 3, 1, ctl_resize },
 	{ "attach", -1, -1, 1, ctl_attach },
+	{ "recordings", 0, 0, 1, ctl_recordings },
+	{ "play", -1, -1, 1, ctl_play },
 };
 
 /* Flags that may also follow the command: --owner NAME, --all, --json
@@ -982,6 +987,18 @@ int
 ctl_want_json(void)
 {
 	return (ctl_json);
+}
+
+int
+ctl_all_owners(void)
+{
+	return (ctl_all);
+}
+
+const char *
+ctl_owner_name(void)
+{
+	return (ctl_owner);
 }
 
 /* Run the command argv[0]. */

@@ -26,7 +26,17 @@ int ctl_want_json(void);
 /* s as a JSON string, quotes included, to stdout. */
 void ctl_json_str(const char *s);
 
-/* prune --before DAYS|YYYY-MM-DD [--db PATH] (ptydctl_prune.c). */
+/* --all was given; the --owner NAME ("" if none). */
+int	    ctl_all_owners(void);
+const char *ctl_owner_name(void);
+
+/* recordings [--json], play ID [--speed X] [--idle-limit S], and
+ * retention now, for prune (ptydctl_rec.c). */
+int ctl_recordings(int argc, char **argv);
+int ctl_play(int argc, char **argv);
+int ctl_prune_recordings(void);
+
+/* prune [--before DAYS|YYYY-MM-DD] [--db PATH] (ptydctl_prune.c). */
 int ctl_prune(int argc, char **argv);
 /* audit verify [--db PATH] [--anchors FILE|-] (ptydctl_audit.c). */
 int ctl_audit(int argc, char **argv);

@@ -1,5 +1,7 @@
 /*
- * ptydctl_prune.c -- `ptydctl prune`: remove old events from the audit log.
+ * ptydctl_prune.c -- `ptydctl prune`: remove old events from the audit log
+ * (--before), after asking ptyd to apply the recordings' retention now
+ * (ptydctl_rec.c; not with --db, which names another database).
  *
  * Owns: the one way events leave terminal_events.  The table refuses
  * UPDATE and DELETE (sql/schema.sql's triggers) unless a row of
@@ -149,8 +151,14 @@ ctl_prune(int argc, char **argv)
 		else
 			usage();
 	}
-	if (when == NULL || optind != argc)
+	if (optind != argc || (when == NULL && path != NULL))
 		usage();
+	/* Recordings' retention is ptyd's (it holds the rows): asked of
+	 * it, for the database it runs on. */
+	if (path == NULL && ctl_prune_recordings() != 0)
+		return (1);
+	if (when == NULL)
+		return (0);
 	before = ctl_prune_cutoff(when);
 	if (path == NULL)
 		path = ctl_db();
