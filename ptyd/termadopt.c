@@ -199,6 +199,8 @@ term_adopt(struct kadopt *a, int64_t now)
 	was = (enum term_state)h->state;
 	got = termmem_recover(h);
 	t = term_adopt_object(a, h, now);
+	/* Before anything syncs the header from t (term_register). */
+	t->record = (h->flags & TERMHDR_F_RECORD) != 0;
 	if ((h->flags & TERMHDR_F_REG) && term_find(t->owner, t->sid) == NULL)
 		term_register(t);
 	if (was == TERM_EXITED) {
@@ -210,7 +212,6 @@ term_adopt(struct kadopt *a, int64_t now)
 		log_warn("term %s: epoll add", t->sid);
 	/* Recorded: the last ptyd's part ended with it (takeover); the
 	 * next one starts here, before any output is read. */
-	t->record = (h->flags & TERMHDR_F_RECORD) != 0;
 	rec_begin(t, now);
 	if (got > 0)
 		log_info("term %s: %llu bytes of a read the last ptyd was "
