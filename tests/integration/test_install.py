@@ -38,7 +38,7 @@ BUILD_TIMEOUT = 240
 # The install layout of the spec, relative to the prefix.
 LAYOUT = [
     "bin/ptydctl", "bin/ptyd.fcgi", "libexec/ptyd/ptyd",
-    "libexec/ptyd/ptyd-keeper",
+    "libexec/ptyd/ptyd-keeper", "libexec/ptyd/ptyd-recorder",
     "share/man/man8/ptyd.8", "share/man/man8/ptyd.fcgi.8",
     "share/man/man1/ptydctl.1", "share/man/man5/ptyd.conf.5",
     "share/ptyd/sql/schema.sql", "share/ptyd/sql/audit.sql",

@@ -56,3 +56,10 @@ check_PROGRAMS += tests/unit/test_fcgi_guard
 tests_unit_test_fcgi_guard_SOURCES = tests/unit/test_fcgi_guard.c
 tests_unit_test_fcgi_guard_CFLAGS = $(FCGI_TEST_CFLAGS)
 tests_unit_test_fcgi_guard_LDADD = $(FCGI_TEST_LDADD)
+
+# recorder/cast.c (ptyd-recorder's lines) with the stream's sanitiser and
+# escaper it links.
+check_PROGRAMS += tests/unit/test_cast
+tests_unit_test_cast_SOURCES = tests/unit/test_cast.c recorder/cast.c
+tests_unit_test_cast_CFLAGS = $(FCGI_TEST_CFLAGS) -iquote $(srcdir)/recorder
+tests_unit_test_cast_LDADD = $(FCGI_TEST_LDADD)

@@ -634,7 +634,7 @@ Test(store, deleted_file_is_recreated_with_every_live_row)
 			     " WHERE kind = 'recreated'"),
 	    "the database file was deleted, moved or replaced under ptyd; 3"
 	    " live terminals rewritten, earlier history is not here");
-	cr_assert_eq(q_int(db, "PRAGMA user_version"), 5);
+	cr_assert_eq(q_int(db, "PRAGMA user_version"), 6);
 	sqlite3_close(db);
 
 	/* And it goes on being the mirror. */
@@ -959,7 +959,7 @@ Test(store, older_user_version_is_migrated_forward_to_the_fresh_shape)
 	store_close(st);
 
 	db = peer_open(dbpath);
-	cr_assert_eq(q_int(db, "PRAGMA user_version"), 5);
+	cr_assert_eq(q_int(db, "PRAGMA user_version"), 6);
 	cr_assert_str_eq(q_text(db, "SELECT group_concat(id || state || "
 	    " quote(owner) || bytes_in, ',') FROM (SELECT * FROM terminals"
 	    " ORDER BY id)"), "5exitedNULL0,6lostNULL0,7running'alice'3",
@@ -1159,7 +1159,7 @@ Test(store, schema_sql_runs_twice_in_one_exec_and_sets_the_version)
 	peer_exec(db, "INSERT INTO terminals (id, session_id, started_at,"
 	    " state) VALUES (1, 's', 1, 'running')");
 	peer_exec(db, store_schema_sql);
-	cr_assert_eq(q_int(db, "PRAGMA user_version"), 5);
+	cr_assert_eq(q_int(db, "PRAGMA user_version"), 6);
 	cr_assert_eq(q_int(db, "SELECT count(*) FROM terminals"), 1);
 	cr_assert_neq(sqlite3_exec(db, "INSERT INTO terminals (id, session_id,"
 	    " started_at, state) VALUES (2, 's', 1, 'asleep')", NULL, NULL,
