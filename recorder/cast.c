@@ -58,16 +58,26 @@ cast_close(struct buf *out)
 	return (out->failed ? -1 : 0);
 }
 
+/*
+ * As fcgi/stream.c makes an output event: with nothing held back, the
+ * well-formed prefix (usually all of it) is escaped from the bytes
+ * themselves; only what follows goes through the sanitiser.
+ */
 int
 cast_output(struct cast *c, struct buf *out, uint64_t t_us, const uint8_t *p,
     size_t n)
 {
+	size_t clean = 0;
+
+	if (utf8_held(&c->u8) == 0)
+		clean = utf8_valid_prefix(p, n);
 	buf_reset(&c->text);
-	if (utf8_sanitise(&c->u8, p, n, &c->text) == -1)
+	if (utf8_sanitise(&c->u8, p + clean, n - clean, &c->text) == -1)
 		return (-1);
-	if (c->text.len == 0)
+	if (clean == 0 && c->text.len == 0)
 		return (0); /* all held back: a lone lead byte */
 	if (cast_open(out, t_us, 'o') == -1 ||
+	    json_escape(out, (const char *)p, clean) == -1 ||
 	    json_escape(out, c->text.p, c->text.len) == -1)
 		return (-1);
 	return (cast_close(out));
