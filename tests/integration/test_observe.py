@@ -345,7 +345,7 @@ def test_ptydctl_json_outputs_parse(ost, term):
 
 V3_ONLY = ("DROP TRIGGER terminal_events_no_delete; DROP VIEW events; "
            "DROP TRIGGER terminal_events_no_replace; "
-           "DROP TABLE prune_permit; "
+           "DROP TABLE prune_permit; DROP TABLE recordings; "
            "ALTER TABLE terminal_events DROP COLUMN prev; "
            "ALTER TABLE terminal_events DROP COLUMN hash; "
            "PRAGMA user_version = 2;")
@@ -360,11 +360,12 @@ def test_schema_2_database_is_upgraded_in_place(make_stack):
                "kind, detail) VALUES (1.5, 'old', 'kept');")
     assert r.returncode == 0, r
     st.start()
-    wait_for(lambda: st.db("PRAGMA user_version")[0]["user_version"] == 5,
-             10, what="upgraded to 5")
+    wait_for(lambda: st.db("PRAGMA user_version")[0]["user_version"] == 6,
+             10, what="upgraded to 6")
     names = {r["name"] for r in st.db("SELECT name FROM sqlite_master")}
     assert {"terminal_events_no_delete", "terminal_events_no_replace",
-            "events", "prune_permit"} <= names
+            "events", "prune_permit", "recordings"} <= names
+    assert "migrated from schema version 5 to 6" in st.log("ptyd")
     assert "migrated from schema version 2 to 3" in st.log("ptyd")
     assert st.db("SELECT detail FROM events WHERE kind = 'old'") == \
         [{"detail": "kept"}], "history kept"
