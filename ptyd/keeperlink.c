@@ -37,6 +37,7 @@
 #include "listen.h"
 #include "log.h"
 #include "mirror.h"
+#include "record.h"
 #include "ptyd.h"
 #include "term.h"
 #include "termhdr.h"
@@ -226,6 +227,7 @@ kl_freeze(void)
 	int	       r;
 
 	log_info("upgrade: freezing for the new ptyd");
+	rec_freeze(); /* its parts' ends in the flush below */
 	mirror_flush(ev_now());
 	kw_init(m, KW_FROZEN, 0);
 	if (kw_send(KW_CALL_FD, m, NULL, 0) == -1)
@@ -238,6 +240,7 @@ kl_freeze(void)
 		}
 		if (r == 1 && m->type == KW_THAW) {
 			kl_thaw(m);
+			rec_thaw(ev_now());
 			break;
 		}
 		if (r == 1)

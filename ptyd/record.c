@@ -860,6 +860,21 @@ rec_drain(void)
 }
 
 void
+rec_freeze(void)
+{
+	if (rec_sock != -1)
+		rec_drain();
+}
+
+void
+rec_thaw(int64_t now)
+{
+	if (rec_inited && rec_dir != -1 && rec_conf.policy != REC_POLICY_OFF &&
+	    rec_sock == -1 && rec_recorder_start(now) == 0)
+		rec_resume_all(now);
+}
+
+void
 rec_done(void)
 {
 	size_t i;

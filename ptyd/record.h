@@ -44,6 +44,13 @@ struct rec_conf {
  * policy may record, retention armed (now, then hourly). */
 void rec_init(const struct rec_conf *, struct store *, int64_t now);
 void rec_done(void);
+/* An upgrade freezes us (keeperlink.c): the recorder ends every open
+ * part (`takeover`) and is gone before the mirror's last flush, so the
+ * next ptyd finds the rows ended, with their hashes.  A thaw (the
+ * upgrade failed) starts it again, and each recorded terminal's next
+ * part. */
+void rec_freeze(void);
+void rec_thaw(int64_t now);
 
 /* A terminal starts: whether it is recorded (asked: start's record). */
 void rec_policy_apply(struct term *, int asked);

@@ -379,11 +379,25 @@ def test_a_takeover_ends_the_part_and_starts_the_next(make_stack, new_sid):
     assert row["cut_reason"] == "takeover"
     wait_rec(st, sid, lambda r: r["state"] == "recording", part=2)
     marker(c, sid, "aftertakeover")
+    # An upgrade: the old ptyd hears its recorder end the part (so its
+    # row has the file's hash), the new one starts part 3.
+    wait_for(lambda: "aftertakeover" in cast_output(cast_parse(fetch(
+        st, rec_of(st, sid, part=2)["id"]).body)[1]), 5)
+    r = ctl(st, "upgrade", timeout=60)
+    assert r.returncode == 0, r
+    row = wait_rec(st, sid, lambda r: r["state"] == "cut", part=2)
+    body = fetch(st, row["id"]).body
+    assert row["cut_reason"] == "takeover"
+    assert row["sha256"] == hashlib.sha256(body).hexdigest()
+    assert cast_parse(body)[1][-1][1:] == ("m", "cut: takeover")
+    assert "aftertakeover" in cast_output(cast_parse(body)[1])
+    wait_rec(st, sid, lambda r: r["state"] == "recording", part=3)
+    marker(c, sid, "afterupgrade")
     time.sleep(0.3)
     c.input(sid, "exit\n")
-    row = wait_rec(st, sid, lambda r: r["state"] == "finished", part=2)
+    row = wait_rec(st, sid, lambda r: r["state"] == "finished", part=3)
     _, events = cast_parse(fetch(st, row["id"]).body)
-    assert "aftertakeover" in cast_output(events)
+    assert "afterupgrade" in cast_output(events)
 
 
 # -- retention ----------------------------------------------------------------
