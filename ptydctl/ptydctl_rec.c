@@ -44,8 +44,7 @@ ctl_rec_state(uint8_t s)
 }
 
 /* A MSG_ERROR's words, exit 1; anything else unexpected exits 2. */
-static void __attribute__((noreturn))
-ctl_rec_refused(const struct frame_hdr *h)
+static void __attribute__((noreturn)) ctl_rec_refused(const struct frame_hdr *h)
 {
 	struct msg_error e;
 
@@ -145,7 +144,8 @@ ctl_rec_row(const struct msg_rec_item *it)
 	struct tm tm;
 
 	strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", gmtime_r(&t, &tm));
-	printf("%-6" PRId64 "  %-20s  %-12s  %4u  %s  %10" PRIu64 "  %-9s  %s\n",
+	printf("%-6" PRId64 "  %-20s  %-12s  %4u  %s  %10" PRIu64
+	       "  %-9s  %s\n",
 	    it->id, it->sid, it->owner[0] != '\0' ? it->owner : "-", it->part,
 	    when, it->bytes, ctl_rec_state(it->state),
 	    it->cut_reason[0] != '\0' ? it->cut_reason : "-");
@@ -284,7 +284,8 @@ ctl_rec_play(char *p, double speed, double idle)
 		if ((next = strchr(line, '\n')) != NULL)
 			*next++ = '\0';
 		ev = json_loads(line, JSON_DECODE_ANY | JSON_ALLOW_NUL, NULL);
-		if (ev == NULL || !json_is_array(ev) || json_array_size(ev) < 3 ||
+		if (ev == NULL || !json_is_array(ev) ||
+		    json_array_size(ev) < 3 ||
 		    !json_is_number(json_array_get(ev, 0)) ||
 		    (code = json_string_value(json_array_get(ev, 1))) == NULL ||
 		    !json_is_string(json_array_get(ev, 2))) {
@@ -372,8 +373,8 @@ ctl_prune_recordings(void)
 	if (msg_encode(&fo, MSG_REC_PRUNE, NULL) == -1)
 		die("encoding the request");
 	if (client_call(ctl_socket_path(), &fo, &h, ctl_rec_buf,
-		sizeof(ctl_rec_buf), client_now_ms() + CTL_REC_TIMEOUT_MS) ==
-	    -1) {
+		sizeof(ctl_rec_buf),
+		client_now_ms() + CTL_REC_TIMEOUT_MS) == -1) {
 		frame_out_free(&fo);
 		if (errno == ENOENT || errno == ECONNREFUSED) {
 			printf("recordings: ptyd is not running; it applies"

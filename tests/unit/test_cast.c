@@ -11,7 +11,6 @@
 
 #include "cast.h"
 
-
 static struct buf out;
 
 static void
@@ -53,7 +52,8 @@ Test(cast, output_time_is_seconds_to_the_microsecond_text_json_escaped)
 
 	cast_init(&c);
 	cr_assert_eq(cast_output(&c, &out, 12345678, (const uint8_t *)s,
-	    strlen(s)), 0);
+			 strlen(s)),
+	    0);
 	expect("[12.345678, \"o\", \"a\\\"b\\\\c\\r\\n\\u001b[0m\\u007f\"]\n");
 	cr_assert_eq(cast_output(&c, &out, 5, (const uint8_t *)"x", 1), 0);
 	expect("[0.000005, \"o\", \"x\"]\n");
@@ -65,8 +65,11 @@ Test(cast, ill_formed_bytes_are_u_fffd_one_per_maximal_subpart)
 	struct cast c;
 
 	cast_init(&c);
-	cr_assert_eq(cast_output(&c, &out, 0, (const uint8_t *)"a\xff\xfe"
-	    "b\xe2\x82z", 7), 0);
+	cr_assert_eq(cast_output(&c, &out, 0,
+			 (const uint8_t *)"a\xff\xfe"
+					  "b\xe2\x82z",
+			 7),
+	    0);
 	expect("[0.000000, \"o\", \"a\xef\xbf\xbd\xef\xbf\xbd"
 	       "b\xef\xbf\xbdz\"]\n");
 	cast_free(&c);

@@ -25,8 +25,7 @@ Test(retention, older_than_max_age_goes_whatever_the_size)
 		{ 1, 99 * DAY, 10 } };
 	int		why[3];
 
-	cr_expect_eq(rec_retention(it, 3, 100 * DAY, 30 * 86400, 1000, why),
-	    2);
+	cr_expect_eq(rec_retention(it, 3, 100 * DAY, 30 * 86400, 1000, why), 2);
 	cr_expect_eq(why[0], REC_AGE);
 	cr_expect_eq(why[1], REC_AGE);
 	cr_expect_eq(why[2], REC_KEEP);
