@@ -159,6 +159,10 @@ rec_ended(struct rec *r, int cut, uint64_t bytes, const char *sha,
 
 	if (!rec_is(r, "recording"))
 		return;
+	/* A full disk now would cut the next part too: no more of them
+	 * (nor after a take-over: the header's flag goes with it). */
+	if (cut && strcmp(why, "disk") == 0 && (t = rec_term(r)) != NULL)
+		t->record = 0;
 	snprintf(r->row.state, sizeof(r->row.state), "%s",
 	    cut ? "cut" : "finished");
 	snprintf(r->row.cut_reason, sizeof(r->row.cut_reason), "%s",
@@ -224,8 +228,13 @@ rec_behind(struct rec *r, const char *why)
 	r->closing = 1;
 	r->close_due = 1;
 	snprintf(r->close_why, sizeof(r->close_why), "%s", why);
-	if ((t = rec_term(r)) != NULL)
+	if ((t = rec_term(r)) != NULL) {
 		t->rec_id = 0;
+		/* Output was dropped: this terminal records no more (a disk
+		 * this slow would cut every next part). */
+		if (why[0] != '\0')
+			t->record = 0;
+	}
 	if (why[0] != '\0')
 		log_warnx("recording %" PRId64 " of %s: the recorder is behind:"
 			  " cut",
@@ -821,8 +830,8 @@ rec_init(const struct rec_conf *conf, struct store *st, int64_t now)
 	rec_dir = rec_open_dir(conf->dir);
 	if (rec_dir == -1)
 		return;
-	if (conf->policy != REC_POLICY_OFF)
-		(void)rec_recorder_start(now);
+	if (conf->policy != REC_POLICY_OFF && rec_recorder_start(now) == -1)
+		ev_timer_at(&rec_restart_timer, now + rec_backoff);
 	ev_timer_at(&rec_prune_timer, now + REC_PRUNE_FIRST);
 }
 

@@ -345,11 +345,13 @@ ctl_play(int argc, char **argv)
 	fd = ctl_rec_open(id, &size);
 	p = ctl_rec_slurp(fd, size);
 	close(fd);
-	if (it != NULL && it->state == PROTO_REC_FINISHED &&
-	    !ctl_rec_sha_ok(p, size, it->sha256)) {
+	/* Every ended recording with a hash (a finished one always has
+	 * one; one cut by a crash has none) is checked before it plays. */
+	if (it != NULL && it->state != PROTO_REC_RECORDING &&
+	    it->sha256[0] != '\0' && !ctl_rec_sha_ok(p, size, it->sha256)) {
 		fprintf(stderr,
 		    "ptydctl: play: recording %" PRId64 ": its SHA-256 is not"
-		    " the one written when it finished: the file was changed;"
+		    " the one written when it ended: the file was changed;"
 		    " not played\n",
 		    id);
 		exit(1);

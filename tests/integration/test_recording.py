@@ -103,6 +103,19 @@ def live_text(sse):
                    if e.name == "output")
 
 
+def seen(word):
+    """A read_until predicate: word in the output so far (kept as a
+    short tail, so a flood costs no quadratic joins)."""
+    tail = [""]
+
+    def pred(e):
+        if e.name != "output":
+            return False
+        tail[0] = (tail[0] + e.data["text"])[-(len(word) + 64):]
+        return word in tail[0]
+    return pred
+
+
 def marker(c, sid, word):
     """Type a command that prints word once it runs (the echo of the
     command line does not hold it whole)."""
@@ -338,6 +351,40 @@ def test_a_full_tmpfs_cuts_the_recording_and_nothing_else(tmp_root,
         finally:
             subprocess.run(["umount", "-l", d])
             st.cleanup()
+
+
+def test_a_stalled_recorder_cuts_behind_and_nothing_waits(rec, new_sid):
+    """A recorder that takes nothing (stopped: a disk that hangs) fills
+    the pair; ptyd cuts the recording rather than wait, and the shell's
+    flood reaches the viewer whole meanwhile."""
+    c, sid = rec.client("alice"), new_sid()
+    assert c.start(sid).json()["recording"] is True
+    sse = stream(rec, sid, "alice")
+    wait_rec(rec, sid, lambda r: r["state"] == "recording", "alice")
+    pid = recorder_pid(rec)
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        # 17 MB: past the pair's send buffer, which ptyd asks to be
+        # 4 MiB (the kernel doubles it, up to net.core.wmem_max).
+        c.input(sid, "seq 1 2000000; echo flood'done'\n")
+        sse.read_until(seen("flooddone"), timeout=60)
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    assert "\r\n1999999\r\n2000000\r\n" in live_text(sse)
+    row = wait_rec(rec, sid, lambda r: r["state"] == "cut", "alice",
+                   timeout=20)
+    assert row["cut_reason"] == "behind", row
+    body = fetch(rec, row["id"], "alice").body
+    _, events = cast_parse(body)
+    assert events[-1][1:] == ("m", "cut: behind"), events[-1]
+    assert row["sha256"] == hashlib.sha256(body).hexdigest()
+    # What was recorded is a prefix of what the viewer got.
+    assert live_text(sse).startswith(cast_output(events))
+    assert len(cast_output(events)) < len(live_text(sse))
+    marker(c, sid, "stillhere")
+    sse.read_until(lambda e: e.name == "output" and
+                   "stillhere" in live_text(sse))
+    c.input(sid, "exit\n")
 
 
 def test_a_killed_recorder_cuts_and_the_next_part_records(rec, new_sid):
