@@ -133,6 +133,10 @@ reload_remove(struct pool_acct *a, int64_t now)
 	sock_close(a);
 }
 
+/* The files a check (-t) has read so far: their clashes are found as a
+ * running master would find them, which keeps the earlier file. */
+static struct pool_acct *reload_checked;
+
 /* Another pool's socket path: the bind would take it from that pool. */
 static const struct pool_acct *
 reload_clash(const struct pool_acct *new)
@@ -142,6 +146,9 @@ reload_clash(const struct pool_acct *new)
 	for (a = pool_accts; a != NULL; a = a->next)
 		if (!a->gone && strcmp(a->name, new->name) != 0 &&
 		    strcmp(a->listen, new->listen) == 0)
+			return (a);
+	for (a = reload_checked; a != NULL; a = a->next)
+		if (strcmp(a->listen, new->listen) == 0)
 			return (a);
 	return (NULL);
 }
@@ -171,7 +178,8 @@ reload_one(const char *name, int64_t now, int check)
 		return (-1);
 	}
 	if (check) {
-		acct_free(new);
+		new->next = reload_checked;
+		reload_checked = new;
 		return (0);
 	}
 	if (a == NULL) {
@@ -227,6 +235,10 @@ reload_folder(int64_t now, int check)
 	for (a = pool_accts; a != NULL && !check; a = a->next)
 		if (!a->gone && !a->seen)
 			reload_remove(a, now);
+	while ((a = reload_checked) != NULL) {
+		reload_checked = a->next;
+		acct_free(a);
+	}
 	return (check ? rv : 0);
 }
 
