@@ -162,6 +162,8 @@ static const struct field stats_reply_fields[] = {
 	NUM(F_U8, msg_stats_reply, upgrade_failed),
 	TEXT(msg_stats_reply, upgrade_reason, PROTO_ERRMSG_MAX),
 	NUM(F_U32, msg_stats_reply, takeovers),
+	NUM(F_U64, msg_stats_reply, audit_lines_sent),
+	NUM(F_U64, msg_stats_reply, audit_lines_lost),
 };
 static const struct field attached_fields[] = {
 	NUM(F_U64, msg_attached, base),

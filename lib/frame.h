@@ -200,6 +200,10 @@ struct msg_stats_reply {
 	uint8_t	 upgrade_failed;
 	char	 upgrade_reason[PROTO_ERRMSG_MAX + 1];
 	uint32_t takeovers;
+	/* The audit's lines for the fleet (audit_log): sent, and lost to
+	 * a full or absent reader. */
+	uint64_t audit_lines_sent;
+	uint64_t audit_lines_lost;
 };
 
 struct msg_attached {

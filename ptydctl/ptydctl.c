@@ -482,6 +482,8 @@ static const struct {
 	CTL_U32(generation),
 	CTL_U32(upgrades),
 	CTL_U32(takeovers),
+	CTL_U64(audit_lines_sent),
+	CTL_U64(audit_lines_lost),
 };
 
 static int
