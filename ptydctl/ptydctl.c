@@ -980,6 +980,12 @@ ctl_audit_anchor(void)
 	return (config_str(ctl_cfg, CONFIG_AUDIT_ANCHOR));
 }
 
+const char *
+ctl_audit_log(void)
+{
+	return (config_str(ctl_cfg, CONFIG_AUDIT_LOG));
+}
+
 int
 ctl_want_json(void)
 {
