@@ -76,8 +76,19 @@
 #include "streamloop.h"
 #include "utf8.h"
 
-/* SO_SNDBUF of the connection to the web server (the kernel doubles it). */
+/*
+ * SO_SNDBUF of the connection to the web server (the kernel doubles it):
+ * small at first (stream_attach says why), larger once the viewer has
+ * taken STREAM_GROW_AFTER bytes, more than a viewer that never reads can
+ * hold in the web server's buffers and its client's and the kernel's
+ * between them.  16 KiB capped each sendmsg, and so each of nginx's reads
+ * and writes to its client, at about 20 kB: with 8 viewers ptyd.fcgi sent
+ * each 64 kB it read in three pieces, and nginx woke and copied three
+ * times (issue 31, bench/versus --perf).
+ */
 static const int stream_sndbuf = 16 * 1024;
+static const int stream_sndbuf_fast = 64 * 1024;
+#define STREAM_GROW_AFTER (2 * 1024 * 1024)
 
 /* Then the frame rule's lines (DESIGN 6) and the blank line. */
 static const char stream_headers[] =
@@ -169,6 +180,12 @@ stream_push(struct stream *s)
 	if (n > 0)
 		s->quiet_since = client_now_ms();
 	s->outoff += (size_t)n;
+	s->taken += (uint64_t)n;
+	if (!s->grown && s->taken >= STREAM_GROW_AFTER && s->r->fcgx != NULL) {
+		s->grown = 1;
+		(void)setsockopt(req_conn_fd(s->r), SOL_SOCKET, SO_SNDBUF,
+		    &stream_sndbuf_fast, sizeof(stream_sndbuf_fast));
+	}
 	if (s->outoff == s->out.len) {
 		buf_reset(&s->out);
 		s->outoff = 0;
@@ -818,7 +835,8 @@ stream_attach(struct stream *s, const struct ctx *c, struct frame_out *fo)
 	 * response for as long as its upstream has data and its client
 	 * takes it, so with a thousand streams filling large socket buffers
 	 * one round of its event loop copies hundreds of megabytes before it
-	 * reads a keystroke's request.
+	 * reads a keystroke's request.  A viewer that proves it reads gets
+	 * more (stream_push, stream_sndbuf_fast).
 	 */
 	if (s->r->fcgx != NULL)
 		(void)setsockopt(req_conn_fd(s->r), SOL_SOCKET, SO_SNDBUF,

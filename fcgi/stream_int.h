@@ -70,6 +70,7 @@ struct stream {
 	unsigned	  ptyd_eof : 1;	 /* a read of ptyd gave EOF/EAGAIN */
 	unsigned	  positioned : 1;  /* pos is a resume point */
 	unsigned	  reattaching : 1; /* ptyd lost, not attached again */
+	unsigned	  grown : 1;	   /* stream_sndbuf_fast is set */
 	uint8_t		  tries;	   /* of the re-attach, for backoff */
 	int64_t		  reattach_until;  /* then it gives up */
 	int64_t		  retry_at;	   /* its next attempt */
@@ -83,6 +84,7 @@ struct stream {
 	struct buf	  text;	       /* sanitised text (slow path) */
 	struct buf	  out;	       /* events for the viewer */
 	size_t		  outoff;      /* bytes of out already sent */
+	uint64_t	  taken;       /* bytes the web server took */
 	int64_t		  quiet_since; /* last bytes to the viewer */
 	int64_t		  gone_at;     /* ptyd hung up then; 0: not */
 
