@@ -680,13 +680,13 @@ shares_frame(struct ctx *c, const struct frame_hdr *hdr, const uint8_t *buf,
 static void
 ep_shares(struct ctx *c, json_t *body)
 {
-	struct frame_out fo;
-	struct frame_hdr hdr;
+	struct frame_out  fo;
+	struct frame_hdr  hdr;
 	struct msg_shares m;
-	uint8_t		*buf = NULL;
-	json_t		*arr = NULL, *o;
-	int64_t		 deadline;
-	int		 fd = -1, r;
+	uint8_t		 *buf = NULL;
+	json_t		 *arr = NULL, *o;
+	int64_t		  deadline;
+	int		  fd = -1, r;
 
 	memset(&m, 0, sizeof(m));
 	if (get_sid(c, body, m.sid, sizeof(m.sid)) == -1)

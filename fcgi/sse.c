@@ -216,7 +216,8 @@ sse_watchers_json(struct buf *b, const struct msg_watchers_reply *m)
 	while ((r = watchers_next(m->data, m->len, &off, &e)) == 1) {
 		buf_adds(b, n++ > 0 ? ", {\"actor\": \"" : "{\"actor\": \"");
 		json_escape(b, e.actor, e.actor_len);
-		buf_adds(b, e.role == PROTO_ROLE_VIEW ?
+		buf_adds(b,
+		    e.role == PROTO_ROLE_VIEW ?
 			"\", \"role\": \"view\", \"share\": " :
 			"\", \"role\": \"control\", \"share\": ");
 		if (e.share != 0)

@@ -768,8 +768,9 @@ stream_request(struct stream *s, const struct ctx *c)
 	}
 	q = http_query_get(req_param(s->r, "QUERY_STRING"), "role", enc,
 	    sizeof(enc));
-	if (q == -1 || (q == 1 && enc[0] != '\0' && strcmp(enc, "view") != 0 &&
-			   strcmp(enc, "control") != 0)) {
+	if (q == -1 ||
+	    (q == 1 && enc[0] != '\0' && strcmp(enc, "view") != 0 &&
+		strcmp(enc, "control") != 0)) {
 		http_answer(s->r, CONTRACT_A_SHARE_ROLE);
 		return (-1);
 	}

@@ -328,10 +328,10 @@ struct msg_share_end {
 
 /* One watcher of a WATCHERS reply or event. */
 struct watcher_entry {
-	uint8_t	    role; /* PROTO_ROLE_* */
-	uint32_t    share; /* 0: none (the owner's own stream) */
+	uint8_t	    role;     /* PROTO_ROLE_* */
+	uint32_t    share;    /* 0: none (the owner's own stream) */
 	int64_t	    since_us; /* wall clock */
-	const char *actor; /* not NUL-terminated: actor_len bytes */
+	const char *actor;    /* not NUL-terminated: actor_len bytes */
 	size_t	    actor_len;
 };
 
@@ -340,7 +340,7 @@ struct watcher_entry {
 size_t watchers_put(uint8_t *buf, const struct watcher_entry *);
 /* Read the entry at *off of data[0, len): 1 with e filled and *off moved
  * past it, 0 at the end, -1 if malformed. */
-int    watchers_next(const uint8_t *data, size_t len, size_t *off,
-       struct watcher_entry *e);
+int watchers_next(const uint8_t *data, size_t len, size_t *off,
+    struct watcher_entry *e);
 
 #endif /* PTYD_FRAME_H */

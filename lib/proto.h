@@ -75,8 +75,8 @@
  * counted in its total), and the bytes of its entries: u8 role, u32
  * share (0: none), i64 since (wall us), u16 actor's length, the actor
  * (a user name, at most PROTO_OWNER_MAX bytes). */
-#define PROTO_WATCHERS_MAX   64
-#define PROTO_WATCHER_FIXED  15
+#define PROTO_WATCHERS_MAX  64
+#define PROTO_WATCHER_FIXED 15
 #define PROTO_WATCHERS_BYTES \
 	(PROTO_WATCHERS_MAX * (PROTO_WATCHER_FIXED + PROTO_OWNER_MAX))
 

@@ -36,10 +36,10 @@ union request_msg {
 	struct msg_close  close;
 	struct msg_attach attach;
 	struct msg_list	  list;
-	struct msg_share  share;
-	struct msg_shares shares;
-	struct msg_unshare unshare;
-	struct msg_shared shared;
+	struct msg_share    share;
+	struct msg_shares   shares;
+	struct msg_unshare  unshare;
+	struct msg_shared   shared;
 	struct msg_watchers watchers;
 };
 
@@ -111,8 +111,8 @@ request_share(struct conn *c, const char *token, const char *requester,
 /* What a request through a share may change (input, resize): a control
  * share's terminal; NULL when answered. */
 static struct share *
-request_share_control(struct conn *c, const char *token,
-    const char *requester, const char *sid, int64_t now)
+request_share_control(struct conn *c, const char *token, const char *requester,
+    const char *sid, int64_t now)
 {
 	struct share *s;
 
@@ -167,8 +167,8 @@ request_input(struct conn *c, union request_msg *m, int64_t now)
 	int		      dup;
 	enum term_err	      e;
 
-	struct share	     *s;
-	const char	     *owner = m->input.owner, *sid = m->input.sid;
+	struct share *s;
+	const char   *owner = m->input.owner, *sid = m->input.sid;
 
 	if (m->input.share[0] != '\0') {
 		if ((s = request_share_control(c, m->input.share, owner, sid,
@@ -445,8 +445,8 @@ request_unshare(struct conn *c, union request_msg *m, int64_t now)
 	if (!request_sid(c, m->unshare.sid))
 		return;
 	t = term_find(m->unshare.owner, m->unshare.sid);
-	r.revoked = t != NULL && share_revoke(t, m->unshare.share_id,
-					 m->unshare.actor, now);
+	r.revoked = t != NULL &&
+	    share_revoke(t, m->unshare.share_id, m->unshare.actor, now);
 	conn_reply(c, MSG_UNSHARE_REPLY, &r);
 }
 
@@ -456,8 +456,8 @@ request_shared(struct conn *c, union request_msg *m, int64_t now)
 	struct msg_shared_reply r;
 	struct share	       *s;
 
-	if ((s = request_share(c, m->shared.share, m->shared.owner, "",
-		 now)) == NULL)
+	if ((s = request_share(c, m->shared.share, m->shared.owner, "", now)) ==
+	    NULL)
 		return;
 	memset(&r, 0, sizeof(r));
 	snprintf(r.sid, sizeof(r.sid), "%s", s->term->sid);

@@ -180,12 +180,13 @@ share_create(struct term *t, int role, int64_t ttl, const char *user,
 	sharetok_hash(raw, hash);
 	sharetok_encode(raw, token);
 	explicit_bzero(raw, sizeof(raw));
-	s = share_new(t, (uint32_t)mirror_next_id(), role, user, now,
-	    now + ttl, hash);
+	s = share_new(t, (uint32_t)mirror_next_id(), role, user, now, now + ttl,
+	    hash);
 	share_slot_write(s);
 	share_row(s, NULL, now);
-	snprintf(detail, sizeof(detail), "share=%u role=%s user=%s expires=%lld",
-	    s->id, share_role_name(role), user != NULL ? user : "(anyone)",
+	snprintf(detail, sizeof(detail),
+	    "share=%u role=%s user=%s expires=%lld", s->id,
+	    share_role_name(role), user != NULL ? user : "(anyone)",
 	    (long long)(ttl / PTYD_SEC));
 	mirror_event(t, now, TERM_EV_SHARE, actor, detail);
 	*out = s;
@@ -263,8 +264,7 @@ share_free(struct share *s)
  * the terminal's end, where terminal_closed says it).
  */
 static void
-share_end(struct share *s, const char *reason, const char *actor,
-    int64_t now)
+share_end(struct share *s, const char *reason, const char *actor, int64_t now)
 {
 	struct term   *t = s->term;
 	struct viewer *v;

@@ -2043,6 +2043,5 @@ store_pending(const struct store *st)
 	if (st->dbstate == STORE_DB_OFF)
 		return (0);
 	return (st->nrows > 0 || st->nsrows > 0 || st->nevents > 0 ||
-	    st->dropped_events > 0 ||
-	    st->dropped_rows > 0 || st->recreated);
+	    st->dropped_events > 0 || st->dropped_rows > 0 || st->recreated);
 }

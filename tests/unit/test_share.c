@@ -48,21 +48,21 @@ Test(sharetok, decode_takes_one_spelling_only)
 	uint8_t raw[SHARETOK_LEN];
 
 	cr_expect_eq(sharetok_decode("", raw), -1);
-	cr_expect_eq(sharetok_decode(
-			 "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh", raw),
+	cr_expect_eq(
+	    sharetok_decode("AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh", raw),
 	    -1);
 	cr_expect_eq(sharetok_decode(
 			 "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=", raw),
 	    -1);
-	cr_expect_eq(sharetok_decode(
-			 "+AECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8", raw),
+	cr_expect_eq(
+	    sharetok_decode("+AECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8", raw),
 	    -1);
-	cr_expect_eq(sharetok_decode(
-			 "/AECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8", raw),
+	cr_expect_eq(
+	    sharetok_decode("/AECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8", raw),
 	    -1);
 	/* 8 is 000111 + 00 spare bits; 9 sets one of them. */
-	cr_expect_eq(sharetok_decode(
-			 "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh9", raw),
+	cr_expect_eq(
+	    sharetok_decode("AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh9", raw),
 	    -1);
 }
 
@@ -167,8 +167,8 @@ Test(share, anonymous_only_when_allowed_and_then_for_anyone)
 	struct share *s = NULL;
 	char	      tok[SHARETOK_TEXT + 1];
 
-	cr_expect_eq(share_create(t, PROTO_ROLE_VIEW, 60 * S, NULL, NULL, S,
-			 &s, tok),
+	cr_expect_eq(share_create(t, PROTO_ROLE_VIEW, 60 * S, NULL, NULL, S, &s,
+			 tok),
 	    SHARE_EANONYMOUS);
 	cr_expect_eq(share_count(t), 0);
 	ptyd_conf.share_anonymous = 1;
@@ -189,8 +189,8 @@ Test(share, fields_and_the_cap_are_checked)
 	cr_expect_eq(share_create(t, PROTO_ROLE_VIEW, 59 * S, "bob", NULL, S,
 			 &s, tok),
 	    SHARE_ETTL);
-	cr_expect_eq(share_create(t, PROTO_ROLE_VIEW, 86401 * S, "bob", NULL,
-			 S, &s, tok),
+	cr_expect_eq(share_create(t, PROTO_ROLE_VIEW, 86401 * S, "bob", NULL, S,
+			 &s, tok),
 	    SHARE_ETTL);
 	for (i = 0; i < ptyd_conf.max_shares; i++)
 		made(t, PROTO_ROLE_VIEW, 60 * S, "bob", S, tok);
