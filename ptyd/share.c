@@ -309,19 +309,23 @@ share_revoke(struct term *t, uint32_t id, const char *actor, int64_t now)
 void
 share_term_end(struct term *t, int64_t now)
 {
-	struct share *s;
+	struct share *s, *next;
 
-	while ((s = TAILQ_FIRST(&t->shares)) != NULL)
+	for (s = TAILQ_FIRST(&t->shares); s != NULL; s = next) {
+		next = TAILQ_NEXT(s, tentry);
 		share_end(s, "terminal", NULL, now);
+	}
 }
 
 void
 share_term_free(struct term *t)
 {
-	struct share *s;
+	struct share *s, *next;
 
-	while ((s = TAILQ_FIRST(&t->shares)) != NULL)
+	for (s = TAILQ_FIRST(&t->shares); s != NULL; s = next) {
+		next = TAILQ_NEXT(s, tentry);
 		share_free(s);
+	}
 }
 
 /*
