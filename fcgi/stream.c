@@ -355,6 +355,7 @@ stream_reattach(struct stream *s, int64_t now)
 	m.pos = s->pos;
 	m.mode = s->mode;
 	m.role = s->role;
+	m.watchers = 1;
 	frame_out_init(&fo);
 	if (msg_encode(&fo, MSG_ATTACH, &m) == 0)
 		fd = ptyd_open_now(&s->r->conf->ptyd, &fo);
@@ -848,6 +849,7 @@ stream_attach(struct stream *s, const struct ctx *c, struct frame_out *fo)
 	m.has_pos = (uint8_t)stream_resume(s->r, &m.pos);
 	m.mode = (uint8_t)s->mode;
 	m.role = s->role;
+	m.watchers = 1;
 	if (msg_encode(fo, MSG_ATTACH, &m) == -1) {
 		http_answer(s->r, CONTRACT_A_INTERNAL);
 		return (-1);

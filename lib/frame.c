@@ -94,6 +94,7 @@ static const struct field attach_fields[] = {
 	NUM(F_U8, msg_attach, mode),
 	TEXT(msg_attach, share, PROTO_TOKEN_MAX),
 	NUM(F_U8, msg_attach, role),
+	NUM(F_U8, msg_attach, watchers),
 };
 static const struct field list_fields[] = {
 	NUM(F_U8, msg_list, all_owners),

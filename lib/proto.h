@@ -97,7 +97,8 @@ enum {
 	MSG_CLOSE = 0x0104,
 	/* str owner, str session_id, u8 has_pos, u64 pos, str actor,
 	 * u8 mode (PROTO_ATTACH_*), str share, u8 role (PROTO_ROLE_*; 0:
-	 * what the request may) */
+	 * what the request may), u8 watchers (1: the owner's stream wants
+	 * MSG_WATCHERS_EV; other clients never see one) */
 	MSG_ATTACH = 0x0105,
 	/* u8 all_owners, str owner */
 	MSG_LIST = 0x0106,

@@ -44,6 +44,7 @@ struct conn_who {
 	const char *name;
 	uint8_t	    role;
 	uint32_t    share_id;
+	int	    watchers; /* wants MSG_WATCHERS_EV */
 };
 enum term_err conn_attach(struct conn *c, const struct msg_attach *m,
     const struct conn_who *who, int64_t now);

@@ -133,6 +133,7 @@ conn_attach(struct conn *c, const struct msg_attach *m,
 	c->v.name = xstrdup(who->name);
 	c->v.role = who->role;
 	c->v.share_id = who->share_id;
+	c->v.watch_wanted = who->watchers && who->share_id == 0;
 	e = term_attach(m->owner, m->sid, &c->v, m->has_pos, m->pos, m->actor,
 	    now, &resume, &lost);
 	if (e != TERM_OK) {

@@ -258,6 +258,7 @@ request_attach(struct conn *c, union request_msg *m, int64_t now)
 	who.role = a->role == PROTO_ROLE_VIEW ? PROTO_ROLE_VIEW :
 						PROTO_ROLE_CONTROL;
 	who.share_id = 0;
+	who.watchers = a->watchers != 0;
 	if (a->share[0] != '\0') {
 		if ((s = request_share(c, a->share, a->owner, a->sid, now)) ==
 		    NULL)

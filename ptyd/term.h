@@ -75,6 +75,7 @@ struct viewer {
 	uint32_t    share_id;  /* 0: the owner's own */
 	int64_t	    since;     /* monotonic us */
 	int	    watch_due; /* a watchers frame is owed */
+	int	    watch_wanted; /* the client asked for them */
 	const char *share_end; /* its share ended: "revoked", "expired" */
 };
 TAILQ_HEAD(viewer_list, viewer);

@@ -93,7 +93,7 @@ term_attach(const char *owner, const char *sid, struct viewer *v, int has_pos,
 	v->since = now;
 	v->share_end = NULL;
 	/* The owner's stream: the watchers once its replay is out. */
-	v->watch_due = v->share_id == 0;
+	v->watch_due = v->watch_wanted;
 	watch_changed(t, now);
 	if (*lost > 0) {
 		snprintf(detail, sizeof(detail), "lost %llu bytes",

@@ -20,7 +20,7 @@ watch_broadcast(struct term *t, int64_t now)
 
 	t->watch_sent = now;
 	TAILQ_FOREACH (v, &t->viewers, entry)
-		if (v->share_id == 0 && !v->watch_due) {
+		if (v->watch_wanted && !v->watch_due) {
 			v->watch_due = 1;
 			v->wake(v);
 		}
