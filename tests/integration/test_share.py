@@ -11,6 +11,7 @@ share_min_ttl = 1 (a documented setting) lets a share expire in 2 s.
 """
 
 import os
+import re
 import secrets
 import signal
 import subprocess
@@ -19,7 +20,7 @@ import time
 import pytest
 
 from ptyd_http import StreamEnded, Transcript, marker, read_output_until
-from ptyd_stack import wait_for
+from ptyd_stack import REPO, wait_for
 
 USERS = ["alice:pw-a", "bob:pw-b", "carol:pw-c"]
 INVALID = {"error": "share not valid"}
@@ -339,6 +340,13 @@ def test_joins_and_leaves_are_audited_with_share_and_viewer(st, new_sid,
     assert (row["terminal_id"], row["session_id"], row["owner"],
             row["role"], row["user"]) == (tid, sid, "alice", "view", "bob")
     assert row["revoked_at"] is not None and len(row["token_hash"]) == 64
+    # sql/audit.sql's ready query says the same.
+    with open(os.path.join(REPO, "sql", "audit.sql")) as f:
+        q = re.search(r"^-- name: shares\n(.*?;)$", f.read(),
+                      re.S | re.M).group(1)
+    got = [r for r in st.db(q) if r["share_id"] == j["share_id"]]
+    assert got and (got[0]["user"], got[0]["ended"], got[0]["joins"]) == \
+        ("bob", "revoked", 1), got
 
 
 def test_no_token_is_written_anywhere(st, tokens):
