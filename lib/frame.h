@@ -115,7 +115,7 @@ struct msg_attach {
 	char	 actor[PROTO_ACTOR_MAX + 1];
 	uint8_t	 mode; /* PROTO_ATTACH_* */
 	char	 share[PROTO_TOKEN_MAX + 1];
-	uint8_t	 role; /* PROTO_ROLE_*, 0: what the request may */
+	uint8_t	 role;	   /* PROTO_ROLE_*, 0: what the request may */
 	uint8_t	 watchers; /* 1: MSG_WATCHERS_EV wanted (ptyd.fcgi) */
 };
 

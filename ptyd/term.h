@@ -70,13 +70,13 @@ struct viewer {
 	int		    screen_raw; /* PROTO_REPLAY_*: say so, once */
 	/* Who watches (watch.c, DESIGN 3): set before term_attach; zero
 	 * is the owner's own stream, role control. */
-	char	   *name;      /* the user, for the watchers list */
-	uint8_t	    role;      /* PROTO_ROLE_*; 0: control */
-	uint32_t    share_id;  /* 0: the owner's own */
-	int64_t	    since;     /* monotonic us */
-	int	    watch_due; /* a watchers frame is owed */
+	char	   *name;	  /* the user, for the watchers list */
+	uint8_t	    role;	  /* PROTO_ROLE_*; 0: control */
+	uint32_t    share_id;	  /* 0: the owner's own */
+	int64_t	    since;	  /* monotonic us */
+	int	    watch_due;	  /* a watchers frame is owed */
 	int	    watch_wanted; /* the client asked for them */
-	const char *share_end; /* its share ended: "revoked", "expired" */
+	const char *share_end;	  /* its share ended: "revoked", "expired" */
 };
 TAILQ_HEAD(viewer_list, viewer);
 
