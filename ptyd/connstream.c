@@ -492,6 +492,14 @@ conn_batch_sent(struct conn *c, const struct conn_batch *b, size_t n)
 	}
 }
 
+/* Room for the next batch: left, but after a share's end only the rest
+ * of a partly written frame (1: no new frame). */
+static size_t
+conn_room(const struct conn *c, size_t left)
+{
+	return (c->v.share_end != NULL ? 1 : left);
+}
+
 /*
  * Write what the viewer is owed, control frames first, until the socket is
  * full, there is nothing left, or about budget bytes of output frames have
@@ -517,11 +525,8 @@ conn_stream_flush(struct conn *c, size_t budget)
 		}
 		if (spent >= budget)
 			return (1);
-		/* A share ended: only the rest of a partly written frame
-		 * goes before its end (room 1: no new frame). */
-		if ((r = conn_batch_build(c, &b,
-			 c->v.share_end != NULL ? 1 : budget - spent, now)) ==
-		    -1) {
+		if ((r = conn_batch_build(c, &b, conn_room(c, budget - spent),
+			 now)) == -1) {
 			/* Backpressure keeps every byte a viewer is owed in
 			 * the ring; if that ever fails, end this stream
 			 * rather than send a hole. */
