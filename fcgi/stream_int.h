@@ -63,6 +63,7 @@ struct stream {
 	struct req	 *r;
 	int		  fd;	/* ptyd */
 	uint8_t		  mode; /* PROTO_ATTACH_* (attach=, replay=) */
+	uint8_t		  role; /* PROTO_ROLE_VIEW (role=view), or 0 */
 	unsigned	  b64 : 1;
 	unsigned	  hb_event : 1;	 /* heartbeat=event */
 	unsigned	  replayed : 1;	 /* the replay's end was marked */
@@ -108,8 +109,9 @@ struct stream {
 	unsigned on_stuck : 1;
 	unsigned on_ready : 1;
 	unsigned on_reattach : 1;
-	/* The session id (for the log), then the owner and the actor, each
-	 * NUL-terminated: what a re-attach sends again. */
+	/* The session id (for the log), then the owner, the actor and the
+	 * share's token ("" without one), each NUL-terminated: what a
+	 * re-attach sends again.  The token is never logged. */
 	char sid[];
 };
 

@@ -152,6 +152,24 @@ static const struct contract_error contract_answers[CONTRACT_NANSWERS] = {
 	    "a system limit refused the shell; retry later", RETRY, 1 },
 	[CONTRACT_A_SHUTTING_DOWN] = { 503,
 	    "ptyd is shutting down; retry later", RETRY, 0 },
+	/* Shares: ptyd's refusals (only it knows the share), in one
+	 * message each whatever the reason, then the front's checks. */
+	[CONTRACT_A_SHARE_INVALID] = { 403, "share not valid", 0, 0 },
+	[CONTRACT_A_READ_ONLY] = { 403, "read-only viewer", 0, 0 },
+	[CONTRACT_A_NOT_SHARED] = { 403, "forbidden: not through a share", 0,
+	    0 },
+	[CONTRACT_A_ANONYMOUS] = { 403,
+	    "anonymous share links are off (share_anonymous in ptyd.conf(5))",
+	    0, 0 },
+	[CONTRACT_A_SHARE_LIMIT] = { 429, "too many shares for this terminal",
+	    RETRY, 0 },
+	[CONTRACT_A_SHARE_SID] = { 400, "session_id does not match the share",
+	    0, 0 },
+	[CONTRACT_A_SHARE_ROLE] = { 400, "role must be view or control", 0, 0 },
+	[CONTRACT_A_SHARE_EXPIRES] = { 400,
+	    "expires_in must be an integer number of seconds", 0, 0 },
+	[CONTRACT_A_SHARE_USER] = { 400, "user must be a user name", 0, 0 },
+	[CONTRACT_A_SHARE_ID] = { 400, "share_id must be an integer", 0, 0 },
 	[CONTRACT_A_PTYD_NOT_RUNNING] = { 503, "ptyd is not running", RETRY,
 	    0 },
 	[CONTRACT_A_PTYD_NOT_ANSWERING] = { 503, "ptyd is not answering", RETRY,
@@ -180,6 +198,12 @@ static const enum contract_answer contract_proto[] = {
 	[PROTO_ERR_TERM_LIMIT] = CONTRACT_A_TERM_LIMIT,
 	[PROTO_ERR_SPAWN] = CONTRACT_A_SPAWN,
 	[PROTO_ERR_EXHAUSTED] = CONTRACT_A_EXHAUSTED,
+	[PROTO_ERR_SHARE_INVALID] = CONTRACT_A_SHARE_INVALID,
+	[PROTO_ERR_READ_ONLY] = CONTRACT_A_READ_ONLY,
+	[PROTO_ERR_NOT_SHARED] = CONTRACT_A_NOT_SHARED,
+	[PROTO_ERR_ANONYMOUS] = CONTRACT_A_ANONYMOUS,
+	[PROTO_ERR_SHARE_LIMIT] = CONTRACT_A_SHARE_LIMIT,
+	[PROTO_ERR_SHARE_SID] = CONTRACT_A_SHARE_SID,
 };
 
 const struct contract_error *
@@ -241,6 +265,11 @@ static const char *const contract_endpoints[CONTRACT_NENDPOINTS] = {
 	[CONTRACT_EP_HEALTH] = "health",
 	[CONTRACT_EP_METRICS] = "metrics",
 	[CONTRACT_EP_LIMITS] = "limits",
+	[CONTRACT_EP_SHARE] = "share",
+	[CONTRACT_EP_SHARES] = "shares",
+	[CONTRACT_EP_UNSHARE] = "unshare",
+	[CONTRACT_EP_SHARED] = "shared",
+	[CONTRACT_EP_WATCHERS] = "watchers",
 };
 
 const char *

@@ -34,7 +34,9 @@ ptyd_libptyd_a_SOURCES = \
 	ptyd/anchor.c ptyd/anchor.h ptyd/audit.c ptyd/audit.h \
 	ptyd/auditlog.c ptyd/auditlog.h \
 	ptyd/keeperlink.c ptyd/keeperlink.h ptyd/termmem.c ptyd/termmem.h \
-	ptyd/termadopt.c
+	ptyd/termadopt.c \
+	ptyd/share.c ptyd/share.h ptyd/sharetok.c ptyd/sharetok.h \
+	ptyd/watch.c ptyd/watch.h
 nodist_ptyd_libptyd_a_SOURCES = ptyd/schema.c
 BUILT_SOURCES += ptyd/schema.c
 ptyd_libptyd_a_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS) $(VTERM_CFLAGS) \

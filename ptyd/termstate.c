@@ -64,6 +64,11 @@ static const char *const term_event_names[TERM_NEVENTS] = {
 	[TERM_EV_CHAIN] = "chain",
 	[TERM_EV_TAMPER] = "tamper",
 	[TERM_EV_PRUNE] = "prune",
+	[TERM_EV_SHARE] = "share",
+	[TERM_EV_UNSHARE] = "unshare",
+	[TERM_EV_JOIN] = "join",
+	[TERM_EV_LEAVE] = "leave",
+	[TERM_EV_SHARE_END] = "share_end",
 };
 
 /* Per reason: its wire name in the contract (-1: none), the audit event

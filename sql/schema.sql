@@ -38,6 +38,7 @@ CREATE TABLE IF NOT EXISTS terminals (
 -- kinds: start attach detach resize input close exit reap evict shutdown
 -- kinds: lost gap screen takeover upgrade
 -- kinds: upgrade_failed dropped recreated chain tamper prune
+-- kinds: share unshare join leave share_end
 -- input is one per request (detail "N bytes"); close is a close or a
 -- restart; lost: running when an earlier ptyd stopped; screen: an
 -- attach=screen whose screen was drawn only in part, the rest replayed;
@@ -46,7 +47,10 @@ CREATE TABLE IF NOT EXISTS terminals (
 -- upgrade_failed, dropped (detail: how many events it could not keep),
 -- recreated (file deleted under it), chain (where the hash chain
 -- starts), tamper (the chain's head was not what ptyd wrote), prune
--- (ptydctl prune).  terminal_id is no foreign key: events outlive pruned
+-- (ptydctl prune).  share, unshare, join, leave, share_end: a share
+-- made, revoked, used by a stream, left, expired or ended with its
+-- terminal (detail share=ID role=R ...; never the token).  terminal_id
+-- is no foreign key: events outlive pruned
 -- rows.
 --
 -- The hash chain (DESIGN 7, ptyd/chain.c): id is the row's seq, one more
@@ -103,6 +107,26 @@ WHEN NEW.id IS NOT NULL AND EXISTS
 BEGIN
 	SELECT RAISE(ABORT, 'terminal_events is append-only');
 END;
+
+-- Shares (DESIGN 6, ptyd/share.c): one row per share, written behind
+-- like terminals.  token_hash: the SHA-256 of the token (hex), which is
+-- never stored; revoked_at: its owner revoked it; ended_at and
+-- end_reason (expired, terminal): it ended by itself.
+CREATE TABLE IF NOT EXISTS shares (
+	id		INTEGER PRIMARY KEY,
+	terminal_id	INTEGER NOT NULL,
+	session_id	TEXT NOT NULL,
+	owner		TEXT,
+	role		TEXT NOT NULL CHECK (role = 'view' OR role = 'control'),
+	user		TEXT,	-- NULL: anyone the web server admits
+	created_at	REAL NOT NULL,
+	expires_at	REAL NOT NULL,
+	revoked_at	REAL,
+	ended_at	REAL,
+	end_reason	TEXT,
+	token_hash	TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS shares_terminal ON shares (terminal_id);
 
 -- Used by the views and by sql/audit.sql.
 CREATE INDEX IF NOT EXISTS terminals_state_ended
