@@ -18,6 +18,7 @@ bench: bench/termbench$(EXEEXT) bench/fcgi_hello$(EXEEXT) \
 CLEANFILES += bench/termbench bench/fcgi_hello bench/hbfloor \
 	bench/screenbench
 EXTRA_DIST += bench/run bench/README.md bench/streams bench/storm/storm \
-	bench/versus bench/echo-siab bench/firstprompt/firstprompt.mjs \
+	bench/versus bench/compare bench/echo-siab \
+	bench/firstprompt/firstprompt.mjs \
 	bench/attach/attach bench/store/README.md
 .PHONY: bench

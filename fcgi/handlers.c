@@ -30,6 +30,7 @@
 #include "json.h"
 #include "metrics.h"
 #include "peer.h"
+#include "sse.h"
 #include "stream.h"
 #include "utf8.h"
 
@@ -152,8 +153,14 @@ get_sid(struct ctx *c, json_t *body, char *sid, size_t size)
 	enum contract_answer err;
 
 	if (json_get_sid(body, c->has_qsid ? c->qsid : NULL, sid, size, &err) ==
-	    -1)
+	    -1) {
+		/* Through a share, the share names the terminal. */
+		if (c->share != NULL && err == CONTRACT_A_SID_MISSING) {
+			sid[0] = '\0';
+			return (0);
+		}
 		return (bad(c, err));
+	}
 	return (0);
 }
 
@@ -172,6 +179,14 @@ get_sid_size(struct ctx *c, json_t *body, char *sid, size_t size,
 		&err) == -1)
 		return (bad(c, err));
 	return (0);
+}
+
+/* The share's token into a request's field ("" without one: serve_share
+ * let no empty one through). */
+static void
+share_copy(const struct ctx *c, char *out, size_t size)
+{
+	snprintf(out, size, "%s", c->share != NULL ? c->share : "");
 }
 
 /* 200 {"ok": true} */
@@ -263,6 +278,7 @@ ep_input(struct ctx *c, json_t *body)
 	 */
 	strcpy(m.owner, c->owner);
 	strcpy(m.actor, c->actor);
+	share_copy(c, m.share, sizeof(m.share));
 	if (call(c, MSG_INPUT, &m, MSG_INPUT_DONE, &d) == -1)
 		return;
 	if (!d.duplicate) {
@@ -283,6 +299,7 @@ ep_resize(struct ctx *c, json_t *body)
 	if (get_sid_size(c, body, m.sid, sizeof(m.sid), &m.rows, &m.cols) == -1)
 		return;
 	strcpy(m.owner, c->owner);
+	share_copy(c, m.share, sizeof(m.share));
 	if (call(c, MSG_RESIZE, &m, MSG_OK, NULL) == 0)
 		answer_ok(c);
 }
@@ -299,6 +316,7 @@ ep_close(struct ctx *c, json_t *body)
 		return;
 	strcpy(m.owner, c->owner);
 	strcpy(m.actor, c->actor);
+	share_copy(c, m.share, sizeof(m.share));
 	if (call(c, MSG_CLOSE, &m, MSG_CLOSE_REPLY, &cr) == -1)
 		return;
 	o = json_pack("{s:b, s:b}", "ok", 1, "closed", cr.closed != 0);
@@ -550,6 +568,241 @@ ep_output(struct ctx *c, json_t *body)
 	metrics_stream(-1);
 }
 
+/* Shares and watchers (issue 34, DESIGN 2 and 6). */
+
+/* role: "view" or "control".  PROTO_ROLE_*, or 0 answered. */
+static int
+get_role(struct ctx *c, json_t *body)
+{
+	json_t	   *v = json_object_get(body, "role");
+	const char *s;
+
+	s = v != NULL && json_is_string(v) ? json_string_value(v) : "";
+	if (strcmp(s, "view") == 0)
+		return (PROTO_ROLE_VIEW);
+	if (strcmp(s, "control") == 0)
+		return (PROTO_ROLE_CONTROL);
+	bad(c, CONTRACT_A_SHARE_ROLE);
+	return (0);
+}
+
+/* A positive integer of at most max.  0, or -1 answered a. */
+static int
+get_count(struct ctx *c, json_t *body, const char *key, json_int_t max,
+    uint32_t *out, enum contract_answer a)
+{
+	json_t *v = json_object_get(body, key);
+
+	if (v == NULL || !json_is_integer(v) || json_integer_value(v) < 1 ||
+	    json_integer_value(v) > max)
+		return (bad(c, a));
+	*out = (uint32_t)json_integer_value(v);
+	return (0);
+}
+
+static const char *
+role_name(uint8_t role)
+{
+	return (role == PROTO_ROLE_VIEW ? "view" : "control");
+}
+
+static void
+ep_share(struct ctx *c, json_t *body)
+{
+	struct msg_share       m;
+	struct msg_share_reply r;
+	json_t		      *v, *o;
+	int		       role;
+
+	memset(&m, 0, sizeof(m));
+	if (get_sid(c, body, m.sid, sizeof(m.sid)) == -1 ||
+	    (role = get_role(c, body)) == 0 ||
+	    get_count(c, body, "expires_in", UINT32_MAX, &m.expires_in,
+		CONTRACT_A_SHARE_EXPIRES) == -1)
+		return;
+	v = json_object_get(body, "user");
+	if (v != NULL && !json_is_null(v)) {
+		if (get_text(c, body, "user", m.user, sizeof(m.user),
+			CONTRACT_A_SHARE_USER) == -1)
+			return;
+		if (m.user[0] == '\0') {
+			bad(c, CONTRACT_A_SHARE_USER);
+			return;
+		}
+		m.has_user = 1;
+	}
+	m.role = (uint8_t)role;
+	strcpy(m.owner, c->owner);
+	strcpy(m.actor, c->actor);
+	if (call(c, MSG_SHARE, &m, MSG_SHARE_REPLY, &r) == -1)
+		return;
+	o = json_pack("{s:b, s:i, s:s, s:s, s:o, s:o, s:o}", "ok", 1,
+	    "share_id", (json_int_t)r.share_id, "token", r.token, "role",
+	    role_name(r.role), "user",
+	    r.has_user ? json_string(r.user) : json_null(), "created_at",
+	    us_to_json(r.created_at_us), "expires_at",
+	    us_to_json(r.expires_at_us));
+	explicit_bzero(r.token, sizeof(r.token));
+	if (o == NULL) {
+		http_answer(c->r, CONTRACT_A_INTERNAL);
+		return;
+	}
+	http_json(c->r, 200, o, NULL);
+	json_decref(o);
+}
+
+/* One reply frame of GET shares into arr: 1 at MSG_LIST_END, 0 for
+ * more, -1 answered. */
+static int
+shares_frame(struct ctx *c, const struct frame_hdr *hdr, const uint8_t *buf,
+    json_t *arr)
+{
+	struct msg_share_item it;
+	struct msg_error      me;
+	json_t		     *item;
+
+	if (hdr->type == MSG_LIST_END)
+		return (1);
+	if (hdr->type == MSG_ERROR &&
+	    msg_decode(MSG_ERROR, buf + PROTO_HDR_LEN, hdr->len, &me) == 0) {
+		ptyd_answer_error(c->r, &me);
+		return (-1);
+	}
+	if (hdr->type != MSG_SHARE_ITEM ||
+	    msg_decode(MSG_SHARE_ITEM, buf + PROTO_HDR_LEN, hdr->len, &it) ==
+		-1) {
+		http_answer(c->r, CONTRACT_A_INTERNAL);
+		return (-1);
+	}
+	item = json_pack("{s:i, s:s, s:o, s:o, s:o, s:i}", "share_id",
+	    (json_int_t)it.share_id, "role", role_name(it.role), "user",
+	    it.has_user ? json_string(it.user) : json_null(), "created_at",
+	    us_to_json(it.created_at_us), "expires_at",
+	    us_to_json(it.expires_at_us), "viewers", (json_int_t)it.viewers);
+	if (item == NULL || json_array_append_new(arr, item) == -1) {
+		http_answer(c->r, CONTRACT_A_INTERNAL);
+		return (-1);
+	}
+	return (0);
+}
+
+static void
+ep_shares(struct ctx *c, json_t *body)
+{
+	struct frame_out  fo;
+	struct frame_hdr  hdr;
+	struct msg_shares m;
+	uint8_t		 *buf = NULL;
+	json_t		 *arr = NULL, *o;
+	int64_t		  deadline;
+	int		  fd = -1, r;
+
+	memset(&m, 0, sizeof(m));
+	if (get_sid(c, body, m.sid, sizeof(m.sid)) == -1)
+		return;
+	strcpy(m.owner, c->owner);
+	frame_out_init(&fo);
+	if (msg_encode(&fo, MSG_SHARES, &m) == -1 ||
+	    (buf = malloc(REPLY_BUF)) == NULL || (arr = json_array()) == NULL) {
+		http_answer(c->r, CONTRACT_A_INTERNAL);
+		goto out;
+	}
+	deadline = client_now_ms() + FRONT_CALL_MS;
+	if ((fd = ptyd_open_first(&c->r->conf->ptyd, &fo, &hdr, buf, REPLY_BUF,
+		 deadline)) == -1) {
+		ptyd_answer_failed(c->r, errno);
+		goto out;
+	}
+	while ((r = shares_frame(c, &hdr, buf, arr)) == 0)
+		if (client_recv(fd, &hdr, buf, REPLY_BUF, deadline) == -1) {
+			ptyd_answer_failed(c->r, errno);
+			goto out;
+		}
+	if (r == 1) {
+		o = json_pack("{s:O}", "shares", arr);
+		http_json(c->r, 200, o, NULL);
+		json_decref(o);
+	}
+out:
+	if (fd != -1)
+		close(fd);
+	json_decref(arr);
+	free(buf);
+	frame_out_free(&fo);
+}
+
+static void
+ep_unshare(struct ctx *c, json_t *body)
+{
+	struct msg_unshare	 m;
+	struct msg_unshare_reply r;
+	json_t			*o;
+
+	memset(&m, 0, sizeof(m));
+	if (get_sid(c, body, m.sid, sizeof(m.sid)) == -1 ||
+	    get_count(c, body, "share_id", UINT32_MAX, &m.share_id,
+		CONTRACT_A_SHARE_ID) == -1)
+		return;
+	strcpy(m.owner, c->owner);
+	strcpy(m.actor, c->actor);
+	if (call(c, MSG_UNSHARE, &m, MSG_UNSHARE_REPLY, &r) == -1)
+		return;
+	o = json_pack("{s:b, s:b}", "ok", 1, "revoked", r.revoked != 0);
+	http_json(c->r, 200, o, NULL);
+	json_decref(o);
+}
+
+/* What a page opened from a link needs to attach (serve_share let no
+ * request without the header through). */
+static void
+ep_shared(struct ctx *c, json_t *body)
+{
+	struct msg_shared	m;
+	struct msg_shared_reply r;
+	json_t		       *o;
+
+	(void)body;
+	memset(&m, 0, sizeof(m));
+	strcpy(m.owner, c->owner);
+	strcpy(m.actor, c->actor);
+	share_copy(c, m.share, sizeof(m.share));
+	if (call(c, MSG_SHARED, &m, MSG_SHARED_REPLY, &r) == -1)
+		return;
+	o = json_pack("{s:s, s:s, s:s, s:o, s:i, s:i, s:b}", "session_id",
+	    r.sid, "owner", r.owner, "role", role_name(r.role), "expires_at",
+	    us_to_json(r.expires_at_us), "rows", (json_int_t)r.rows, "cols",
+	    (json_int_t)r.cols, "running", r.running != 0);
+	if (o == NULL) {
+		http_answer(c->r, CONTRACT_A_INTERNAL);
+		return;
+	}
+	http_json(c->r, 200, o, NULL);
+	json_decref(o);
+}
+
+static void
+ep_watchers(struct ctx *c, json_t *body)
+{
+	struct msg_watchers	  m;
+	struct msg_watchers_reply r;
+	struct buf		  b;
+
+	memset(&m, 0, sizeof(m));
+	if (get_sid(c, body, m.sid, sizeof(m.sid)) == -1)
+		return;
+	strcpy(m.owner, c->owner);
+	share_copy(c, m.share, sizeof(m.share));
+	if (call(c, MSG_WATCHERS, &m, MSG_WATCHERS_REPLY, &r) == -1)
+		return;
+	buf_init(&b, 64 * 1024);
+	if (sse_watchers_json(&b, &r) == -1)
+		http_answer(c->r, CONTRACT_A_INTERNAL);
+	else
+		http_respond(c->r, 200, "application/json", "no-store", NULL,
+		    b.p, b.len);
+	buf_free(&b);
+}
+
 /* ---- recordings (DESIGN 4) ---------------------------------------------- */
 
 #define REC_FILE_CHUNK (64 * 1024)
@@ -798,6 +1051,11 @@ static const struct route {
 	{ CONTRACT_EP_LIMITS, "GET", ep_limits },
 	{ CONTRACT_EP_RECORDINGS, "GET", ep_recordings },
 	{ CONTRACT_EP_RECORDING, "GET", ep_recording },
+	{ CONTRACT_EP_SHARE, "POST", ep_share },
+	{ CONTRACT_EP_SHARES, "GET", ep_shares },
+	{ CONTRACT_EP_UNSHARE, "POST", ep_unshare },
+	{ CONTRACT_EP_SHARED, "GET", ep_shared },
+	{ CONTRACT_EP_WATCHERS, "GET", ep_watchers },
 };
 
 static const struct route *
@@ -1016,6 +1274,39 @@ serve_params(struct ctx *c, const char *user, const char *client,
 	return (0);
 }
 
+/*
+ * 403: Ptyd-Share (DESIGN 6) reaches only the endpoints a share may use;
+ * shared needs it; an empty or overlong one is a share nobody has.  The
+ * token is never read from the query or the body, and goes nowhere but
+ * ptyd.  0, or -1 answered.
+ */
+static int
+serve_share(struct ctx *c, const struct route *rt)
+{
+	const char *tok = req_param(c->r, "HTTP_PTYD_SHARE");
+
+	c->share = NULL;
+	if (tok == NULL)
+		return (rt->ep == CONTRACT_EP_SHARED ?
+			bad(c, CONTRACT_A_SHARE_INVALID) :
+			0);
+	switch (rt->ep) {
+	case CONTRACT_EP_OUTPUT:
+	case CONTRACT_EP_INPUT:
+	case CONTRACT_EP_RESIZE:
+	case CONTRACT_EP_CLOSE:
+	case CONTRACT_EP_SHARED:
+	case CONTRACT_EP_WATCHERS:
+		break;
+	default:
+		return (bad(c, CONTRACT_A_NOT_SHARED));
+	}
+	if (tok[0] == '\0' || strlen(tok) > PROTO_TOKEN_MAX)
+		return (bad(c, CONTRACT_A_SHARE_INVALID));
+	c->share = tok;
+	return (0);
+}
+
 /* The checks in the contract's order, then the endpoint.  The route the
  * path names, NULL if none (for the metrics, whatever was answered). */
 static const struct route *
@@ -1039,7 +1330,8 @@ serve(struct req *r)
 	if (serve_origin(r, user) == -1 ||
 	    (strcmp(rt->method, "POST") == 0 &&
 		serve_body(&c, &body, &blen) == -1) ||
-	    serve_params(&c, user, client, body, blen, &obj) == -1)
+	    serve_params(&c, user, client, body, blen, &obj) == -1 ||
+	    serve_share(&c, rt) == -1)
 		goto out;
 	rt->serve(&c, obj);
 out:

@@ -25,6 +25,7 @@ struct ctx {
 	const char *client;			/* the address alone */
 	char	    qsid[PROTO_SID_MAX + 1];	/* from the query */
 	int	    has_qsid;
+	const char *share; /* Ptyd-Share's token; NULL: none */
 };
 
 /* Serve one request from first check to last byte (not the finish). */

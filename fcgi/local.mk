@@ -25,5 +25,8 @@ fcgi_libfront_a_CFLAGS = $(AM_CFLAGS) $(FCGI_CFLAGS) $(JANSSON_CFLAGS)
 
 fcgi_ptyd_fcgi_SOURCES = fcgi/main.c
 fcgi_ptyd_fcgi_CFLAGS = $(AM_CFLAGS) $(FCGI_CFLAGS) $(JANSSON_CFLAGS)
+# -lm: json.c's floor(), and libfcgi.so.0 calls frexp() without naming
+# libm among its own needs (it is underlinked): dpkg-shlibdeps's warning
+# that ptyd.fcgi uses none of libm's symbols counts only ours.
 fcgi_ptyd_fcgi_LDADD = fcgi/libfront.a libwire.a $(FCGI_LIBS) \
 	$(JANSSON_LIBS) -lm

@@ -76,13 +76,12 @@ struct sock_perm {
 	mode_t mode;
 };
 
+/* The socket bound at path, not yet listening; -1 if it cannot be. */
 static int
-listen_unix(const char *path, const struct sock_perm *perm)
+listen_bind(const char *path)
 {
 	struct sockaddr_un sun;
 	struct stat	   sb;
-	struct group	   grb, *gr;
-	char		   grbuf[1024];
 	int		   fd;
 	mode_t		   old;
 
@@ -119,6 +118,16 @@ listen_unix(const char *path, const struct sock_perm *perm)
 		return (-1);
 	}
 	umask(old);
+	return (fd);
+}
+
+/* --socket-group and --socket-mode on the bound socket: 0, or -1. */
+static int
+listen_perm(const char *path, const struct sock_perm *perm)
+{
+	struct group grb, *gr;
+	char	     grbuf[1024];
+
 	if (perm->gid != (gid_t)-1 && chown(path, (uid_t)-1, perm->gid) == -1) {
 		if (errno == EPERM) {
 			/* Only root, or a member of the group, may. */
@@ -132,12 +141,24 @@ listen_unix(const char *path, const struct sock_perm *perm)
 			    gr != NULL ? gr->gr_name : "(that gid)");
 		} else
 			flog_warn("--socket-group on %s", path);
-		close(fd);
-		unlink(path);
 		return (-1);
 	}
 	if (chmod(path, perm->mode) == -1) {
 		flog_warn("--socket-mode on %s", path);
+		return (-1);
+	}
+	return (0);
+}
+
+/* The FastCGI socket at path, listening; -1 (logged) if not. */
+static int
+listen_unix(const char *path, const struct sock_perm *perm)
+{
+	int fd;
+
+	if ((fd = listen_bind(path)) == -1)
+		return (-1);
+	if (listen_perm(path, perm) == -1) {
 		close(fd);
 		unlink(path);
 		return (-1);

@@ -259,6 +259,44 @@ pool_is_listen(const struct pool *p, int fd)
 }
 
 /*
+ * accept4 failed (errno says why): 0 to wait for the next connection, -1
+ * to stop the worker.
+ */
+static int
+pool_accept_failed(struct pool *p)
+{
+	struct pollfd pfd;
+
+	switch (errno) {
+	case EAGAIN:
+	case EINTR:
+	case ECONNABORTED:
+	case EPROTO:
+		return (0);
+	case EMFILE:
+	case ENFILE:
+	case ENOBUFS:
+	case ENOMEM:
+		/*
+		 * Out of descriptors: leave the connection queued (another
+		 * process may take it) and back off instead of spinning on
+		 * a listen socket that stays readable.
+		 */
+		pthread_mutex_lock(&p->mtx);
+		if (warn_due(&p->emfile_logged))
+			flog_warn("accept (backing off)");
+		pthread_mutex_unlock(&p->mtx);
+		pfd.fd = p->stop_fd;
+		pfd.events = POLLIN;
+		pfd.revents = 0;
+		return (poll(&pfd, 1, 50) == 1 ? -1 : 0);
+	default:
+		flog_warn("accept");
+		return (-1);
+	}
+}
+
+/*
  * Wait for a connection: a new one, accepted, or a parked one with a
  * request (*kept set).  -1 when stopping.  One event per wait: a parked
  * connection is reported once (EPOLLONESHOT), so none may be left
@@ -269,7 +307,6 @@ static int
 pool_accept(struct pool *p, int *kept)
 {
 	struct epoll_event ev;
-	struct pollfd	   pfd;
 	int		   n, fd;
 
 	*kept = 0;
@@ -305,35 +342,8 @@ pool_accept(struct pool *p, int *kept)
 				pool_requeue_listen(p);
 			return (fd);
 		}
-		switch (errno) {
-		case EAGAIN:
-		case EINTR:
-		case ECONNABORTED:
-		case EPROTO:
-			continue;
-		case EMFILE:
-		case ENFILE:
-		case ENOBUFS:
-		case ENOMEM:
-			/*
-			 * Out of descriptors: leave the connection queued
-			 * (another process may take it) and back off instead
-			 * of spinning on a listen socket that stays readable.
-			 */
-			pthread_mutex_lock(&p->mtx);
-			if (warn_due(&p->emfile_logged))
-				flog_warn("accept (backing off)");
-			pthread_mutex_unlock(&p->mtx);
-			pfd.fd = p->stop_fd;
-			pfd.events = POLLIN;
-			pfd.revents = 0;
-			if (poll(&pfd, 1, 50) == 1)
-				return (-1);
-			continue;
-		default:
-			flog_warn("accept");
+		if (pool_accept_failed(p) == -1)
 			return (-1);
-		}
 	}
 }
 

@@ -5,6 +5,7 @@
  * here is escaped (json_escape), so one "data:" line carries one event.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "frame.h"
@@ -199,4 +200,53 @@ sse_parse_pos(const char *s, uint64_t *pos)
 	}
 	*pos = v;
 	return (0);
+}
+
+/* Shares and watchers (issue 34). */
+
+int
+sse_watchers_json(struct buf *b, const struct msg_watchers_reply *m)
+{
+	struct watcher_entry e;
+	char		     t[64];
+	size_t		     off = 0;
+	int		     r, n = 0;
+
+	buf_adds(b, "{\"watchers\": [");
+	while ((r = watchers_next(m->data, m->len, &off, &e)) == 1) {
+		buf_adds(b, n++ > 0 ? ", {\"actor\": \"" : "{\"actor\": \"");
+		json_escape(b, e.actor, e.actor_len);
+		buf_adds(b,
+		    e.role == PROTO_ROLE_VIEW ?
+			"\", \"role\": \"view\", \"share\": " :
+			"\", \"role\": \"control\", \"share\": ");
+		if (e.share != 0)
+			buf_addu64(b, e.share);
+		else
+			buf_adds(b, "null");
+		/* Unix seconds, as every time of the API. */
+		snprintf(t, sizeof(t), ", \"since\": %.6f}",
+		    (double)e.since_us / 1e6);
+		buf_adds(b, t);
+	}
+	buf_adds(b, "]}");
+	return (r == 0 && !b->failed ? 0 : -1);
+}
+
+int
+sse_watchers(struct buf *b, const struct msg_watchers_reply *m)
+{
+	buf_adds(b, "event: watchers\ndata: ");
+	if (sse_watchers_json(b, m) == -1)
+		return (-1);
+	return (sse_tail(b));
+}
+
+int
+sse_share_ended(struct buf *b, const char *reason)
+{
+	buf_adds(b, "event: share_ended\ndata: {\"reason\": \"");
+	json_escape(b, reason, strlen(reason));
+	buf_adds(b, "\"}");
+	return (sse_tail(b));
 }

@@ -56,6 +56,17 @@ int sse_closed(struct buf *, uint64_t id, int has_code, int32_t code,
  * (lib/contract.c) */
 int sse_error(struct buf *, uint64_t id, enum contract_answer a);
 
+/* watchers {"watchers": [{"actor", "role", "share", "since"}]}, no id:
+ * it stands for no position (DESIGN 3).  m is MSG_WATCHERS_EV's; -1 if
+ * its entries are malformed. */
+struct msg_watchers_reply;
+int sse_watchers(struct buf *, const struct msg_watchers_reply *m);
+/* The watchers list alone, as GET watchers answers it (the event's data). */
+int sse_watchers_json(struct buf *, const struct msg_watchers_reply *m);
+/* share_ended {"reason": "revoked"|"expired"}, no id: the stream's last
+ * event when the share it was opened through ends. */
+int sse_share_ended(struct buf *, const char *reason);
+
 /* Standard base64 of data appended to out. */
 int sse_base64(struct buf *out, const uint8_t *data, size_t len);
 

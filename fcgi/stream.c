@@ -76,8 +76,19 @@
 #include "streamloop.h"
 #include "utf8.h"
 
-/* SO_SNDBUF of the connection to the web server (the kernel doubles it). */
+/*
+ * SO_SNDBUF of the connection to the web server (the kernel doubles it):
+ * small at first (stream_attach says why), larger once the viewer has
+ * taken STREAM_GROW_AFTER bytes, more than a viewer that never reads can
+ * hold in the web server's buffers and its client's and the kernel's
+ * between them.  16 KiB capped each sendmsg, and so each of nginx's reads
+ * and writes to its client, at about 20 kB: with 8 viewers ptyd.fcgi sent
+ * each 64 kB it read in three pieces, and nginx woke and copied three
+ * times (issue 31, bench/versus --perf).
+ */
 static const int stream_sndbuf = 16 * 1024;
+static const int stream_sndbuf_fast = 64 * 1024;
+#define STREAM_GROW_AFTER (2 * 1024 * 1024)
 
 /* Then the frame rule's lines (DESIGN 6) and the blank line. */
 static const char stream_headers[] =
@@ -122,6 +133,14 @@ stream_actor(const struct stream *s)
 	const char *o = stream_owner(s);
 
 	return (o + strlen(o) + 1);
+}
+
+static const char *
+stream_share(const struct stream *s)
+{
+	const char *a = stream_actor(s);
+
+	return (a + strlen(a) + 1);
 }
 
 /* Send what the web server takes now of the output.  END_GONE if the
@@ -169,6 +188,12 @@ stream_push(struct stream *s)
 	if (n > 0)
 		s->quiet_since = client_now_ms();
 	s->outoff += (size_t)n;
+	s->taken += (uint64_t)n;
+	if (!s->grown && s->taken >= STREAM_GROW_AFTER && s->r->fcgx != NULL) {
+		s->grown = 1;
+		(void)setsockopt(req_conn_fd(s->r), SOL_SOCKET, SO_SNDBUF,
+		    &stream_sndbuf_fast, sizeof(stream_sndbuf_fast));
+	}
 	if (s->outoff == s->out.len) {
 		buf_reset(&s->out);
 		s->outoff = 0;
@@ -341,10 +366,13 @@ stream_reattach(struct stream *s, int64_t now)
 	strcpy(m.owner, stream_owner(s));
 	strcpy(m.sid, s->sid);
 	strcpy(m.actor, stream_actor(s));
+	strcpy(m.share, stream_share(s));
 	/* No event yet: as the first attach asked, else from the last. */
 	m.has_pos = s->positioned;
 	m.pos = s->pos;
 	m.mode = s->mode;
+	m.role = s->role;
+	m.watchers = 1;
 	frame_out_init(&fo);
 	if (msg_encode(&fo, MSG_ATTACH, &m) == 0)
 		fd = ptyd_open_now(&s->r->conf->ptyd, &fo);
@@ -412,9 +440,26 @@ stream_frame(struct stream *s, const struct frame_hdr *h, const uint8_t *p)
 	struct msg_exit	  mx;
 	struct msg_screen ms;
 	struct msg_replay mr;
+	struct msg_watchers_reply mw;
+	struct msg_share_end	  me;
 	enum stream_end	  e;
 
 	switch (h->type) {
+	case MSG_WATCHERS_EV:
+		/* Between two events: text held back for a character's
+		 * end stays held (it has no id of its own to lose). */
+		if (msg_decode(MSG_WATCHERS_EV, p, h->len, &mw) == -1 ||
+		    sse_watchers(&s->out, &mw) == -1)
+			break;
+		return (END_NONE);
+	case MSG_SHARE_END:
+		if (msg_decode(MSG_SHARE_END, p, h->len, &me) == -1)
+			break;
+		if ((e = stream_flush_tail(s)) != END_NONE)
+			return (e);
+		if (sse_share_ended(&s->out, me.reason) == -1)
+			return (END_ERROR);
+		return (END_DONE);
 	case MSG_SCREEN:
 		if (msg_decode(MSG_SCREEN, p, h->len, &ms) == -1)
 			break;
@@ -734,10 +779,20 @@ stream_request(struct stream *s, const struct ctx *c)
 	char enc[16];
 	int  q;
 
-	if (!c->has_qsid) {
+	/* Through a share, the share names the terminal. */
+	if (!c->has_qsid && c->share == NULL) {
 		http_answer(s->r, CONTRACT_A_SID_MISSING);
 		return (-1);
 	}
+	q = http_query_get(req_param(s->r, "QUERY_STRING"), "role", enc,
+	    sizeof(enc));
+	if (q == -1 ||
+	    (q == 1 && enc[0] != '\0' && strcmp(enc, "view") != 0 &&
+		strcmp(enc, "control") != 0)) {
+		http_answer(s->r, CONTRACT_A_SHARE_ROLE);
+		return (-1);
+	}
+	s->role = q == 1 && strcmp(enc, "view") == 0 ? PROTO_ROLE_VIEW : 0;
 	q = http_query_get(req_param(s->r, "QUERY_STRING"), "encoding", enc,
 	    sizeof(enc));
 	if (q == -1 ||
@@ -805,10 +860,13 @@ stream_attach(struct stream *s, const struct ctx *c, struct frame_out *fo)
 
 	memset(&m, 0, sizeof(m));
 	strcpy(m.owner, c->owner);
-	strcpy(m.sid, c->qsid);
+	strcpy(m.sid, c->has_qsid ? c->qsid : "");
 	strcpy(m.actor, c->actor);
+	strcpy(m.share, stream_share(s));
 	m.has_pos = (uint8_t)stream_resume(s->r, &m.pos);
 	m.mode = (uint8_t)s->mode;
+	m.role = s->role;
+	m.watchers = 1;
 	if (msg_encode(fo, MSG_ATTACH, &m) == -1) {
 		http_answer(s->r, CONTRACT_A_INTERNAL);
 		return (-1);
@@ -818,7 +876,8 @@ stream_attach(struct stream *s, const struct ctx *c, struct frame_out *fo)
 	 * response for as long as its upstream has data and its client
 	 * takes it, so with a thousand streams filling large socket buffers
 	 * one round of its event loop copies hundreds of megabytes before it
-	 * reads a keystroke's request.
+	 * reads a keystroke's request.  A viewer that proves it reads gets
+	 * more (stream_push, stream_sndbuf_fast).
 	 */
 	if (s->r->fcgx != NULL)
 		(void)setsockopt(req_conn_fd(s->r), SOL_SOCKET, SO_SNDBUF,
@@ -910,17 +969,21 @@ stream_serve(struct ctx *c)
 {
 	struct stream	*s;
 	struct frame_out fo;
-	size_t		 ls = strlen(c->qsid) + 1, lo = strlen(c->owner) + 1;
+	const char	*share = c->share != NULL ? c->share : "";
+	const char	*sid = c->has_qsid ? c->qsid : "";
+	size_t		 ls = strlen(sid) + 1, lo = strlen(c->owner) + 1;
+	size_t		 la = strlen(c->actor) + 1;
 	int		 handed = 0;
 
-	if ((s = calloc(1, sizeof(*s) + ls + lo + strlen(c->actor) + 1)) ==
+	if ((s = calloc(1, sizeof(*s) + ls + lo + la + strlen(share) + 1)) ==
 	    NULL) {
 		http_answer(c->r, CONTRACT_A_INTERNAL);
 		return (0);
 	}
-	memcpy(s->sid, c->qsid, ls);
+	memcpy(s->sid, sid, ls);
 	memcpy(s->sid + ls, c->owner, lo);
-	strcpy(s->sid + ls + lo, c->actor);
+	memcpy(s->sid + ls + lo, c->actor, la);
+	strcpy(s->sid + ls + lo + la, share);
 	s->r = c->r;
 	s->fd = -1;
 	utf8_init(&s->u8);
@@ -934,8 +997,10 @@ stream_serve(struct ctx *c)
 		else
 			stream_run(s, c->qsid);
 	}
-	if (!handed)
+	if (!handed) {
+		explicit_bzero(s->sid, ls + lo + la + strlen(share));
 		stream_free(s);
+	}
 	frame_out_free(&fo);
 	return (handed);
 }

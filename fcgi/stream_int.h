@@ -63,6 +63,7 @@ struct stream {
 	struct req	 *r;
 	int		  fd;	/* ptyd */
 	uint8_t		  mode; /* PROTO_ATTACH_* (attach=, replay=) */
+	uint8_t		  role; /* PROTO_ROLE_VIEW (role=view), or 0 */
 	unsigned	  b64 : 1;
 	unsigned	  hb_event : 1;	 /* heartbeat=event */
 	unsigned	  replayed : 1;	 /* the replay's end was marked */
@@ -70,6 +71,7 @@ struct stream {
 	unsigned	  ptyd_eof : 1;	 /* a read of ptyd gave EOF/EAGAIN */
 	unsigned	  positioned : 1;  /* pos is a resume point */
 	unsigned	  reattaching : 1; /* ptyd lost, not attached again */
+	unsigned	  grown : 1;	   /* stream_sndbuf_fast is set */
 	uint8_t		  tries;	   /* of the re-attach, for backoff */
 	int64_t		  reattach_until;  /* then it gives up */
 	int64_t		  retry_at;	   /* its next attempt */
@@ -83,6 +85,7 @@ struct stream {
 	struct buf	  text;	       /* sanitised text (slow path) */
 	struct buf	  out;	       /* events for the viewer */
 	size_t		  outoff;      /* bytes of out already sent */
+	uint64_t	  taken;       /* bytes the web server took */
 	int64_t		  quiet_since; /* last bytes to the viewer */
 	int64_t		  gone_at;     /* ptyd hung up then; 0: not */
 
@@ -106,8 +109,9 @@ struct stream {
 	unsigned on_stuck : 1;
 	unsigned on_ready : 1;
 	unsigned on_reattach : 1;
-	/* The session id (for the log), then the owner and the actor, each
-	 * NUL-terminated: what a re-attach sends again. */
+	/* The session id (for the log), then the owner, the actor and the
+	 * share's token ("" without one), each NUL-terminated: what a
+	 * re-attach sends again.  The token is never logged. */
 	char sid[];
 };
 

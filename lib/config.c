@@ -101,8 +101,8 @@ static const struct config_def config_defs[CONFIG_NKEYS] = {
 	[CONFIG_AUDIT_ANCHOR] = { "audit_anchor", T_ANCHOR, 0, D | C, "syslog",
 	    0, 0, NULL, "syslog|none|unix:PATH",
 	    "where the audit chain's head is sent (system log)" },
-	[CONFIG_AUDIT_LOG] = { "audit_log", T_ANCHOR, F_JOURNAL, D, "none", 0,
-	    0, NULL, "none|syslog|journal|unix:PATH",
+	[CONFIG_AUDIT_LOG] = { "audit_log", T_ANCHOR, F_JOURNAL, D | C, "none",
+	    0, 0, NULL, "none|syslog|journal|unix:PATH",
 	    "where every audit event goes as a line" },
 	[CONFIG_SHELL] = { "shell", T_PATH, 0, D, NULL, 0, 0, NULL, "PATH",
 	    "the shell ($SHELL, else bash, else sh)" },
@@ -207,6 +207,18 @@ static const struct config_def config_defs[CONFIG_NKEYS] = {
 	    1048576, NULL, "N", "open files per process (inherited)" },
 	[CONFIG_RLIMIT_NPROC] = { "rlimit_nproc", T_COUNT, 0, P, NULL, 16,
 	    COUNT_MAX, NULL, "N", "processes of the account (inherited)" },
+	/* Shares (issue 34): whether a share may name no user, how long
+	 * one may live, the shortest it may (tests), how many a terminal
+	 * may have live.  At most 32: they fit its memfd's header. */
+	[CONFIG_SHARE_ANONYMOUS] = { "share_anonymous", T_BOOL, 0, D, "no", 0,
+	    1, NULL, "yes|no",
+	    "allow share links for anyone the web server admits" },
+	[CONFIG_SHARE_MAX_TTL] = { "share_max_ttl", T_SECONDS, 0, D, "86400",
+	    SEC, SEC_MAX, NULL, "SEC", "a share lives this long at most" },
+	[CONFIG_SHARE_MIN_TTL] = { "share_min_ttl", T_SECONDS, 0, D, "60", SEC,
+	    SEC_MAX, NULL, "SEC", "a share lives this long at least" },
+	[CONFIG_MAX_SHARES] = { "max_shares", T_COUNT, 0, D, "16", 1, 32, NULL,
+	    "N", "live shares per terminal at most" },
 	/* Recordings (issue 34, DESIGN 4). */
 	[CONFIG_RECORD] = { "record", T_ENUM, 0, D, "off", 0, 0, "off|on|owner",
 	    "off|on|owner",

@@ -72,6 +72,17 @@ enum contract_answer {
 	CONTRACT_A_SPAWN,	  /* 500, in ptyd's words */
 	CONTRACT_A_EXHAUSTED,	  /* 503, in ptyd's words */
 	CONTRACT_A_SHUTTING_DOWN, /* 503 */
+	/* Shares (issue 34, DESIGN 2 and 6). */
+	CONTRACT_A_SHARE_INVALID, /* 403: one answer for every reason */
+	CONTRACT_A_READ_ONLY,	  /* 403: a view share's input, ... */
+	CONTRACT_A_NOT_SHARED,	  /* 403: an owner-only endpoint */
+	CONTRACT_A_ANONYMOUS,	  /* 403: share_anonymous = no */
+	CONTRACT_A_SHARE_LIMIT,	  /* 429: max_shares */
+	CONTRACT_A_SHARE_SID,	  /* 400: not the share's session_id */
+	CONTRACT_A_SHARE_ROLE,	  /* 400: share's role */
+	CONTRACT_A_SHARE_EXPIRES, /* 400: share's expires_in */
+	CONTRACT_A_SHARE_USER,	  /* 400: share's user */
+	CONTRACT_A_SHARE_ID,	  /* 400: unshare's share_id */
 	/* The exchange with ptyd failed. */
 	CONTRACT_A_PTYD_NOT_RUNNING,   /* 503: no socket, refused */
 	CONTRACT_A_PTYD_NOT_ANSWERING, /* 503: timed out, cut */
@@ -153,6 +164,12 @@ enum contract_endpoint {
 	CONTRACT_EP_HEALTH,
 	CONTRACT_EP_METRICS,
 	CONTRACT_EP_LIMITS,
+	/* Shares and watchers (issue 34). */
+	CONTRACT_EP_SHARE,
+	CONTRACT_EP_SHARES,
+	CONTRACT_EP_UNSHARE,
+	CONTRACT_EP_SHARED,
+	CONTRACT_EP_WATCHERS,
 	CONTRACT_EP_RECORDINGS,
 	CONTRACT_EP_RECORDING,
 	CONTRACT_NENDPOINTS

@@ -68,6 +68,7 @@ static const struct field input_fields[] = {
 	TEXT(msg_input, input_id, PROTO_INPUT_ID_MAX),
 	BYTES(F_BYTES, msg_input, data, len, PROTO_INPUT_MAX),
 	TEXT(msg_input, actor, PROTO_ACTOR_MAX),
+	TEXT(msg_input, share, PROTO_TOKEN_MAX),
 };
 static const struct field input_done_fields[] = {
 	NUM(F_U8, msg_input_done, duplicate),
@@ -77,11 +78,13 @@ static const struct field resize_fields[] = {
 	TEXT(msg_resize, sid, PROTO_SID_MAX),
 	NUM(F_U16, msg_resize, rows),
 	NUM(F_U16, msg_resize, cols),
+	TEXT(msg_resize, share, PROTO_TOKEN_MAX),
 };
 static const struct field close_fields[] = {
 	TEXT(msg_close, owner, PROTO_OWNER_MAX),
 	TEXT(msg_close, sid, PROTO_SID_MAX),
 	TEXT(msg_close, actor, PROTO_ACTOR_MAX),
+	TEXT(msg_close, share, PROTO_TOKEN_MAX),
 };
 static const struct field attach_fields[] = {
 	TEXT(msg_attach, owner, PROTO_OWNER_MAX),
@@ -90,10 +93,80 @@ static const struct field attach_fields[] = {
 	NUM(F_U64, msg_attach, pos),
 	TEXT(msg_attach, actor, PROTO_ACTOR_MAX),
 	NUM(F_U8, msg_attach, mode),
+	TEXT(msg_attach, share, PROTO_TOKEN_MAX),
+	NUM(F_U8, msg_attach, role),
+	NUM(F_U8, msg_attach, watchers),
 };
 static const struct field list_fields[] = {
 	NUM(F_U8, msg_list, all_owners),
 	TEXT(msg_list, owner, PROTO_OWNER_MAX),
+};
+static const struct field share_fields[] = {
+	TEXT(msg_share, owner, PROTO_OWNER_MAX),
+	TEXT(msg_share, sid, PROTO_SID_MAX),
+	NUM(F_U8, msg_share, role),
+	NUM(F_U32, msg_share, expires_in),
+	NUM(F_U8, msg_share, has_user),
+	TEXT(msg_share, user, PROTO_OWNER_MAX),
+	TEXT(msg_share, actor, PROTO_ACTOR_MAX),
+};
+static const struct field shares_fields[] = {
+	TEXT(msg_shares, owner, PROTO_OWNER_MAX),
+	TEXT(msg_shares, sid, PROTO_SID_MAX),
+};
+static const struct field unshare_fields[] = {
+	TEXT(msg_unshare, owner, PROTO_OWNER_MAX),
+	TEXT(msg_unshare, sid, PROTO_SID_MAX),
+	NUM(F_U32, msg_unshare, share_id),
+	TEXT(msg_unshare, actor, PROTO_ACTOR_MAX),
+};
+static const struct field shared_fields[] = {
+	TEXT(msg_shared, owner, PROTO_OWNER_MAX),
+	TEXT(msg_shared, share, PROTO_TOKEN_MAX),
+	TEXT(msg_shared, actor, PROTO_ACTOR_MAX),
+};
+static const struct field watchers_fields[] = {
+	TEXT(msg_watchers, owner, PROTO_OWNER_MAX),
+	TEXT(msg_watchers, sid, PROTO_SID_MAX),
+	TEXT(msg_watchers, share, PROTO_TOKEN_MAX),
+};
+static const struct field share_reply_fields[] = {
+	NUM(F_U32, msg_share_reply, share_id),
+	TEXT(msg_share_reply, token, PROTO_TOKEN_MAX),
+	NUM(F_U8, msg_share_reply, role),
+	NUM(F_U8, msg_share_reply, has_user),
+	TEXT(msg_share_reply, user, PROTO_OWNER_MAX),
+	NUM(F_I64, msg_share_reply, created_at_us),
+	NUM(F_I64, msg_share_reply, expires_at_us),
+};
+static const struct field share_item_fields[] = {
+	NUM(F_U32, msg_share_item, share_id),
+	NUM(F_U8, msg_share_item, role),
+	NUM(F_U8, msg_share_item, has_user),
+	TEXT(msg_share_item, user, PROTO_OWNER_MAX),
+	NUM(F_I64, msg_share_item, created_at_us),
+	NUM(F_I64, msg_share_item, expires_at_us),
+	NUM(F_U32, msg_share_item, viewers),
+};
+static const struct field unshare_reply_fields[] = {
+	NUM(F_U8, msg_unshare_reply, revoked),
+};
+static const struct field shared_reply_fields[] = {
+	TEXT(msg_shared_reply, sid, PROTO_SID_MAX),
+	TEXT(msg_shared_reply, owner, PROTO_OWNER_MAX),
+	NUM(F_U8, msg_shared_reply, role),
+	NUM(F_I64, msg_shared_reply, expires_at_us),
+	NUM(F_U16, msg_shared_reply, rows),
+	NUM(F_U16, msg_shared_reply, cols),
+	NUM(F_U8, msg_shared_reply, running),
+};
+static const struct field watchers_reply_fields[] = {
+	NUM(F_U32, msg_watchers_reply, total),
+	NUM(F_U32, msg_watchers_reply, count),
+	BYTES(F_BYTES, msg_watchers_reply, data, len, PROTO_WATCHERS_BYTES),
+};
+static const struct field share_end_fields[] = {
+	TEXT(msg_share_end, reason, PROTO_REASON_MAX),
 };
 static const struct field error_fields[] = {
 	NUM(F_U16, msg_error, code),
@@ -200,6 +273,8 @@ static const struct field stats_reply_fields[] = {
 	NUM(F_U8, msg_stats_reply, upgrade_failed),
 	TEXT(msg_stats_reply, upgrade_reason, PROTO_ERRMSG_MAX),
 	NUM(F_U32, msg_stats_reply, takeovers),
+	NUM(F_U64, msg_stats_reply, audit_lines_sent),
+	NUM(F_U64, msg_stats_reply, audit_lines_lost),
 };
 static const struct field attached_fields[] = {
 	NUM(F_U64, msg_attached, base),
@@ -262,6 +337,18 @@ static const struct msg_desc msgs[] = {
 	DESC(MSG_EXIT, exit_fields),
 	DESC(MSG_SCREEN, screen_fields),
 	DESC(MSG_REPLAY, replay_fields),
+	DESC(MSG_SHARE, share_fields),
+	DESC(MSG_SHARES, shares_fields),
+	DESC(MSG_UNSHARE, unshare_fields),
+	DESC(MSG_SHARED, shared_fields),
+	DESC(MSG_WATCHERS, watchers_fields),
+	DESC(MSG_SHARE_REPLY, share_reply_fields),
+	DESC(MSG_SHARE_ITEM, share_item_fields),
+	DESC(MSG_UNSHARE_REPLY, unshare_reply_fields),
+	DESC(MSG_SHARED_REPLY, shared_reply_fields),
+	DESC(MSG_WATCHERS_REPLY, watchers_reply_fields),
+	DESC(MSG_WATCHERS_EV, watchers_reply_fields),
+	DESC(MSG_SHARE_END, share_end_fields),
 	DESC(MSG_RECORDINGS, recordings_fields),
 	DESC(MSG_RECORDING, recording_fields),
 	DESC0(MSG_REC_PRUNE),
@@ -561,4 +648,42 @@ msg_decode(uint16_t type, const uint8_t *p, size_t left, void *msg)
 bad:
 	errno = EBADMSG;
 	return (-1);
+}
+
+size_t
+watchers_put(uint8_t *buf, const struct watcher_entry *e)
+{
+	size_t n = e->actor_len > PROTO_OWNER_MAX ? PROTO_OWNER_MAX :
+						    e->actor_len;
+
+	buf[0] = e->role;
+	put_be(buf + 1, e->share, 4);
+	put_be(buf + 5, (uint64_t)e->since_us, 8);
+	put_be(buf + 13, n, 2);
+	memcpy(buf + PROTO_WATCHER_FIXED, e->actor, n);
+	return (PROTO_WATCHER_FIXED + n);
+}
+
+int
+watchers_next(const uint8_t *data, size_t len, size_t *off,
+    struct watcher_entry *e)
+{
+	size_t n;
+
+	if (*off == len)
+		return (0);
+	if (*off > len || len - *off < PROTO_WATCHER_FIXED)
+		return (-1);
+	data += *off;
+	n = (size_t)get_be(data + 13, 2);
+	if (n > PROTO_OWNER_MAX || len - *off - PROTO_WATCHER_FIXED < n ||
+	    memchr(data + PROTO_WATCHER_FIXED, '\0', n) != NULL)
+		return (-1);
+	e->role = data[0];
+	e->share = (uint32_t)get_be(data + 1, 4);
+	e->since_us = (int64_t)get_be(data + 5, 8);
+	e->actor = (const char *)data + PROTO_WATCHER_FIXED;
+	e->actor_len = n;
+	*off += PROTO_WATCHER_FIXED + n;
+	return (1);
 }

@@ -86,6 +86,7 @@ struct msg_input {
 	const uint8_t *data;
 	size_t	       len;
 	char	       actor[PROTO_ACTOR_MAX + 1];
+	char	       share[PROTO_TOKEN_MAX + 1];
 };
 
 struct msg_input_done {
@@ -97,12 +98,14 @@ struct msg_resize {
 	char	 sid[PROTO_SID_MAX + 1];
 	uint16_t rows;
 	uint16_t cols;
+	char	 share[PROTO_TOKEN_MAX + 1];
 };
 
 struct msg_close {
 	char owner[PROTO_OWNER_MAX + 1];
 	char sid[PROTO_SID_MAX + 1];
 	char actor[PROTO_ACTOR_MAX + 1];
+	char share[PROTO_TOKEN_MAX + 1];
 };
 
 struct msg_attach {
@@ -112,6 +115,9 @@ struct msg_attach {
 	uint64_t pos;
 	char	 actor[PROTO_ACTOR_MAX + 1];
 	uint8_t	 mode; /* PROTO_ATTACH_* */
+	char	 share[PROTO_TOKEN_MAX + 1];
+	uint8_t	 role;	   /* PROTO_ROLE_*, 0: what the request may */
+	uint8_t	 watchers; /* 1: MSG_WATCHERS_EV wanted (ptyd.fcgi) */
 };
 
 struct msg_list {
@@ -244,6 +250,10 @@ struct msg_stats_reply {
 	uint8_t	 upgrade_failed;
 	char	 upgrade_reason[PROTO_ERRMSG_MAX + 1];
 	uint32_t takeovers;
+	/* The audit's lines for the fleet (audit_log): sent, and lost to
+	 * a full or absent reader. */
+	uint64_t audit_lines_sent;
+	uint64_t audit_lines_lost;
 };
 
 struct msg_attached {
@@ -282,5 +292,104 @@ struct msg_exit {
 	char	 reason[PROTO_REASON_MAX + 1];
 	uint64_t pos;
 };
+
+/* Shares and watchers (proto.h, protocol 8). */
+
+struct msg_share {
+	char	 owner[PROTO_OWNER_MAX + 1];
+	char	 sid[PROTO_SID_MAX + 1];
+	uint8_t	 role; /* PROTO_ROLE_* */
+	uint32_t expires_in;
+	uint8_t	 has_user;
+	char	 user[PROTO_OWNER_MAX + 1];
+	char	 actor[PROTO_ACTOR_MAX + 1];
+};
+
+struct msg_shares {
+	char owner[PROTO_OWNER_MAX + 1];
+	char sid[PROTO_SID_MAX + 1];
+};
+
+struct msg_unshare {
+	char	 owner[PROTO_OWNER_MAX + 1];
+	char	 sid[PROTO_SID_MAX + 1];
+	uint32_t share_id;
+	char	 actor[PROTO_ACTOR_MAX + 1];
+};
+
+struct msg_shared {
+	char owner[PROTO_OWNER_MAX + 1];
+	char share[PROTO_TOKEN_MAX + 1];
+	char actor[PROTO_ACTOR_MAX + 1];
+};
+
+struct msg_watchers {
+	char owner[PROTO_OWNER_MAX + 1];
+	char sid[PROTO_SID_MAX + 1];
+	char share[PROTO_TOKEN_MAX + 1];
+};
+
+struct msg_share_reply {
+	uint32_t share_id;
+	char	 token[PROTO_TOKEN_MAX + 1];
+	uint8_t	 role;
+	uint8_t	 has_user;
+	char	 user[PROTO_OWNER_MAX + 1];
+	int64_t	 created_at_us;
+	int64_t	 expires_at_us;
+};
+
+struct msg_share_item {
+	uint32_t share_id;
+	uint8_t	 role;
+	uint8_t	 has_user;
+	char	 user[PROTO_OWNER_MAX + 1];
+	int64_t	 created_at_us;
+	int64_t	 expires_at_us;
+	uint32_t viewers;
+};
+
+struct msg_unshare_reply {
+	uint8_t revoked;
+};
+
+struct msg_shared_reply {
+	char	 sid[PROTO_SID_MAX + 1];
+	char	 owner[PROTO_OWNER_MAX + 1];
+	uint8_t	 role;
+	int64_t	 expires_at_us;
+	uint16_t rows;
+	uint16_t cols;
+	uint8_t	 running;
+};
+
+/* MSG_WATCHERS_REPLY and MSG_WATCHERS_EV. */
+struct msg_watchers_reply {
+	uint32_t       total; /* watchers in all */
+	uint32_t       count; /* entries in data */
+	const uint8_t *data;
+	size_t	       len;
+};
+
+struct msg_share_end {
+	char reason[PROTO_REASON_MAX + 1];
+};
+
+/* One watcher of a WATCHERS reply or event. */
+struct watcher_entry {
+	uint8_t	    role;     /* PROTO_ROLE_* */
+	uint32_t    share;    /* 0: none (the owner's own stream) */
+	int64_t	    since_us; /* wall clock */
+	const char *actor;    /* not NUL-terminated: actor_len bytes */
+	size_t	    actor_len;
+};
+
+/* Append one entry to buf (room: PROTO_WATCHER_FIXED + the actor's
+ * length, which is at most PROTO_OWNER_MAX).  The bytes written. */
+size_t watchers_put(uint8_t *buf, const struct watcher_entry *);
+/* Read the entry at *off of data[0, len): 1 with e filled and *off moved
+ * past it, 0 at the end, -1 if malformed. */
+int watchers_next(const uint8_t *data, size_t len, size_t *off,
+    struct watcher_entry *e);
 
 #endif /* PTYD_FRAME_H */

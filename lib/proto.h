@@ -44,10 +44,13 @@
  * MSG_STATS_REPLY the counters of /api/terminal/metrics.  4: MSG_ATTACHED
  * says where the replay ends.  5: MSG_ATTACH carries a mode, MSG_SCREEN.
  * 6: MSG_STATS_REPLY carries the caps in force; MSG_REPLAY.  7:
- * MSG_STATS_REPLY carries the keeper's state (DESIGN 10).  8: recordings
+ * MSG_STATS_REPLY carries the keeper's state (DESIGN 10).  8: shares and
+ * watchers (issue 34): INPUT, RESIZE, CLOSE and ATTACH carry a share
+ * token, ATTACH a role; SHARE, SHARES, UNSHARE, SHARED, WATCHERS and their
+ * replies; the stream's WATCHERS_EV and SHARE_END.  9: recordings
  * (MSG_START's record, MSG_STARTED's recording, MSG_RECORDINGS,
  * MSG_RECORDING with its descriptor, MSG_REC_PRUNE). */
-#define PROTO_VERSION	  8
+#define PROTO_VERSION	  9
 #define PROTO_HDR_LEN	  8
 #define PROTO_MAX_PAYLOAD (256 * 1024)
 
@@ -67,6 +70,18 @@
 /* max text bytes in one MSG_SCREEN: its frame is no larger than a full
  * MSG_OUTPUT's, so a reader sized for those takes it */
 #define PROTO_SCREEN_CHUNK (PROTO_OUTPUT_CHUNK - 8)
+/* A share's token as the request carries it (Ptyd-Share): 43 characters
+ * of base64url; anything up to this limit is carried and refused as "share
+ * not valid" by ptyd, so the answer does not depend on its shape. */
+#define PROTO_TOKEN_MAX 64
+/* The watchers a WATCHERS reply or event lists at most (the rest are
+ * counted in its total), and the bytes of its entries: u8 role, u32
+ * share (0: none), i64 since (wall us), u16 actor's length, the actor
+ * (a user name, at most PROTO_OWNER_MAX bytes). */
+#define PROTO_WATCHERS_MAX  64
+#define PROTO_WATCHER_FIXED 15
+#define PROTO_WATCHERS_BYTES \
+	(PROTO_WATCHERS_MAX * (PROTO_WATCHER_FIXED + PROTO_OWNER_MAX))
 
 /* Requests, client -> ptyd: 0x0100 - 0x01ff. */
 enum {
@@ -76,20 +91,44 @@ enum {
 	MSG_START = 0x0101,
 	/* str owner, str session_id, str input_id ("" = none; a repeated
 	 * one is answered without writing), str data (raw bytes, may be
-	 * empty), str actor (the audit log's input event); answered
-	 * MSG_INPUT_DONE */
+	 * empty), str actor (the audit log's input event), str share;
+	 * answered MSG_INPUT_DONE */
 	MSG_INPUT = 0x0102,
-	/* str owner, str session_id, u16 rows, u16 cols (0 = unchanged) */
+	/* str owner, str session_id, u16 rows, u16 cols (0 = unchanged),
+	 * str share */
 	MSG_RESIZE = 0x0103,
-	/* str owner, str session_id, str actor */
+	/* str owner, str session_id, str actor, str share */
 	MSG_CLOSE = 0x0104,
 	/* str owner, str session_id, u8 has_pos, u64 pos, str actor,
-	 * u8 mode (PROTO_ATTACH_*) */
+	 * u8 mode (PROTO_ATTACH_*), str share, u8 role (PROTO_ROLE_*; 0:
+	 * what the request may), u8 watchers (1: the owner's stream wants
+	 * MSG_WATCHERS_EV; other clients never see one) */
 	MSG_ATTACH = 0x0105,
 	/* u8 all_owners, str owner */
 	MSG_LIST = 0x0106,
 	/* (no fields) */
 	MSG_STATS = 0x0107,
+	/*
+	 * Shares (DESIGN 2, 6).  "str share" in a request is the token of
+	 * the Ptyd-Share header, "" for none; with one, owner is the
+	 * requester (REMOTE_USER, "" if none) and the terminal is the
+	 * share's, session_id "" or the share's.
+	 */
+	/* str owner, str session_id, u8 role (PROTO_ROLE_*), u32
+	 * expires_in (seconds), u8 has_user, str user, str actor; answered
+	 * MSG_SHARE_REPLY */
+	MSG_SHARE = 0x0108,
+	/* str owner, str session_id; answered MSG_SHARE_ITEMs and
+	 * MSG_LIST_END */
+	MSG_SHARES = 0x0109,
+	/* str owner, str session_id, u32 share_id, str actor; answered
+	 * MSG_UNSHARE_REPLY */
+	MSG_UNSHARE = 0x010a,
+	/* str owner, str share, str actor; answered MSG_SHARED_REPLY */
+	MSG_SHARED = 0x010b,
+	/* str owner, str session_id, str share; answered
+	 * MSG_WATCHERS_REPLY */
+	MSG_WATCHERS = 0x010c,
 	/* Recordings (DESIGN 4), numbered apart from the other requests.
 	 * u8 all_owners (a recordings_readers user, or ptydctl), str owner,
 	 * str session_id ("" = every one): answered MSG_REC_ITEM frames,
@@ -132,6 +171,21 @@ enum {
 	/* u8 duplicate: the input_id had been accepted before, nothing
 	 * was written this time */
 	MSG_INPUT_DONE = 0x0208,
+	/* u32 share_id, str token (once, never again), u8 role, u8
+	 * has_user, str user, i64 created_at_us, i64 expires_at_us (wall) */
+	MSG_SHARE_REPLY = 0x0209,
+	/* u32 share_id, u8 role, u8 has_user, str user, i64 created_at_us,
+	 * i64 expires_at_us, u32 viewers (streams open through it) */
+	MSG_SHARE_ITEM = 0x020a,
+	/* u8 revoked */
+	MSG_UNSHARE_REPLY = 0x020b,
+	/* str session_id, str owner, u8 role, i64 expires_at_us, u16 rows,
+	 * u16 cols, u8 running */
+	MSG_SHARED_REPLY = 0x020c,
+	/* u32 total, u32 count, then str entries: count of them, one after
+	 * the other (PROTO_WATCHERS_BYTES at most; lib/frame.h's
+	 * watchers_next reads them) */
+	MSG_WATCHERS_REPLY = 0x020d,
 	/* i64 id, i64 terminal_id, str session_id, str owner, u32 part,
 	 * i64 started_at_us, i64 ended_at_us (-1 = null), u64 bytes,
 	 * u8 state (PROTO_REC_*), str cut_reason ("" = null), str sha256
@@ -179,6 +233,18 @@ enum {
 	 * (PROTO_REPLAY_*): a PROTO_ATTACH_SCREEN viewer gets no screen but
 	 * the raw replay, in place of MSG_SCREEN. */
 	MSG_REPLAY = 0x0306,
+	/* As MSG_WATCHERS_REPLY, to the owner's streams after the replay
+	 * and after each join and leave (at most one a second). */
+	MSG_WATCHERS_EV = 0x0307,
+	/* str reason ("revoked" or "expired"): the last frame of a stream
+	 * opened through a share that ended. */
+	MSG_SHARE_END = 0x0308,
+};
+
+/* A viewer's role. */
+enum {
+	PROTO_ROLE_CONTROL = 1, /* input and resize (the owner: close too) */
+	PROTO_ROLE_VIEW = 2,	/* the output stream only */
 };
 
 /* Why a viewer that asked for the screen gets the raw replay. */
@@ -211,7 +277,16 @@ enum proto_err {
 	PROTO_ERR_EXHAUSTED = 11, /* 503 + Retry-After: a system limit (ptys,
 				   * processes, descriptors) refused the
 				   * shell; the message says which */
-	PROTO_ERR_NOT_FOUND = 12, /* 404: no such recording of theirs */
+	PROTO_ERR_SHARE_INVALID = 12, /* 403: unknown, revoked, expired,
+				       * ended or another user's share */
+	PROTO_ERR_READ_ONLY = 13,     /* 403: a view share's input, resize,
+				       * close */
+	PROTO_ERR_NOT_SHARED = 14,    /* 403: not through a share */
+	PROTO_ERR_ANONYMOUS = 15,     /* 403: share_anonymous = no */
+	PROTO_ERR_SHARE_LIMIT = 16,   /* 429: max_shares live */
+	PROTO_ERR_SHARE_SID = 17,     /* 400: session_id is not the
+				       * share's */
+	PROTO_ERR_NOT_FOUND = 18, /* 404: no such recording of theirs */
 };
 
 #endif /* PTYD_PROTO_H */

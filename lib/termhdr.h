@@ -23,12 +23,13 @@
 #include <stdint.h>
 
 #define TERMHDR_MAGIC	   "PTYDTRM1"
-#define TERMHDR_LAYOUT	   2
+#define TERMHDR_LAYOUT	   3
 #define TERMHDR_MIN_READER 1
 #define TERMHDR_SIZE	   16384
 #define TERMHDR_STR_OWNER  257	/* PROTO_OWNER_MAX + 1 */
 #define TERMHDR_STR_SID	   129	/* PROTO_SID_MAX + 1 */
 #define TERMHDR_STR_WS	   4096 /* PATH_MAX */
+#define TERMHDR_SHARES	   32	/* max_shares at most */
 
 /* Flags: what the old process knew that is not a state. */
 #define TERMHDR_F_SPOKE	 0x1 /* the shell has written */
@@ -39,6 +40,24 @@
 /* Recorded: the next ptyd starts its next part (DESIGN 4); a reader
  * that knows no recordings ignores it. */
 #define TERMHDR_F_RECORD 0x20
+
+/*
+ * Layout 3: one live share of the terminal (ptyd/share.c, DESIGN 6), so
+ * that a ptyd taking over goes on with the shares as with the terminal.
+ * id is written last (with release order) and cleared first: a slot
+ * whose id is 0 is free, whatever the rest holds.  Times are
+ * CLOCK_MONOTONIC us, like started_at.  The token's hash only, never the
+ * token.
+ */
+struct termhdr_share {
+	_Atomic uint32_t id;
+	uint32_t	 role; /* PROTO_ROLE_* */
+	int64_t		 created_at;
+	int64_t		 expires_at;
+	uint8_t		 hash[32];
+	uint32_t	 has_user;
+	char		 user[TERMHDR_STR_OWNER];
+};
 
 struct termhdr {
 	char	 magic[8];
@@ -81,6 +100,9 @@ struct termhdr {
 	 * the viewers are back, as their backpressure held this one.  Zero
 	 * in a layout-1 header (the memfd's pages start zeroed). */
 	uint64_t hold;
+
+	/* Layout 3.  The live shares (all free in an older header). */
+	struct termhdr_share shares[TERMHDR_SHARES];
 };
 
 _Static_assert(sizeof(struct termhdr) <= TERMHDR_SIZE,

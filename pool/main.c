@@ -236,85 +236,112 @@ main_signal(int sfd, int stopping)
 	return (stopping);
 }
 
-/* Room for the signalfd and every child's pipe. */
+/* What the loop polls: the signalfd first, then every child's pipe
+ * (below npipes), then the pidfds of the processes adopted. */
+struct main_fds {
+	struct pollfd	  *pfd;
+	struct pool_proc **who;
+	struct pool_acct **acct;
+	size_t		   cap, n, npipes;
+};
+
+/* Room for the signalfd and every child's pipe and pidfd. */
 static void
-main_room(struct pollfd **pfd, struct pool_proc ***who,
-    struct pool_acct ***acct, size_t *cap, size_t want)
+main_room(struct main_fds *f)
 {
-	if (want <= *cap)
+	struct pool_acct *a;
+	size_t		  want = 1;
+
+	for (a = pool_accts; a != NULL; a = a->next)
+		want += 2 * POOL_NKINDS;
+	if (want <= f->cap)
 		return;
-	if ((*pfd = reallocarray(*pfd, want, sizeof(**pfd))) == NULL ||
-	    (*who = reallocarray(*who, want, sizeof(**who))) == NULL ||
-	    (*acct = reallocarray(*acct, want, sizeof(**acct))) == NULL)
+	if ((f->pfd = reallocarray(f->pfd, want, sizeof(*f->pfd))) == NULL ||
+	    (f->who = reallocarray(f->who, want, sizeof(*f->who))) == NULL ||
+	    (f->acct = reallocarray(f->acct, want, sizeof(*f->acct))) == NULL)
 		plog_fatal("reallocarray");
-	*cap = want;
+	f->cap = want;
+}
+
+static void
+main_add(struct main_fds *f, int fd, struct pool_acct *a, int k)
+{
+	f->pfd[f->n].fd = fd;
+	f->pfd[f->n].events = POLLIN;
+	f->pfd[f->n].revents = 0;
+	f->who[f->n] = &a->proc[k];
+	f->acct[f->n++] = a;
+}
+
+static void
+main_fill(struct main_fds *f, int sfd)
+{
+	struct pool_acct *a;
+	int		  k;
+
+	main_room(f);
+	f->n = 0;
+	f->pfd[f->n].fd = sfd;
+	f->pfd[f->n].events = POLLIN;
+	f->pfd[f->n++].revents = 0;
+	for (a = pool_accts; a != NULL; a = a->next)
+		for (k = 0; k < POOL_NKINDS; k++)
+			if (a->proc[k].out != -1)
+				main_add(f, a->proc[k].out, a, k);
+	/* Then the ends of the processes that are not our children. */
+	f->npipes = f->n;
+	for (a = pool_accts; a != NULL; a = a->next)
+		for (k = 0; k < POOL_NKINDS; k++)
+			if (a->proc[k].adopted && a->proc[k].pidfd != -1)
+				main_add(f, a->proc[k].pidfd, a, k);
+}
+
+/* A child's output, or the end of a process adopted. */
+static void
+main_serve(const struct main_fds *f)
+{
+	size_t i;
+	int    k;
+
+	for (i = 1; i < f->n; i++) {
+		if (f->pfd[i].revents == 0)
+			continue;
+		k = f->who[i] == &f->acct[i]->proc[POOL_PTYD] ? POOL_PTYD :
+								POOL_FCGI;
+		if (i < f->npipes)
+			proc_read(f->who[i], f->acct[i], (enum pool_kind)k, 0);
+		else if (f->who[i]->adopted && f->who[i]->pidfd == f->pfd[i].fd)
+			proc_pidfd_ended(f->acct[i], (enum pool_kind)k,
+			    pool_now());
+	}
 }
 
 static void
 main_loop(int sfd)
 {
-	struct pollfd	  *pfd = NULL;
-	struct pool_proc **who = NULL;
-	struct pool_acct **acct = NULL, *a;
-	int64_t		   next;
-	size_t		   cap = 0, n, i, npipes;
-	int		   stopping = 0, k, timeout;
+	struct main_fds f = { NULL, NULL, NULL, 0, 0, 0 };
+	int64_t		next;
+	int		stopping = 0, timeout;
 
 	for (;;) {
-		n = 1;
-		for (a = pool_accts; a != NULL; a = a->next)
-			n += 2 * POOL_NKINDS;
-		main_room(&pfd, &who, &acct, &cap, n);
-		n = 0;
-		pfd[n].fd = sfd;
-		pfd[n++].events = POLLIN;
-		for (a = pool_accts; a != NULL; a = a->next)
-			for (k = 0; k < POOL_NKINDS; k++)
-				if (a->proc[k].out != -1) {
-					pfd[n].fd = a->proc[k].out;
-					pfd[n].events = POLLIN;
-					who[n] = &a->proc[k];
-					acct[n++] = a;
-				}
-		/* Then the ends of the processes that are not our children. */
-		npipes = n;
-		for (a = pool_accts; a != NULL; a = a->next)
-			for (k = 0; k < POOL_NKINDS; k++)
-				if (a->proc[k].adopted &&
-				    a->proc[k].pidfd != -1) {
-					pfd[n].fd = a->proc[k].pidfd;
-					pfd[n].events = POLLIN;
-					who[n] = &a->proc[k];
-					acct[n++] = a;
-				}
+		main_fill(&f, sfd);
 		next = proc_next(pool_now());
 		timeout = next < 0	? -1 :
 		    next / 1000 > 60000 ? 60000 :
 					  (int)((next + 999) / 1000);
-		if (poll(pfd, (nfds_t)n, timeout) == -1 && errno != EINTR)
+		if (poll(f.pfd, (nfds_t)f.n, timeout) == -1 && errno != EINTR)
 			plog_fatal("poll");
-		for (i = 1; i < n; i++) {
-			if (pfd[i].revents == 0)
-				continue;
-			k = who[i] == &acct[i]->proc[POOL_PTYD] ? POOL_PTYD :
-								  POOL_FCGI;
-			if (i < npipes)
-				proc_read(who[i], acct[i], (enum pool_kind)k,
-				    0);
-			else if (who[i]->adopted && who[i]->pidfd == pfd[i].fd)
-				proc_pidfd_ended(acct[i], (enum pool_kind)k,
-				    pool_now());
-		}
-		if (pfd[0].revents != 0)
+		main_serve(&f);
+		if (f.pfd[0].revents != 0)
 			stopping = main_signal(sfd, stopping);
 		proc_tick(pool_now());
 		reload_collect();
 		if (stopping && pool_accts == NULL)
 			break;
 	}
-	free(pfd);
-	free(who);
-	free(acct);
+	free(f.pfd);
+	free(f.who);
+	free(f.acct);
 }
 
 int

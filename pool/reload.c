@@ -133,15 +133,37 @@ reload_remove(struct pool_acct *a, int64_t now)
 	sock_close(a);
 }
 
-/* Another pool's socket path: the bind would take it from that pool. */
+/* The files a check (-t) has read so far: their clashes are found as a
+ * running master would find them, which keeps the earlier file. */
+static struct pool_acct *reload_checked;
+
+/* Whether a and b are two pools on one socket or one database. */
+static const char *
+reload_shared(const struct pool_acct *a, const struct pool_acct *b)
+{
+	if (strcmp(a->listen, b->listen) == 0)
+		return ("listen");
+	if (strcmp(a->lockfile, b->lockfile) == 0)
+		return ("db");
+	return (NULL);
+}
+
+/*
+ * Another pool with new's socket path (the bind would take it from that
+ * pool) or its database (two ptyds on one database: the second would wait
+ * on the keeper's lock for ever).  *what says which.
+ */
 static const struct pool_acct *
-reload_clash(const struct pool_acct *new)
+reload_clash(const struct pool_acct *new, const char **what)
 {
 	const struct pool_acct *a;
 
 	for (a = pool_accts; a != NULL; a = a->next)
 		if (!a->gone && strcmp(a->name, new->name) != 0 &&
-		    strcmp(a->listen, new->listen) == 0)
+		    (*what = reload_shared(a, new)) != NULL)
+			return (a);
+	for (a = reload_checked; a != NULL; a = a->next)
+		if ((*what = reload_shared(a, new)) != NULL)
 			return (a);
 	return (NULL);
 }
@@ -152,14 +174,22 @@ reload_one(const char *name, int64_t now, int check)
 {
 	struct pool_acct       *a = reload_find(name), *new;
 	const struct pool_acct *other;
+	const char	       *what = NULL;
 	char			cause[1024];
 	unsigned int		m;
 
 	if ((new = acct_load(pool_opts.dir, name, cause, sizeof(cause))) !=
 		NULL &&
-	    (other = reload_clash(new)) != NULL) {
-		snprintf(cause, sizeof(cause), "listen: %s is pool %s's",
-		    new->listen, other->name);
+	    (other = reload_clash(new, &what)) != NULL) {
+		if (strcmp(what, "db") == 0) /* lockfile: the db's, ".lock" */
+			snprintf(cause, sizeof(cause),
+			    "db: %.*s is pool %s's: one ptyd a database",
+			    (int)(strlen(new->lockfile) - 5), new->lockfile,
+			    other->name);
+		else
+			snprintf(cause, sizeof(cause),
+			    "listen: %s is pool %s's", new->listen,
+			    other->name);
 		acct_free(new);
 		new = NULL;
 	}
@@ -171,7 +201,8 @@ reload_one(const char *name, int64_t now, int check)
 		return (-1);
 	}
 	if (check) {
-		acct_free(new);
+		new->next = reload_checked;
+		reload_checked = new;
 		return (0);
 	}
 	if (a == NULL) {
@@ -227,6 +258,10 @@ reload_folder(int64_t now, int check)
 	for (a = pool_accts; a != NULL && !check; a = a->next)
 		if (!a->gone && !a->seen)
 			reload_remove(a, now);
+	while ((a = reload_checked) != NULL) {
+		reload_checked = a->next;
+		acct_free(a);
+	}
 	return (check ? rv : 0);
 }
 

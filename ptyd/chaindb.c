@@ -159,8 +159,9 @@ chaindb_prune_event(sqlite3 *db, const char *actor, double before, int64_t last,
 	struct tm	 tm;
 	time_t		 t = (time_t)before;
 	sqlite3_stmt	*st = NULL;
-	char		 detail[256], date[32], hex[CHAIN_HEX_LEN + 1],
-	    prev[CHAIN_HEX_LEN + 1], thash[CHAIN_HEX_LEN + 1];
+	char date[32], hex[CHAIN_HEX_LEN + 1], prev[CHAIN_HEX_LEN + 1],
+	    thash[CHAIN_HEX_LEN + 1];
+	char *detail = p->detail;
 	int rc;
 
 	clock_gettime(CLOCK_REALTIME, &ts);
@@ -169,7 +170,7 @@ chaindb_prune_event(sqlite3 *db, const char *actor, double before, int64_t last,
 		chain_hex(p->hash, thash);
 	else
 		snprintf(thash, sizeof(thash), "-");
-	snprintf(detail, sizeof(detail),
+	snprintf(detail, sizeof(p->detail),
 	    "removed %" PRId64 " events before %s UTC; chain through=%" PRId64
 	    " hash=%s",
 	    p->removed, date, p->through, thash);
@@ -181,6 +182,7 @@ chaindb_prune_event(sqlite3 *db, const char *actor, double before, int64_t last,
 	r.detail = detail;
 	chain_row_hash(&r, lasthash, p->seq_hash);
 	p->seq = r.seq;
+	p->at = r.at;
 	chain_hex(p->seq_hash, hex);
 	chain_hex(lasthash, prev);
 	if (sqlite3_prepare_v2(db,

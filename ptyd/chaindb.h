@@ -41,6 +41,8 @@ struct chaindb_prune {
 	uint8_t hash[CHAIN_HASH_LEN];
 	int64_t seq; /* the prune event's own row */
 	uint8_t seq_hash[CHAIN_HASH_LEN];
+	double	at; /* its time and detail, for its audit_log line */
+	char	detail[256];
 };
 
 /* Inside the caller's BEGIN IMMEDIATE: remove the events before `before`

@@ -125,6 +125,8 @@ conn_free_cb(void *arg)
 	free(c->out);
 	screen_shot_unref(c->v.shot);
 	c->v.shot = NULL;
+	free(c->v.name);
+	free(c->wframe);
 	free(c);
 }
 

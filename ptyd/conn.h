@@ -38,8 +38,16 @@ int64_t conn_uptime(int64_t now);
  * error nothing changed and nothing was replied). */
 void	      conn_reply(struct conn *c, uint16_t type, const void *msg);
 void	      conn_error(struct conn *c, enum proto_err code, const char *message);
+/* Who a viewer is (watch.c's list): the user, PROTO_ROLE_*, the share
+ * it came through (0: the owner's own stream). */
+struct conn_who {
+	const char *name;
+	uint8_t	    role;
+	uint32_t    share_id;
+	int	    watchers; /* wants MSG_WATCHERS_EV */
+};
 void conn_reply_fd(struct conn *c, uint16_t type, const void *msg, int fd);
 enum term_err conn_attach(struct conn *c, const struct msg_attach *m,
-    int64_t now);
+    const struct conn_who *who, int64_t now);
 
 #endif /* PTYD_CONN_H */

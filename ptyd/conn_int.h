@@ -68,6 +68,11 @@ struct conn {
 	uint32_t      flen;  /* its data bytes */
 	uint32_t      fsent; /* its bytes sent, prefix incl. */
 	int64_t	      last_progress;
+	/* The watchers frame being sent (MSG_WATCHERS_EV), between two
+	 * output frames; NULL: none. */
+	uint8_t *wframe;
+	size_t	 wlen;
+	size_t	 woff;
 };
 
 /* conn.c: wait for events (registered with epoll on the first wait; on

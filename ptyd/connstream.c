@@ -41,6 +41,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -53,6 +54,8 @@
 #include "ptyd.h"
 #include "screen.h"
 #include "term.h"
+#include "watch.h"
+#include "xmalloc.h"
 
 #define CONN_BATCH   16 /* output frames per writev */
 /* Output bytes per loop turn: to one viewer, and to all.  A turn's writes
@@ -81,6 +84,9 @@ static int64_t	       conn_replay_at;
 
 static void conn_stream_kick(struct conn *);
 static void conn_viewer_wake(struct viewer *);
+static int  conn_stream_send(struct conn *, const uint8_t *, size_t, size_t *,
+     int64_t);
+static int  conn_stream_ctl(struct conn *, int64_t);
 
 void
 conn_stream_init(int64_t started_at)
@@ -113,7 +119,8 @@ conn_queue_ctl(struct conn *c, uint16_t type, const void *msg)
 }
 
 enum term_err
-conn_attach(struct conn *c, const struct msg_attach *m, int64_t now)
+conn_attach(struct conn *c, const struct msg_attach *m,
+    const struct conn_who *who, int64_t now)
 {
 	struct msg_attached ma;
 	struct msg_gap	    mg;
@@ -122,10 +129,18 @@ conn_attach(struct conn *c, const struct msg_attach *m, int64_t now)
 
 	c->v.wake = conn_viewer_wake;
 	c->v.arg = c;
+	free(c->v.name);
+	c->v.name = xstrdup(who->name);
+	c->v.role = who->role;
+	c->v.share_id = who->share_id;
+	c->v.watch_wanted = who->watchers && who->share_id == 0;
 	e = term_attach(m->owner, m->sid, &c->v, m->has_pos, m->pos, m->actor,
 	    now, &resume, &lost);
-	if (e != TERM_OK)
+	if (e != TERM_OK) {
+		free(c->v.name);
+		c->v.name = NULL;
 		return (e);
+	}
 	c->state = CONN_STREAM;
 	ev_timer_stop(&c->timer);
 	c->replay_end = ring_end(&c->v.term->ring);
@@ -207,6 +222,52 @@ conn_queue_exit(struct conn *c)
 	c->ctl_len = c->ctl_off = 0;
 	conn_queue_ctl(c, MSG_EXIT, &m);
 	c->exit_queued = 1;
+}
+
+/*
+ * Between two output frames (none partly written): the watchers, owed to
+ * an owner's stream once its replay is out and after joins and leaves;
+ * and a share's end, the last frame of a stream opened through it.  1 to
+ * go on; 0 when the socket is full (blocked) or the connection gone.
+ */
+static int
+conn_stream_side(struct conn *c, int64_t now)
+{
+	struct msg_watchers_reply mw;
+	struct msg_share_end	  me;
+	struct frame_out	  fo;
+	uint8_t			 *buf;
+
+	if (c->wframe == NULL && c->v.watch_due && !c->inflight &&
+	    c->v.term != NULL && c->v.pos >= c->replay_end) {
+		c->v.watch_due = 0;
+		buf = xmalloc(PROTO_WATCHERS_BYTES);
+		watch_fill(c->v.term, &mw, buf);
+		frame_out_init(&fo);
+		if (msg_encode(&fo, MSG_WATCHERS_EV, &mw) == 0) {
+			c->wframe = fo.buf;
+			c->wlen = fo.len;
+			c->woff = 0;
+		} else
+			frame_out_free(&fo);
+		free(buf);
+	}
+	if (c->wframe != NULL) {
+		if (!conn_stream_send(c, c->wframe, c->wlen, &c->woff, now))
+			return (0);
+		free(c->wframe);
+		c->wframe = NULL;
+		c->wlen = c->woff = 0;
+	}
+	if (c->v.share_end != NULL && !c->inflight && !c->exit_queued) {
+		memset(&me, 0, sizeof(me));
+		snprintf(me.reason, sizeof(me.reason), "%s", c->v.share_end);
+		c->ctl_len = c->ctl_off = 0;
+		conn_queue_ctl(c, MSG_SHARE_END, &me);
+		c->exit_queued = 1;
+		return (conn_stream_ctl(c, now));
+	}
+	return (1);
 }
 
 /* Replay allowance now: CONN_REPLAY_RATE since the last look, capped. */
@@ -431,6 +492,14 @@ conn_batch_sent(struct conn *c, const struct conn_batch *b, size_t n)
 	}
 }
 
+/* Room for the next batch: left, but after a share's end only the rest
+ * of a partly written frame (1: no new frame). */
+static size_t
+conn_room(const struct conn *c, size_t left)
+{
+	return (c->v.share_end != NULL ? 1 : left);
+}
+
 /*
  * Write what the viewer is owed, control frames first, until the socket is
  * full, there is nothing left, or about budget bytes of output frames have
@@ -448,7 +517,7 @@ conn_stream_flush(struct conn *c, size_t budget)
 	int		  r;
 
 	while (c->state == CONN_STREAM) {
-		if (!conn_stream_ctl(c, now))
+		if (!conn_stream_ctl(c, now) || !conn_stream_side(c, now))
 			return (0);
 		if (c->exit_queued) {
 			conn_destroy(c);
@@ -456,7 +525,8 @@ conn_stream_flush(struct conn *c, size_t budget)
 		}
 		if (spent >= budget)
 			return (1);
-		if ((r = conn_batch_build(c, &b, budget - spent, now)) == -1) {
+		if ((r = conn_batch_build(c, &b, conn_room(c, budget - spent),
+			 now)) == -1) {
 			/* Backpressure keeps every byte a viewer is owed in
 			 * the ring; if that ever fails, end this stream
 			 * rather than send a hole. */

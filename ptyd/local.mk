@@ -35,6 +35,8 @@ ptyd_libptyd_a_SOURCES = \
 	ptyd/auditlog.c ptyd/auditlog.h \
 	ptyd/keeperlink.c ptyd/keeperlink.h ptyd/termmem.c ptyd/termmem.h \
 	ptyd/termadopt.c \
+	ptyd/share.c ptyd/share.h ptyd/sharetok.c ptyd/sharetok.h \
+	ptyd/watch.c ptyd/watch.h \
 	ptyd/record.c ptyd/record.h
 nodist_ptyd_libptyd_a_SOURCES = ptyd/schema.c
 BUILT_SOURCES += ptyd/schema.c

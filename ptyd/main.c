@@ -370,6 +370,12 @@ main_conf_limits(void)
 	    CONFIG_INPUT_LIMIT);
 	ptyd_conf.shell_umask = (mode_t)config_num(main_cfg,
 	    CONFIG_SHELL_UMASK);
+	ptyd_conf.share_anonymous = (int)config_num(main_cfg,
+	    CONFIG_SHARE_ANONYMOUS);
+	ptyd_conf.share_max_ttl = config_us(main_cfg, CONFIG_SHARE_MAX_TTL);
+	ptyd_conf.share_min_ttl = config_us(main_cfg, CONFIG_SHARE_MIN_TTL);
+	ptyd_conf.max_shares = (unsigned int)config_num(main_cfg,
+	    CONFIG_MAX_SHARES);
 }
 
 /* The shell and its arguments: -i for the sh family unless told. */

@@ -294,3 +294,29 @@ mirror_timer_cb(void *arg)
 	else
 		ev_timer_at(&mirror_timer, ev_now() + PTYD_FLUSH_INTERVAL);
 }
+
+/* Shares (share.c). */
+
+double
+mirror_wall_s(int64_t mono)
+{
+	return (mirror_wall(mono));
+}
+
+void
+mirror_share(const struct store_share *r, int64_t now)
+{
+	if (mirror_store == NULL)
+		return;
+	mirror_changed(now);
+	store_put_share(mirror_store, r);
+}
+
+void
+mirror_reserve_id(int64_t id)
+{
+	if (id > mirror_last_id)
+		mirror_last_id = id;
+	if (mirror_store != NULL)
+		store_reserve_id(mirror_store, id);
+}

@@ -44,6 +44,14 @@ void mirror_event(struct term *t, int64_t now, enum term_event kind,
 void mirror_daemon_event(int64_t now, enum term_event kind, const char *detail);
 void mirror_input(struct term *t, int64_t now, const char *actor, size_t len);
 
+/* Shares (share.c): a monotonic time as the database's Unix seconds; a
+ * share's row as it stands now (queued at once: a share changes twice in
+ * its life); an id given out by a ptyd before, never to be again. */
+struct store_share;
+double mirror_wall_s(int64_t mono);
+void   mirror_share(const struct store_share *, int64_t now);
+void   mirror_reserve_id(int64_t id);
+
 /* Push every dirty row and write what is pending (the timer's work;
  * shutdown calls it once more). */
 void	 mirror_flush(int64_t now);

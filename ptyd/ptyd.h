@@ -43,6 +43,11 @@ struct ptyd_config {
 	unsigned int max_viewers;
 	size_t	     ring_size;
 	size_t	     input_limit;
+	/* Shares (share.c). */
+	int	     share_anonymous;
+	int64_t	     share_max_ttl; /* us */
+	int64_t	     share_min_ttl; /* us */
+	unsigned int max_shares;
 
 	const char *shell;	/* absolute path */
 	char	  **shell_argv; /* NULL-terminated */

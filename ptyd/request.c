@@ -10,19 +10,25 @@
  * (conn.c, connstream.c: request_serve only calls conn_reply, conn_error
  * and conn_attach), nor any terminal (term.c).
  */
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "conn.h"
 #include "ev.h"
 #include "frame.h"
 #include "proto.h"
+#include "ptyd.h"
 #include "record.h"
 #include "request.h"
+#include "share.h"
 #include "store.h"
 #include "spawn.h"
 #include "stats.h"
 #include "term.h"
+#include "watch.h"
+#include "xmalloc.h"
 
 /* Any request's decoded payload. */
 union request_msg {
@@ -32,6 +38,11 @@ union request_msg {
 	struct msg_close  close;
 	struct msg_attach attach;
 	struct msg_list	  list;
+	struct msg_share    share;
+	struct msg_shares   shares;
+	struct msg_unshare  unshare;
+	struct msg_shared   shared;
+	struct msg_watchers watchers;
 	struct msg_recordings recordings;
 	struct msg_recording  recording;
 };
@@ -78,6 +89,46 @@ request_sid(struct conn *c, const char *sid)
 	return (0);
 }
 
+/*
+ * The share a request's token names, if its requester may use it now,
+ * and the session id the request names is none or the share's.  NULL
+ * when answered: every reason a share cannot be used is one answer.
+ */
+static struct share *
+request_share(struct conn *c, const char *token, const char *requester,
+    const char *sid, int64_t now)
+{
+	struct share *s;
+
+	if ((s = share_use(token, requester, now)) == NULL) {
+		conn_error(c, PROTO_ERR_SHARE_INVALID, "share not valid");
+		return (NULL);
+	}
+	if (sid[0] != '\0' && strcmp(sid, s->term->sid) != 0) {
+		conn_error(c, PROTO_ERR_SHARE_SID,
+		    "session_id does not match the share");
+		return (NULL);
+	}
+	return (s);
+}
+
+/* What a request through a share may change (input, resize): a control
+ * share's terminal; NULL when answered. */
+static struct share *
+request_share_control(struct conn *c, const char *token, const char *requester,
+    const char *sid, int64_t now)
+{
+	struct share *s;
+
+	if ((s = request_share(c, token, requester, sid, now)) == NULL)
+		return (NULL);
+	if (s->role != PROTO_ROLE_CONTROL) {
+		conn_error(c, PROTO_ERR_READ_ONLY, "read-only viewer");
+		return (NULL);
+	}
+	return (s);
+}
+
 static void
 request_start(struct conn *c, union request_msg *m, int64_t now)
 {
@@ -122,10 +173,19 @@ request_input(struct conn *c, union request_msg *m, int64_t now)
 	int		      dup;
 	enum term_err	      e;
 
-	if (!request_sid(c, m->input.sid))
+	struct share *s;
+	const char   *owner = m->input.owner, *sid = m->input.sid;
+
+	if (m->input.share[0] != '\0') {
+		if ((s = request_share_control(c, m->input.share, owner, sid,
+			 now)) == NULL)
+			return;
+		owner = s->term->owner;
+		sid = s->term->sid;
+	} else if (!request_sid(c, sid))
 		return;
-	e = term_input_once(m->input.owner, m->input.sid, m->input.input_id,
-	    m->input.actor, m->input.data, m->input.len, now, &dup);
+	e = term_input_once(owner, sid, m->input.input_id, m->input.actor,
+	    m->input.data, m->input.len, now, &dup);
 	if (e != TERM_OK) {
 		request_term_error(c, e);
 		return;
@@ -138,11 +198,18 @@ static void
 request_resize(struct conn *c, union request_msg *m, int64_t now)
 {
 	enum term_err e;
+	struct share *s;
+	const char   *owner = m->resize.owner, *sid = m->resize.sid;
 
-	if (!request_sid(c, m->resize.sid))
+	if (m->resize.share[0] != '\0') {
+		if ((s = request_share_control(c, m->resize.share, owner, sid,
+			 now)) == NULL)
+			return;
+		owner = s->term->owner;
+		sid = s->term->sid;
+	} else if (!request_sid(c, sid))
 		return;
-	e = term_resize(m->resize.owner, m->resize.sid, m->resize.rows,
-	    m->resize.cols, now);
+	e = term_resize(owner, sid, m->resize.rows, m->resize.cols, now);
 	if (e != TERM_OK)
 		request_term_error(c, e);
 	else
@@ -153,7 +220,21 @@ static void
 request_close(struct conn *c, union request_msg *m, int64_t now)
 {
 	struct msg_close_reply mc;
+	struct share	      *s;
 
+	/* Never through a share: a view share is told it is read-only, a
+	 * control one that closing is the owner's. */
+	if (m->close.share[0] != '\0') {
+		if ((s = request_share(c, m->close.share, m->close.owner,
+			 m->close.sid, now)) == NULL)
+			return;
+		if (s->role != PROTO_ROLE_CONTROL)
+			conn_error(c, PROTO_ERR_READ_ONLY, "read-only viewer");
+		else
+			conn_error(c, PROTO_ERR_NOT_SHARED,
+			    "forbidden: not through a share");
+		return;
+	}
 	if (!request_sid(c, m->close.sid))
 		return;
 	mc.closed = (uint8_t)term_close(m->close.owner, m->close.sid,
@@ -164,16 +245,43 @@ request_close(struct conn *c, union request_msg *m, int64_t now)
 static void
 request_attach(struct conn *c, union request_msg *m, int64_t now)
 {
-	enum term_err e;
+	struct msg_attach *a = &m->attach;
+	struct conn_who	   who;
+	struct share	  *s;
+	enum term_err	   e;
 
-	if (!request_sid(c, m->attach.sid))
-		return;
-	if (m->attach.mode != PROTO_ATTACH_RAW &&
-	    m->attach.mode != PROTO_ATTACH_SCREEN) {
+	if (a->mode != PROTO_ATTACH_RAW && a->mode != PROTO_ATTACH_SCREEN) {
 		conn_error(c, PROTO_ERR_BAD_REQUEST, "unknown attach mode");
 		return;
 	}
-	if ((e = conn_attach(c, &m->attach, now)) != TERM_OK)
+	if (a->role != 0 && share_role_name(a->role) == NULL) {
+		conn_error(c, PROTO_ERR_BAD_REQUEST, "unknown role");
+		return;
+	}
+	/* The viewer is the requester; through a share, on the share's
+	 * terminal with at most its role. */
+	who.name = a->owner;
+	who.role = a->role == PROTO_ROLE_VIEW ? PROTO_ROLE_VIEW :
+						PROTO_ROLE_CONTROL;
+	who.share_id = 0;
+	who.watchers = a->watchers != 0;
+	if (a->share[0] != '\0') {
+		if ((s = request_share(c, a->share, a->owner, a->sid, now)) ==
+		    NULL)
+			return;
+		if (s->role == PROTO_ROLE_VIEW)
+			who.role = PROTO_ROLE_VIEW;
+		who.share_id = s->id;
+		who.name = xstrdup(a->owner);
+		snprintf(a->owner, sizeof(a->owner), "%s", s->term->owner);
+		snprintf(a->sid, sizeof(a->sid), "%s", s->term->sid);
+		e = conn_attach(c, a, &who, now);
+		free((char *)(uintptr_t)who.name);
+	} else if (!request_sid(c, a->sid))
+		return;
+	else
+		e = conn_attach(c, a, &who, now);
+	if (e != TERM_OK)
 		request_term_error(c, e);
 }
 
@@ -226,6 +334,176 @@ request_stats(struct conn *c, union request_msg *m, int64_t now)
 	(void)m;
 	stats_fill(&mst, conn_uptime(now));
 	conn_reply(c, MSG_STATS_REPLY, &mst);
+}
+
+/* Shares (DESIGN 2, 6): the owner's own requests. */
+
+/* The owner's running terminal a share request names; NULL when
+ * answered. */
+static struct term *
+request_own_term(struct conn *c, const char *owner, const char *sid)
+{
+	struct term *t;
+
+	if (!request_sid(c, sid))
+		return (NULL);
+	if ((t = term_find(owner, sid)) == NULL || t->state != TERM_RUNNING) {
+		conn_error(c, PROTO_ERR_NOT_RUNNING, "terminal not running");
+		return (NULL);
+	}
+	return (t);
+}
+
+static void
+request_share_error(struct conn *c, enum share_err e)
+{
+	char msg[128];
+
+	switch (e) {
+	case SHARE_EROLE:
+		conn_error(c, PROTO_ERR_BAD_REQUEST,
+		    "role must be view or control");
+		break;
+	case SHARE_ETTL:
+		snprintf(msg, sizeof(msg),
+		    "expires_in must be from %lld to %lld seconds",
+		    (long long)(ptyd_conf.share_min_ttl / PTYD_SEC),
+		    (long long)(ptyd_conf.share_max_ttl / PTYD_SEC));
+		conn_error(c, PROTO_ERR_BAD_REQUEST, msg);
+		break;
+	case SHARE_EANONYMOUS:
+		conn_error(c, PROTO_ERR_ANONYMOUS,
+		    "anonymous share links are off");
+		break;
+	case SHARE_ELIMIT:
+		conn_error(c, PROTO_ERR_SHARE_LIMIT,
+		    "too many shares for this terminal");
+		break;
+	default:
+		conn_error(c, PROTO_ERR_INTERNAL, "internal error");
+		break;
+	}
+}
+
+static void
+request_share_new(struct conn *c, union request_msg *m, int64_t now)
+{
+	struct msg_share      *ms = &m->share;
+	struct msg_share_reply r;
+	struct share	      *s;
+	struct term	      *t;
+	enum share_err	       e;
+
+	if ((t = request_own_term(c, ms->owner, ms->sid)) == NULL)
+		return;
+	memset(&r, 0, sizeof(r));
+	e = share_create(t, ms->role, (int64_t)ms->expires_in * PTYD_SEC,
+	    ms->has_user ? ms->user : NULL, ms->actor, now, &s, r.token);
+	if (e != SHARE_OK) {
+		request_share_error(c, e);
+		return;
+	}
+	r.share_id = s->id;
+	r.role = s->role;
+	r.has_user = s->user != NULL;
+	snprintf(r.user, sizeof(r.user), "%s", s->user != NULL ? s->user : "");
+	r.created_at_us = ev_wall_us(s->created_at);
+	r.expires_at_us = ev_wall_us(s->expires_at);
+	conn_reply(c, MSG_SHARE_REPLY, &r);
+	explicit_bzero(r.token, sizeof(r.token));
+}
+
+static void
+request_shares(struct conn *c, union request_msg *m, int64_t now)
+{
+	struct msg_share_item it;
+	struct msg_list_end   me;
+	struct share	     *s;
+	struct term	     *t;
+
+	(void)now;
+	if (!request_sid(c, m->shares.sid))
+		return;
+	me.count = 0;
+	t = term_find(m->shares.owner, m->shares.sid);
+	if (t != NULL)
+		TAILQ_FOREACH (s, &t->shares, tentry) {
+			memset(&it, 0, sizeof(it));
+			it.share_id = s->id;
+			it.role = s->role;
+			it.has_user = s->user != NULL;
+			snprintf(it.user, sizeof(it.user), "%s",
+			    s->user != NULL ? s->user : "");
+			it.created_at_us = ev_wall_us(s->created_at);
+			it.expires_at_us = ev_wall_us(s->expires_at);
+			it.viewers = share_viewers(s);
+			conn_reply(c, MSG_SHARE_ITEM, &it);
+			me.count++;
+		}
+	conn_reply(c, MSG_LIST_END, &me);
+}
+
+static void
+request_unshare(struct conn *c, union request_msg *m, int64_t now)
+{
+	struct msg_unshare_reply r;
+	struct term		*t;
+
+	if (!request_sid(c, m->unshare.sid))
+		return;
+	t = term_find(m->unshare.owner, m->unshare.sid);
+	r.revoked = t != NULL &&
+	    share_revoke(t, m->unshare.share_id, m->unshare.actor, now);
+	conn_reply(c, MSG_UNSHARE_REPLY, &r);
+}
+
+static void
+request_shared(struct conn *c, union request_msg *m, int64_t now)
+{
+	struct msg_shared_reply r;
+	struct share	       *s;
+
+	if ((s = request_share(c, m->shared.share, m->shared.owner, "", now)) ==
+	    NULL)
+		return;
+	memset(&r, 0, sizeof(r));
+	snprintf(r.sid, sizeof(r.sid), "%s", s->term->sid);
+	snprintf(r.owner, sizeof(r.owner), "%s", s->term->owner);
+	r.role = s->role;
+	r.expires_at_us = ev_wall_us(s->expires_at);
+	r.rows = s->term->rows;
+	r.cols = s->term->cols;
+	r.running = s->term->state == TERM_RUNNING;
+	conn_reply(c, MSG_SHARED_REPLY, &r);
+}
+
+static void
+request_watchers(struct conn *c, union request_msg *m, int64_t now)
+{
+	struct msg_watchers_reply r;
+	struct share		 *s;
+	struct term		 *t;
+	uint8_t			 *buf;
+
+	if (m->watchers.share[0] != '\0') {
+		if ((s = request_share(c, m->watchers.share, m->watchers.owner,
+			 m->watchers.sid, now)) == NULL)
+			return;
+		t = s->term;
+	} else {
+		if (!request_sid(c, m->watchers.sid))
+			return;
+		if ((t = term_find(m->watchers.owner, m->watchers.sid)) ==
+		    NULL) {
+			conn_error(c, PROTO_ERR_NOT_RUNNING,
+			    "terminal not running");
+			return;
+		}
+	}
+	buf = xmalloc(PROTO_WATCHERS_BYTES);
+	watch_fill(t, &r, buf);
+	conn_reply(c, MSG_WATCHERS_REPLY, &r);
+	free(buf);
 }
 
 /* ---- recordings (DESIGN 4) ---- */
@@ -318,6 +596,11 @@ static const struct {
 	{ MSG_ATTACH, request_attach },
 	{ MSG_LIST, request_list },
 	{ MSG_STATS, request_stats },
+	{ MSG_SHARE, request_share_new },
+	{ MSG_SHARES, request_shares },
+	{ MSG_UNSHARE, request_unshare },
+	{ MSG_SHARED, request_shared },
+	{ MSG_WATCHERS, request_watchers },
 	{ MSG_RECORDINGS, request_recordings },
 	{ MSG_RECORDING, request_recording },
 	{ MSG_REC_PRUNE, request_rec_prune },

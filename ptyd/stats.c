@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "auditlog.h"
 #include "frame.h"
 #include "keeperlink.h"
 #include "mirror.h"
@@ -128,6 +129,8 @@ stats_fill(struct msg_stats_reply *r, int64_t uptime_us)
 	r->db_failing = (uint8_t)mirror_db_failing();
 	r->db_lag_us = mirror_db_lag(ev_now());
 	r->lost = mirror_db_lost();
+	r->audit_lines_sent = auditlog_sent();
+	r->audit_lines_lost = auditlog_lost();
 	r->max_terminals = ptyd_conf.max_terminals;
 	r->max_per_owner = ptyd_conf.max_per_owner;
 	keeperlink_stats(r);

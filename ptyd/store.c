@@ -158,6 +158,15 @@ static const char store_sql_touch[] =
     " subscribers = ?5, unwatched_since = ?6, bytes_in = ?7,"
     " bytes_out = ?8 WHERE id = ?1";
 
+/* A share's row (share.c): its life's two changes, made and ended. */
+static const char store_sql_share[] =
+    "INSERT INTO shares (id, terminal_id, session_id, owner, role, user,"
+    " created_at, expires_at, revoked_at, ended_at, end_reason, token_hash)"
+    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)"
+    " ON CONFLICT (id) DO UPDATE SET revoked_at = excluded.revoked_at,"
+    " ended_at = excluded.ended_at, end_reason = excluded.end_reason";
+#define STORE_SHARES_MAX 4096 /* pending share rows */
+
 /* ptyd names each event's id: the chain's seq, one after its head. */
 static const char store_sql_event[] =
     "INSERT INTO terminal_events (at, session_id, terminal_id, kind, actor,"
@@ -197,7 +206,8 @@ static size_t	store_nkept;
 /* Ids ever used: rows, and events that may outlive pruned rows. */
 static const char *const store_sql_maxid[] = {
 	"SELECT max(m) FROM (SELECT max(id) AS m FROM terminals"
-	" UNION ALL SELECT max(terminal_id) FROM terminal_events)",
+	" UNION ALL SELECT max(terminal_id) FROM terminal_events"
+	" UNION ALL SELECT max(id) FROM shares)",
 	"SELECT max(id) FROM terminals",
 };
 
@@ -230,6 +240,22 @@ struct store_row {
 	uint64_t    bytes_out;
 	uint64_t    hash; /* of the identity and indexed columns */
 	int	    bad;  /* refused by a constraint: drop */
+};
+
+/* A share's row waiting for the next flush. */
+struct store_srow {
+	int64_t id;
+	int64_t terminal_id;
+	char   *sid;
+	char   *owner;
+	char   *role;
+	char   *user;
+	char   *end_reason;
+	char   *token_hash;
+	double	created_at;
+	double	expires_at;
+	double	revoked_at;
+	double	ended_at;
 };
 
 /* A live row written through this connection: its id and column hash. */
@@ -272,6 +298,7 @@ struct store {
 	sqlite3_stmt *st_touch;
 	sqlite3_stmt *st_event;
 	sqlite3_stmt *st_tail;
+	sqlite3_stmt *st_share;
 
 	/* The chain: head is the last row committed (kept across
 	 * reconnects: what ptyd wrote, whatever the file says now); txhead
@@ -307,6 +334,10 @@ struct store {
 	size_t		 ev_max;     /* events one flush writes; 0: all */
 	size_t		 ev_written; /* by the last store_write */
 
+	struct store_srow *srows; /* pending share rows, in order */
+	size_t		   nsrows;
+	size_t		   srowscap;
+
 	uint64_t dropped_events;
 	uint64_t dropped_rows;
 	double	 dropped_at; /* first drop, for the marker */
@@ -331,6 +362,7 @@ static int  store_write_event(struct store *st, double at, const char *sid,
      int64_t term_id, const char *owner, const char *kind, const char *actor,
      const char *detail);
 static void store_done_clear(struct store *st);
+static void store_shares_clear(struct store *st);
 static int  store_write_recs(struct store *st);
 static void store_done_report(struct store *st);
 
@@ -598,6 +630,7 @@ store_db_close(struct store *st)
 	store_finalize(&st->st_touch);
 	store_finalize(&st->st_event);
 	store_finalize(&st->st_tail);
+	store_finalize(&st->st_share);
 	if (st->db != NULL && sqlite3_close(st->db) != SQLITE_OK)
 		log_warnx("database %s: close: %s", st->path,
 		    sqlite3_errmsg(st->db));
@@ -682,6 +715,10 @@ store_discard(struct store *st)
 	free(st->seen);
 	st->seen = NULL;
 	st->nseen = st->seencap = 0;
+	store_shares_clear(st);
+	free(st->srows);
+	st->srows = NULL;
+	st->srowscap = 0;
 	store_queue_clear(st);
 	free(st->recs);
 	st->recs = NULL;
@@ -1055,7 +1092,9 @@ store_db_prepare_all(struct store *st)
 	store_finalize(&st->st_touch);
 	store_finalize(&st->st_event);
 	store_finalize(&st->st_tail);
-	if (store_prepare(st, "BEGIN IMMEDIATE", &st->st_begin) == -1 ||
+	store_finalize(&st->st_share);
+	if (store_prepare(st, store_sql_share, &st->st_share) == -1 ||
+	    store_prepare(st, "BEGIN IMMEDIATE", &st->st_begin) == -1 ||
 	    store_prepare(st, "COMMIT", &st->st_commit) == -1 ||
 	    store_prepare(st, "ROLLBACK", &st->st_rollback) == -1 ||
 	    store_prepare(st, store_sql_upsert, &st->st_upsert) == -1 ||
@@ -1707,6 +1746,99 @@ store_write_events(struct store *st)
 	return (SQLITE_DONE);
 }
 
+/* Shares' rows (share.c). */
+
+static void
+store_srow_clear(struct store_srow *r)
+{
+	free(r->sid);
+	free(r->owner);
+	free(r->role);
+	free(r->user);
+	free(r->end_reason);
+	free(r->token_hash);
+	memset(r, 0, sizeof(*r));
+}
+
+static void
+store_shares_clear(struct store *st)
+{
+	size_t i;
+
+	for (i = 0; i < st->nsrows; i++)
+		store_srow_clear(&st->srows[i]);
+	st->nsrows = 0;
+}
+
+void
+store_put_share(struct store *st, const struct store_share *s)
+{
+	struct store_srow *r = NULL;
+	size_t		   i;
+
+	for (i = 0; i < st->nsrows; i++)
+		if (st->srows[i].id == s->id) {
+			r = &st->srows[i];
+			store_srow_clear(r);
+			break;
+		}
+	if (r == NULL) {
+		if (st->nsrows >= STORE_SHARES_MAX) {
+			store_note_drop(st, store_now());
+			st->dropped_rows++;
+			return;
+		}
+		if (st->nsrows == st->srowscap) {
+			st->srowscap = st->srowscap != 0 ? 2 * st->srowscap : 8;
+			st->srows = xreallocarray(st->srows, st->srowscap,
+			    sizeof(*st->srows));
+		}
+		r = &st->srows[st->nsrows++];
+		memset(r, 0, sizeof(*r));
+	}
+	r->id = s->id;
+	r->terminal_id = s->terminal_id;
+	store_setstr(&r->sid, s->sid);
+	store_setstr(&r->owner, s->owner);
+	store_setstr(&r->role, s->role);
+	store_setstr(&r->user, s->user);
+	store_setstr(&r->end_reason, s->end_reason);
+	store_setstr(&r->token_hash, s->token_hash);
+	r->created_at = s->created_at;
+	r->expires_at = s->expires_at;
+	r->revoked_at = s->revoked_at;
+	r->ended_at = s->ended_at;
+}
+
+static int
+store_write_shares(struct store *st)
+{
+	sqlite3_stmt	  *s = st->st_share;
+	struct store_srow *r;
+	size_t		   i;
+	int		   rc;
+
+	for (i = 0; i < st->nsrows; i++) {
+		r = &st->srows[i];
+		sqlite3_bind_int64(s, 1, r->id);
+		sqlite3_bind_int64(s, 2, r->terminal_id);
+		store_bind_text(s, 3, r->sid);
+		store_bind_text(s, 4, r->owner);
+		store_bind_text(s, 5, r->role);
+		store_bind_text(s, 6, r->user);
+		store_bind_time(s, 7, r->created_at);
+		store_bind_time(s, 8, r->expires_at);
+		store_bind_time(s, 9, r->revoked_at);
+		store_bind_time(s, 10, r->ended_at);
+		store_bind_text(s, 11, r->end_reason);
+		store_bind_text(s, 12, r->token_hash);
+		if ((rc = store_step(s)) != SQLITE_DONE &&
+		    !store_refused(st, rc, "share", r->id))
+			return (rc);
+	}
+	return (SQLITE_DONE);
+}
+
 /* One transaction: every dirty row, every event, then the markers. */
 static int
 store_write(struct store *st, double now)
@@ -1729,6 +1861,8 @@ store_write(struct store *st, double now)
 			goto fail;
 		r->bad = 1;
 	}
+	if ((rc = store_write_shares(st)) != SQLITE_DONE)
+		goto fail;
 	if ((rc = store_write_events(st)) != SQLITE_DONE)
 		goto fail;
 	if ((rc = store_write_recs(st)) != SQLITE_DONE)
@@ -1786,6 +1920,7 @@ store_written(struct store *st)
 		store_row_clear(r);
 	}
 	st->nrows = 0;
+	store_shares_clear(st);
 	st->nrecs = 0;
 	store_queue_drop(st, st->ev_written);
 }
@@ -1923,8 +2058,9 @@ store_pending(const struct store *st)
 {
 	if (st->dbstate == STORE_DB_OFF)
 		return (0);
-	return (st->nrows > 0 || st->nevents > 0 || st->dropped_events > 0 ||
-	    st->dropped_rows > 0 || st->recreated || st->nrecs > 0);
+	return (st->nrows > 0 || st->nsrows > 0 || st->nevents > 0 ||
+	    st->dropped_events > 0 || st->dropped_rows > 0 || st->recreated ||
+	    st->nrecs > 0);
 }
 
 /* ---- recordings (DESIGN 4) ---------------------------------------------- */

@@ -140,6 +140,26 @@ void store_set_live(const int64_t *ids, size_t n);
 /* Ids of new terminals are above id (one a keeper holds, maybe unwritten). */
 void store_reserve_id(struct store *, int64_t id);
 
+/* A share's row in `shares` (DESIGN 7).  Times are Unix seconds; a
+ * negative time or a NULL string is SQL NULL.  token_hash is the hex of
+ * the token's SHA-256: the token itself never comes here. */
+struct store_share {
+	int64_t	    id;
+	int64_t	    terminal_id;
+	const char *sid;
+	const char *owner;
+	const char *role;
+	const char *user;
+	double	    created_at;
+	double	    expires_at;
+	double	    revoked_at;
+	double	    ended_at;
+	const char *end_reason;
+	const char *token_hash;
+};
+/* Queue the row (upserted at the next flush; replaces what is pending
+ * for the same id).  The strings are copied. */
+void store_put_share(struct store *, const struct store_share *);
 /*
  * Recordings (DESIGN 4): a row of `recordings` as ptyd/record.c holds it.
  * Times are Unix seconds (< 0: NULL); "" strings are NULL but for sid,

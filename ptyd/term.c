@@ -39,6 +39,7 @@
 #include "term.h"
 #include "termmem.h"
 #include "term_int.h"
+#include "watch.h"
 #include "xmalloc.h"
 
 struct ptyd_config ptyd_conf = {
@@ -53,6 +54,9 @@ struct ptyd_config ptyd_conf = {
 	.input_limit = 1024 * 1024,
 	.shell = "/bin/sh",
 	.shell_umask = 022,
+	.share_max_ttl = 86400 * PTYD_SEC,
+	.share_min_ttl = 60 * PTYD_SEC,
+	.max_shares = 16,
 };
 
 TAILQ_HEAD(term_list, term);
@@ -408,6 +412,7 @@ term_new(const char *owner, const char *sid, const char *workspace,
 	t->unwatched_since = now; /* born unwatched: reapable if unused */
 	t->ended_at = -1;
 	TAILQ_INIT(&t->viewers);
+	TAILQ_INIT(&t->shares);
 	STAILQ_INIT(&t->input);
 	ev_timer_init(&t->timer, term_timer_cb, t);
 	ev_defer_init(&t->defer, term_defer_cb, t);
@@ -441,6 +446,8 @@ term_free(struct term *t)
 	once_free(&t->once);
 	TAILQ_REMOVE(&term_all, t, all_entry);
 	term_screen_cancel(t);
+	share_term_free(t);
+	watch_term_free(t);
 	ring_free(&t->ring);
 	/* The keeper lets go of its pty and memfd: the last of it. */
 	if (t->hdr != NULL) {

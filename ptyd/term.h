@@ -33,6 +33,7 @@
 #include "ev.h"
 #include "once.h"
 #include "ring.h"
+#include "share.h"
 #include "termstate.h"
 
 struct store;
@@ -67,6 +68,15 @@ struct viewer {
 	struct screen_shot *shot;
 	int		    screen_wait;
 	int		    screen_raw; /* PROTO_REPLAY_*: say so, once */
+	/* Who watches (watch.c, DESIGN 3): set before term_attach; zero
+	 * is the owner's own stream, role control. */
+	char	   *name;	  /* the user, for the watchers list */
+	uint8_t	    role;	  /* PROTO_ROLE_*; 0: control */
+	uint32_t    share_id;	  /* 0: the owner's own */
+	int64_t	    since;	  /* monotonic us */
+	int	    watch_due;	  /* a watchers frame is owed */
+	int	    watch_wanted; /* the client asked for them */
+	const char *share_end;	  /* its share ended: "revoked", "expired" */
 };
 TAILQ_HEAD(viewer_list, viewer);
 
@@ -154,6 +164,11 @@ struct term {
 	 * more than a ring past it until they are back or the hold ends
 	 * (termadopt.c). */
 	uint64_t hold;
+	/* Shares (share.c) and the watchers event (watch.c). */
+	struct share_list shares;
+	unsigned int	  nshares;
+	struct ev_timer	  watch_timer;
+	int64_t		  watch_sent; /* the last broadcast; 0: none */
 
 	/* Recordings (record.c): recorded by the policy, survives a
 	 * take-over in the header; the recording now (0: none). */

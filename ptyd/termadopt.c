@@ -205,6 +205,7 @@ term_adopt(struct kadopt *a, int64_t now)
 		term_register(t);
 	if (was == TERM_EXITED) {
 		term_adopt_exited(t, h, now);
+		share_adopt(t, now);
 		return (t);
 	}
 	term_pid_add(t);
@@ -235,6 +236,8 @@ term_adopt(struct kadopt *a, int64_t now)
 		term_io_cb(t->master, EPOLLIN, t);
 	} else if (a->exited)
 		term_child_exited(t, a->status, now);
+	/* Its shares go on as it does (DESIGN 10): back from the header. */
+	share_adopt(t, now);
 	mirror_mark(t);
 	return (t);
 }

@@ -97,6 +97,9 @@ term_set_state(struct term *t, enum term_state to, enum term_reason why,
 	if ((tr = term_transition_find(t->state, to)) == NULL)
 		fatalx("term %s: no transition %s -> %s", t->sid,
 		    term_state_name(t->state), term_state_name(to));
+	/* Out of running, by any way: its shares end with it (share.c). */
+	if (t->state == TERM_RUNNING && to != TERM_RUNNING)
+		share_term_end(t, now);
 	t->state = to;
 	if (why != TERM_R_NONE)
 		t->reason = why;

@@ -80,6 +80,12 @@ enum term_event {
 	TERM_EV_CHAIN,	   /* where the hash chain starts */
 	TERM_EV_TAMPER,	   /* the chain's head was not what ptyd wrote */
 	TERM_EV_PRUNE,	   /* ptydctl prune */
+	/* Shares (issue 34, share.c). */
+	TERM_EV_SHARE,	   /* made: share=ID role=R user=U expires=S */
+	TERM_EV_UNSHARE,   /* revoked by its owner */
+	TERM_EV_JOIN,	   /* a stream opened through a share */
+	TERM_EV_LEAVE,	   /* and closed */
+	TERM_EV_SHARE_END, /* expired, or its terminal ended */
 	/* Recordings (DESIGN 4). */
 	TERM_EV_RECORD,		   /* a recording starts */
 	TERM_EV_RECORD_END,	   /* it ended: finished or cut */

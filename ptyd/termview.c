@@ -21,9 +21,29 @@
 #include "screen.h"
 #include "term.h"
 #include "term_int.h"
+#include "watch.h"
 #include "xmalloc.h"
 
 /* Viewers. */
+
+/* attach and detach for the owner's own streams; join and leave, naming
+ * the share and the role, for a stream through a share. */
+static void
+term_view_event(struct term *t, const struct viewer *v, enum term_event own,
+    enum term_event shared, int64_t now)
+{
+	char detail[96];
+
+	if (v->share_id == 0) {
+		snprintf(detail, sizeof(detail), "viewers %u", t->nviewers);
+		mirror_event(t, now, own, v->actor, detail);
+		return;
+	}
+	snprintf(detail, sizeof(detail), "share=%u role=%s viewers %u",
+	    v->share_id, v->role == PROTO_ROLE_CONTROL ? "control" : "view",
+	    t->nviewers);
+	mirror_event(t, now, shared, v->actor, detail);
+}
 
 enum term_err
 term_attach(const char *owner, const char *sid, struct viewer *v, int has_pos,
@@ -69,8 +89,12 @@ term_attach(const char *owner, const char *sid, struct viewer *v, int has_pos,
 	t->nviewers++;
 	t->unwatched_since = -1;
 	mirror_mark(t);
-	snprintf(detail, sizeof(detail), "viewers %u", t->nviewers);
-	mirror_event(t, now, TERM_EV_ATTACH, actor, detail);
+	term_view_event(t, v, TERM_EV_ATTACH, TERM_EV_JOIN, now);
+	v->since = now;
+	v->share_end = NULL;
+	/* The owner's stream: the watchers once its replay is out. */
+	v->watch_due = v->watch_wanted;
+	watch_changed(t, now);
 	if (*lost > 0) {
 		snprintf(detail, sizeof(detail), "lost %llu bytes",
 		    (unsigned long long)*lost);
@@ -84,7 +108,6 @@ void
 term_detach(struct viewer *v, int64_t now)
 {
 	struct term *t = v->term;
-	char	     detail[64];
 
 	if (t == NULL)
 		return;
@@ -100,10 +123,13 @@ term_detach(struct viewer *v, int64_t now)
 	if (t->nviewers == 0)
 		t->unwatched_since = now;
 	mirror_mark(t);
-	snprintf(detail, sizeof(detail), "viewers %u", t->nviewers);
-	mirror_event(t, now, TERM_EV_DETACH, v->actor, detail);
+	term_view_event(t, v, TERM_EV_DETACH, TERM_EV_LEAVE, now);
 	free(v->actor);
 	v->actor = NULL;
+	free(v->name);
+	v->name = NULL;
+	v->watch_due = 0;
+	watch_changed(t, now);
 	/* The one who held the pty back may be the one leaving. */
 	term_viewer_progress(t);
 	term_maybe_free(t);

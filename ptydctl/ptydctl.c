@@ -485,6 +485,8 @@ static const struct {
 	CTL_U32(generation),
 	CTL_U32(upgrades),
 	CTL_U32(takeovers),
+	CTL_U64(audit_lines_sent),
+	CTL_U64(audit_lines_lost),
 };
 
 static int
@@ -981,6 +983,12 @@ const char *
 ctl_audit_anchor(void)
 {
 	return (config_str(ctl_cfg, CONFIG_AUDIT_ANCHOR));
+}
+
+const char *
+ctl_audit_log(void)
+{
+	return (config_str(ctl_cfg, CONFIG_AUDIT_LOG));
 }
 
 int

@@ -21,6 +21,7 @@ const char *ctl_db(void);
 
 /* The audit_anchor setting: where prune sends its anchors. */
 const char *ctl_audit_anchor(void);
+const char *ctl_audit_log(void);
 /* --json was given. */
 int ctl_want_json(void);
 /* s as a JSON string, quotes included, to stdout. */

@@ -140,6 +140,32 @@ pools_ms(void)
 	return ((long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
 }
 
+/* The line an account's output is being cut into, at most
+ * POOLS_LINE_MAX bytes (cut: there was more). */
+struct pools_lines {
+	char   text[POOLS_LINE_MAX];
+	size_t len;
+	int    cut;
+};
+
+/* n bytes of an account's output: each whole line printed. */
+static void
+pools_take(const char *name, struct pools_lines *ln, const char *buf, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (buf[i] == '\n') {
+			pools_line(name, ln->text, ln->len, ln->cut);
+			ln->len = 0;
+			ln->cut = 0;
+		} else if (ln->len == sizeof(ln->text))
+			ln->cut = 1;
+		else
+			ln->text[ln->len++] = buf[i];
+	}
+}
+
 /*
  * The child's output, each line as "NAME: line", until the pipe's end,
  * or the child's (its pidfd: another process of the account may hold
@@ -151,12 +177,13 @@ pools_ms(void)
 static int
 pools_relay(const char *name, int in, pid_t pid)
 {
-	struct pollfd pfd[2];
-	char	      buf[4096], line[POOLS_LINE_MAX];
-	size_t	      len = 0, drained = 0;
-	long long     end = pools_ms() + POOLS_DEADLINE_MS, left;
-	ssize_t	      n, i;
-	int	      pidfd, cut = 0, ended = 0, rv = 0;
+	struct pollfd	   pfd[2];
+	struct pools_lines ln = { { 0 }, 0, 0 };
+	char		   buf[4096];
+	size_t		   drained = 0;
+	long long	   end = pools_ms() + POOLS_DEADLINE_MS, left;
+	ssize_t		   n;
+	int		   pidfd, ended = 0, rv = 0;
 
 	pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
 	(void)fcntl(in, F_SETFL, O_NONBLOCK);
@@ -192,19 +219,10 @@ pools_relay(const char *name, int in, pid_t pid)
 		}
 		if (ended && (drained += (size_t)n) > POOLS_DRAIN_MAX)
 			break;
-		for (i = 0; i < n; i++) {
-			if (buf[i] == '\n') {
-				pools_line(name, line, len, cut);
-				len = 0;
-				cut = 0;
-			} else if (len == sizeof(line))
-				cut = 1;
-			else
-				line[len++] = buf[i];
-		}
+		pools_take(name, &ln, buf, (size_t)n);
 	}
-	if (len > 0)
-		pools_line(name, line, len, cut);
+	if (ln.len > 0)
+		pools_line(name, ln.text, ln.len, ln.cut);
 	if (pidfd != -1)
 		close(pidfd);
 	close(in);

@@ -10,10 +10,11 @@
  * many events went, who asked and through which seq the chain went
  * (chaindb_prune), and deletes the permit, all in one transaction, so no
  * permit ever outlives it.  prune events themselves are never pruned.
- * Once committed, two anchor lines go to the audit_anchor destination:
- * the prune (through seq N, row N's hash) and the head (the prune event's
- * own row), so that ptydctl audit verify can tell this prune from rows
- * removed by hand.  Works on the database file directly (ptyd need not
+ * Once committed, the prune event goes as a line to audit_log, as ptyd
+ * sends every other event, and two anchor lines go to the audit_anchor
+ * destination: the prune (through seq N, row N's hash) and the head (the
+ * prune event's own row), so that ptydctl audit verify can tell this
+ * prune from rows removed by hand.  Works on the database file directly (ptyd need not
  * run); it waits up to CTL_PRUNE_WAIT_MS for ptyd's write lock, and ptyd,
  * which never waits, retries its own flush a second later, and takes the
  * prune event as part of its chain.  Does not own: the schema
@@ -35,8 +36,10 @@
 #include <syslog.h>
 
 #include "anchor.h"
+#include "auditlog.h"
 #include "chaindb.h"
 #include "ptydctl.h"
+#include "termstate.h"
 
 #define CTL_PRUNE_WAIT_MS    10000
 #define CTL_PRUNE_MIN_SCHEMA 5 /* the version with the hash chain */
@@ -93,6 +96,30 @@ ctl_prune_anchor(const char *path, const struct chaindb_prune *p)
 			    " prune as not vouched for\n",
 			    line, d.path, strerror(errno));
 	}
+}
+
+/* The prune event's line for audit_log, as ptyd sends every other event's
+ * (DESIGN 7): after the commit, never waited for; one lost is said. */
+static void
+ctl_prune_line(const struct chaindb_prune *p)
+{
+	struct store_done ev;
+
+	if (auditlog_init(ctl_audit_log()) == -1 || !auditlog_on())
+		return;
+	memset(&ev, 0, sizeof(ev));
+	ev.seq = p->seq;
+	ev.at = p->at;
+	ev.kind = term_event_name(TERM_EV_PRUNE);
+	ev.actor = ctl_actor();
+	ev.detail = p->detail;
+	auditlog_send(&ev, time(NULL));
+	if (auditlog_lost() > 0)
+		fprintf(stderr,
+		    "ptydctl: prune: the prune's audit_log line was not"
+		    " sent; its row is in the database (seq %" PRId64 ")\n",
+		    p->seq);
+	auditlog_done();
 }
 
 /* Open path for writing, and check it has the prune permit's schema. */
@@ -175,6 +202,7 @@ ctl_prune(int argc, char **argv)
 	}
 	sqlite3_close(db);
 	ctl_prune_anchor(path, &p);
+	ctl_prune_line(&p);
 	t = (time_t)before;
 	strftime(date, sizeof(date), "%Y-%m-%d %H:%M:%S", gmtime_r(&t, &tm));
 	printf("removed %" PRId64 " events before %s UTC (the chain now"

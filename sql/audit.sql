@@ -160,3 +160,21 @@ SELECT	at_utc, actor, detail
 FROM events
 WHERE kind = 'prune'
 ORDER BY id DESC;
+
+-- name: shares
+-- Every share (DESIGN 6): whose terminal, which role, for whom (NULL:
+-- anyone the web server admits), how long, how it ended, and how many
+-- streams were opened through it (its join events).  Never a token.
+SELECT	s.id AS share_id, s.owner, s.session_id, s.role,
+	coalesce(s.user, '(anyone)') AS user,
+	datetime(s.created_at, 'unixepoch') AS created_utc,
+	datetime(s.expires_at, 'unixepoch') AS expires_utc,
+	CASE WHEN s.revoked_at IS NOT NULL THEN 'revoked'
+	     ELSE s.end_reason END AS ended,
+	datetime(coalesce(s.revoked_at, s.ended_at), 'unixepoch')
+	    AS ended_utc,
+	(SELECT count(*) FROM terminal_events AS e
+	 WHERE e.terminal_id = s.terminal_id AND e.kind = 'join'
+	   AND e.detail LIKE 'share=' || s.id || ' %') AS joins
+FROM shares AS s
+ORDER BY s.id DESC;

@@ -38,6 +38,7 @@ CREATE TABLE IF NOT EXISTS terminals (
 -- kinds: start attach detach resize input close exit reap evict shutdown
 -- kinds: lost gap screen takeover upgrade
 -- kinds: upgrade_failed dropped recreated chain tamper prune
+-- kinds: share unshare join leave share_end
 -- kinds: record record_end recording_removed
 -- input is one per request (detail "N bytes"); close is a close or a
 -- restart; lost: running when an earlier ptyd stopped; screen: an
@@ -47,10 +48,13 @@ CREATE TABLE IF NOT EXISTS terminals (
 -- upgrade_failed, dropped (detail: how many events it could not keep),
 -- recreated (file deleted under it), chain (where the hash chain
 -- starts), tamper (the chain's head was not what ptyd wrote), prune
--- (ptydctl prune).  record: a recording starts (detail "recording=ID
--- part=P"); record_end: it ended (its state, bytes, the cut's reason);
--- recording_removed: retention deleted its file.  terminal_id is no
--- foreign key: events outlive pruned rows.
+-- (ptydctl prune).  share, unshare, join, leave, share_end: a share
+-- made, revoked, used by a stream, left, expired or ended with its
+-- terminal (detail share=ID role=R ...; never the token).  record: a
+-- recording starts (detail "recording=ID part=P"); record_end: it
+-- ended (its state, bytes, the cut's reason); recording_removed:
+-- retention deleted its file.  terminal_id is no foreign key: events
+-- outlive pruned rows.
 --
 -- The hash chain (DESIGN 7, ptyd/chain.c): id is the row's seq, one more
 -- than the row before; hash is the SHA-256 (hex) of every field of the
@@ -106,6 +110,26 @@ WHEN NEW.id IS NOT NULL AND EXISTS
 BEGIN
 	SELECT RAISE(ABORT, 'terminal_events is append-only');
 END;
+
+-- Shares (DESIGN 6, ptyd/share.c): one row per share, written behind
+-- like terminals.  token_hash: the SHA-256 of the token (hex), which is
+-- never stored; revoked_at: its owner revoked it; ended_at and
+-- end_reason (expired, terminal): it ended by itself.
+CREATE TABLE IF NOT EXISTS shares (
+	id		INTEGER PRIMARY KEY,
+	terminal_id	INTEGER NOT NULL,
+	session_id	TEXT NOT NULL,
+	owner		TEXT,
+	role		TEXT NOT NULL CHECK (role = 'view' OR role = 'control'),
+	user		TEXT,	-- NULL: anyone the web server admits
+	created_at	REAL NOT NULL,
+	expires_at	REAL NOT NULL,
+	revoked_at	REAL,
+	ended_at	REAL,
+	end_reason	TEXT,
+	token_hash	TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS shares_terminal ON shares (terminal_id);
 
 -- One row per recording (DESIGN 4): a terminal's output as asciicast v2
 -- in <state_dir>/recordings/<file>, written by ptyd-recorder, the row by

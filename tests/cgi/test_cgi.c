@@ -90,6 +90,10 @@ env_base(struct env *e, const char *method, const char *endpoint)
 	env_set(e, "PATH=/usr/bin:/bin");
 	snprintf(tmp, sizeof(tmp), "HOME=%s", tmpdir);
 	env_set(e, tmp);
+	/* The state an autostarted ptyd keeps: the account's own folder
+	 * (from the password file, not HOME) is not the test's to touch. */
+	snprintf(tmp, sizeof(tmp), "PTYD_STATE_DIR=%s/state", tmpdir);
+	env_set(e, tmp);
 	/* The seed's gate: front authentication, locality by address.  The
 	 * defaults (PTYD_AUTH=none, PTYD_LOCAL=account) have their own test;
 	 * a CGI run has no socket whose owner could be checked. */

@@ -152,3 +152,70 @@ def test_every_row_is_one_line_and_no_line_is_an_anchor(logged, new_sid):
                        timeout=30, env=dict(os.environ,
                                             PTYD_AUDIT_ANCHOR="none"))
     assert v.returncode == 0, v.stdout.decode() + v.stderr.decode()
+
+
+def stats(st):
+    r = subprocess.run([PTYDCTL, "--socket",
+                        os.path.join(st.state, "run", "ptyd.sock"), "stats"],
+                       capture_output=True, timeout=30)
+    assert r.returncode == 0, r
+    return dict(ln.split(None, 1) for ln in r.stdout.decode().splitlines()
+                if " " in ln)
+
+
+def test_lines_sent_are_counted(logged, new_sid):
+    st = logged
+    c = st.client(USER)
+    sid = new_sid()
+    assert c.start(sid).status == 200
+    assert c.close_term(sid).status == 200
+    wait_for(lambda: int(stats(st)["audit_lines_sent"]) > 0
+             and int(stats(st)["audit_lines_sent"])
+             == len(st.syslog.audit_lines()), 15,
+             what="the lines counted as they arrive")
+    assert stats(st)["audit_lines_lost"] == "0"
+
+
+def test_lines_nobody_reads_are_counted_lost(make_stack, tmp_root, new_sid):
+    """No reader on the socket: every line is lost, none waited for, and
+    the count says so where an operator looks (stats, metrics)."""
+    path = os.path.join(tmp_root, "nobody-reads.sock")
+    st = make_stack("auditlost", users=[USER + ":pw-e"],
+                    env=["PTYD_AUDIT_LOG=unix:" + path])
+    c = st.client(USER)
+    sid = new_sid()
+    assert c.start(sid).status == 200
+    assert c.close_term(sid).status == 200
+    wait_for(lambda: int(stats(st)["audit_lines_lost"]) >= 2, 15,
+             what="the start and close lines counted lost")
+    assert stats(st)["audit_lines_sent"] == "0"
+
+
+def test_a_prune_by_ptydctl_is_a_line_too(logged, new_sid):
+    """ptydctl prune writes its event itself, not through ptyd: it sends
+    that event's line as ptyd sends the others'."""
+    st = logged
+    c = st.client(USER)
+    sid = new_sid()
+    assert c.start(sid).status == 200
+    assert c.close_term(sid).status == 200
+    wait_for(lambda: st.db("SELECT count(*) AS n FROM terminal_events"
+                           " WHERE session_id = ? AND kind = 'close'",
+                           (sid,))[0]["n"] == 1, 15, what="the close row")
+    r = subprocess.run([PTYDCTL, "prune", "--db", st.db_path,
+                        "--before", "0"], capture_output=True, timeout=30,
+                       env=dict(os.environ, PTYD_AUDIT_LOG="unix:"
+                                + st.syslog.path,
+                                PTYD_AUDIT_ANCHOR="none"))
+    assert r.returncode == 0, r
+    row = st.db("SELECT id, actor, detail, at FROM terminal_events"
+                " WHERE kind = 'prune' ORDER BY id DESC LIMIT 1")[0]
+    wait_for(lambda: any(parse(ln)["event"] == "prune"
+                         for ln in st.syslog.audit_lines()), 10,
+             what="the prune's line")
+    f = [parse(ln) for ln in st.syslog.audit_lines()
+         if parse(ln)["event"] == "prune"][-1]
+    assert f["seq"] == str(row["id"])
+    assert f["detail"] == row["detail"] and f["actor"] == row["actor"]
+    assert f["terminal"] is None and f["session"] is None
+    assert abs(float(f["at"]) - row["at"]) < 1e-5

@@ -10,15 +10,25 @@ The flood is bigger than the ring (--ring-size), so the shell is paced by
 its viewers throughout: the pty read loop, the pump and its budgets, the
 stream loop's sends to a full connection and nginx's buffer all turn over
 many times.
+
+A viewer that has taken STREAM_GROW_AFTER (2 MiB, fcgi/stream.c) gets a
+larger send buffer on ptyd.fcgi's connection to nginx, so larger records
+per sendmsg: the 4 MB floods cross it mid-stream (every byte still comes,
+once, in order) and each fast viewer's connection is seen grown.  (One
+that never reads does not take 2 MiB: in bench/storm's 1,000, none grew.)
 """
 
+import os
+import re
 import secrets
 import selectors
+import subprocess
 import time
 
 import pytest
 
 from ptyd_http import SSE, Transcript
+from ptyd_stack import children_of
 
 STALL = 2
 RING = 256 * 1024
@@ -70,6 +80,27 @@ def read_all(streams, end, timeout):
     return trs
 
 
+SNDBUF_SMALL = 2 * 16 * 1024       # what the kernel makes of 16 KiB
+SNDBUF_GROWN = 2 * 64 * 1024
+
+
+def fcgi_sndbufs(st):
+    """The send buffer (ss's skmem tb) of every Unix socket ptyd.fcgi's
+    processes hold."""
+    with open(os.path.join(st.state, "run", "fcgi.pid")) as f:
+        master = int(f.read().strip())
+    pids = {master, *children_of(master)}
+    out = subprocess.run(["ss", "-x", "-m", "-p"], capture_output=True,
+                         text=True, check=True, timeout=20).stdout
+    got = []
+    for line in out.splitlines():
+        users = {int(p) for p in re.findall(r'"ptyd\.fcgi",pid=(\d+)', line)}
+        m = re.search(r"\btb(\d+)", line)
+        if users & pids and m:
+            got.append(int(m.group(1)))
+    return got
+
+
 def floods_of(trs, begin, end, nbytes):
     for tr in trs.values():
         assert not tr.gaps and not tr.inexact
@@ -99,6 +130,8 @@ def test_every_viewer_of_a_flood_gets_every_byte(fan, new_sid, nviewers,
         begin, end = flood(c, sid, nbytes)
         trs = read_all(streams, end, timeout=150)
         floods_of(trs, begin, end, nbytes)
+        if nbytes > 2 * 1024 * 1024:
+            assert fcgi_sndbufs(fan).count(SNDBUF_GROWN) >= nviewers
     finally:
         for s in streams:
             s.close()
@@ -122,6 +155,7 @@ def test_a_viewer_that_never_reads_costs_the_fast_ones_no_byte(fan, new_sid):
         begin, end = flood(c, sid, nbytes)
         trs = read_all(fast, end, timeout=100)
         floods_of(trs, begin, end, nbytes)
+        assert fcgi_sndbufs(fan).count(SNDBUF_GROWN) >= len(fast)
         # The stuck one is no longer among ptyd's viewers: cut off.
         assert c.health().json()["ptyd"]["viewers"] <= len(fast)
     finally:

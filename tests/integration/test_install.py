@@ -229,6 +229,25 @@ def test_build_used_no_npm(installed):
     assert not os.path.exists(os.path.join(installed.src, "web/node_modules"))
 
 
+# Tracked files the tarball leaves out on purpose: git's own.
+NOT_DISTRIBUTED = {".gitignore", ".git-blame-ignore-revs"}
+
+
+def test_tarball_carries_every_tracked_file(installed):
+    """A file added to the repository but not to the tarball (dist.mk)
+    is a build, a test or a document that an unpacked release lacks."""
+    src = os.path.dirname(os.path.abspath(__file__)) + "/../.."
+    r = subprocess.run(["git", "-C", src, "ls-files", "-z"],
+                       capture_output=True, timeout=30)
+    if r.returncode != 0:
+        pytest.skip("not a git checkout: nothing to compare the tarball to")
+    tracked = [f for f in r.stdout.decode().split("\0") if f]
+    assert len(tracked) > 100
+    missing = [f for f in tracked if f not in NOT_DISTRIBUTED
+               and not os.path.lexists(os.path.join(installed.src, f))]
+    assert missing == [], "not in the tarball (dist.mk): %s" % missing
+
+
 def test_layout(installed):
     missing = [f for f in LAYOUT if not os.path.isfile(installed.path(f))]
     assert not missing, "not installed: %s" % missing

@@ -419,6 +419,41 @@ def test_a_bad_file_is_named_by_check_mode(site):
     assert b"bad: user root" in r.stderr, r.stderr
 
 
+def test_check_mode_finds_two_pools_on_one_socket(site):
+    """-t reads the folder as the master would at start: the second file
+    that names the first one's socket is the one refused."""
+    d = tempfile.mkdtemp(prefix="pool-check-", dir=site["base"])
+    sock = os.path.join(d, "one.sock")
+    for name, user in (("e", NAMES["b"]), ("f", NAMES["c"])):
+        with open(os.path.join(d, name + ".conf"), "w") as f:
+            f.write("user = %s\nlisten = %s\n" % (user, sock))
+        os.chmod(os.path.join(d, name + ".conf"), 0o644)
+    r = subprocess.run([os.path.join(site["root"], "sbin", "ptyd-pool"),
+                        "-t", "-d", d], capture_output=True, timeout=30)
+    assert r.returncode == 1, r
+    assert ("f: listen: %s is pool e's" % sock).encode() in r.stderr, \
+        r.stderr
+    assert b"e:" not in r.stderr, r.stderr
+
+
+def test_check_mode_finds_two_pools_on_one_database(site):
+    """Two files for one account, each with its own socket, would run two
+    ptyds on one database (the second waits on the first's lock for
+    ever): the second is refused, naming the first."""
+    d = tempfile.mkdtemp(prefix="pool-check-", dir=site["base"])
+    for name in ("g", "h"):
+        with open(os.path.join(d, name + ".conf"), "w") as f:
+            f.write("user = %s\nlisten = %s\n"
+                    % (NAMES["b"], os.path.join(d, name + ".sock")))
+        os.chmod(os.path.join(d, name + ".conf"), 0o644)
+    r = subprocess.run([os.path.join(site["root"], "sbin", "ptyd-pool"),
+                        "-t", "-d", d], capture_output=True, timeout=30)
+    assert r.returncode == 1, r
+    assert re.search(rb"h: db: /\S+/ptyd\.db is pool g's", r.stderr), \
+        r.stderr
+    assert b"g:" not in r.stderr, r.stderr
+
+
 @pytest.mark.deadline(60)
 def test_a_pool_naming_anothers_socket_is_not_started(site):
     """A file whose listen is another pool's would take that pool's

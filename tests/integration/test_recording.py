@@ -467,19 +467,29 @@ def test_retention_removes_the_oldest_first_by_size_then_by_age(
         sse.close()
         wait_rec(st, sid, lambda r: r["state"] == "finished")
     rows = {sid: rec_of(st, sid) for sid in sids}
-    assert all(800 < r["bytes"] < 1500 for r in rows.values()), rows
+    sizes = [rows[s]["bytes"] for s in sids]
+    # Over the bound together, each well under it (a loaded machine cuts
+    # the output into more reads, so more lines: the sizes vary).
+    assert sum(sizes) > 2500 and max(sizes) < 2500, rows
+    # What goes: the oldest, one after the other, until the rest fits.
+    gone = 0
+    while sum(sizes[gone:]) > 2500:
+        gone += 1
     r = ctl(st, "prune")
-    assert r.returncode == 0 and r.stdout.startswith(b"removed 1 "), r
-    assert rec_of(st, sids[0])["state"] == "removed"
-    assert [rec_of(st, s)["state"] for s in sids[1:]] == ["finished"] * 2
+    assert r.returncode == 0 and r.stdout.startswith(
+        b"removed %d " % gone), r
+    assert [rec_of(st, s)["state"] for s in sids] == \
+        ["removed"] * gone + ["finished"] * (3 - gone)
     assert fetch(st, rows[sids[0]]["id"]).status == 404
     left = sorted(os.listdir(os.path.join(st.state, "recordings")))
-    assert len(left) == 2
-    ev = wait_for(lambda: st.db(
+    assert len(left) == 3 - gone
+    ev = wait_for(lambda: (lambda e: e if len(e) == gone else None)(st.db(
         "SELECT detail FROM terminal_events WHERE kind ="
-        " 'recording_removed'"), 5)
-    assert ev[0]["detail"] == "recording=%d bytes=%d reason=size" % (
-        rows[sids[0]]["id"], rows[sids[0]]["bytes"])
+        " 'recording_removed' ORDER BY id")), 5)
+    assert [e["detail"] for e in ev] == [
+        "recording=%d bytes=%d reason=size" % (rows[s]["id"],
+                                               rows[s]["bytes"])
+        for s in sids[:gone]]
 
     # By age: the newest one made 40 days old while ptyd is down; its
     # next start removes it (and only it).
@@ -494,8 +504,9 @@ def test_retention_removes_the_oldest_first_by_size_then_by_age(
     db.close()
     st.start()
     wait_rec(st, sids[2], lambda r: r["state"] == "removed", timeout=10)
-    assert rec_of(st, sids[1])["state"] == "finished"
-    assert len(os.listdir(os.path.join(st.state, "recordings"))) == 1
+    assert [rec_of(st, s)["state"] for s in sids[:2]] == \
+        ["removed"] * gone + ["finished"] * (2 - gone)
+    assert len(os.listdir(os.path.join(st.state, "recordings"))) == 2 - gone
     ev = wait_for(lambda: st.db(
         "SELECT detail FROM terminal_events WHERE kind ="
         " 'recording_removed' AND detail LIKE '%reason=age'"), 5)

@@ -18,6 +18,11 @@ tests_unit_test_term_SOURCES = tests/unit/test_term.c
 tests_unit_test_term_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_term_LDADD = $(PTYD_UNIT_LDADD)
 
+check_PROGRAMS += tests/unit/test_share
+tests_unit_test_share_SOURCES = tests/unit/test_share.c
+tests_unit_test_share_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_share_LDADD = $(PTYD_UNIT_LDADD)
+
 check_PROGRAMS += tests/unit/test_ptyd_ev
 tests_unit_test_ptyd_ev_SOURCES = tests/unit/test_ptyd_ev.c
 tests_unit_test_ptyd_ev_CFLAGS = $(UNIT_CFLAGS)

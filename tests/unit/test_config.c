@@ -519,8 +519,9 @@ Test(config, print_shows_every_key_its_value_and_origin)
 	cr_expect(strstr(out, "auth = none  # default\n"), "%s", out);
 	for (k = 0; k < len; k++)
 		lines += out[k] == '\n';
-	/* 23 keys, 2 shell_args; 4 of recordings (issue 34) */
-	cr_expect_eq(lines, 28, "%s", out);
+	/* 27 keys (the shares' four with them), the recordings' four, 2
+	 * shell_args */
+	cr_expect_eq(lines, 32, "%s", out);
 	free(out);
 	config_free(c);
 }
@@ -542,5 +543,12 @@ Test(config, table_defaults_are_ptyds)
 	cr_expect_eq(config_num(c, CONFIG_MAX_VIEWERS), ptyd_conf.max_viewers);
 	cr_expect_eq(config_num(c, CONFIG_RING_SIZE), ptyd_conf.ring_size);
 	cr_expect_eq(config_num(c, CONFIG_INPUT_LIMIT), ptyd_conf.input_limit);
+	cr_expect_eq(config_num(c, CONFIG_SHARE_ANONYMOUS),
+	    (unsigned long long)ptyd_conf.share_anonymous);
+	cr_expect_eq(config_us(c, CONFIG_SHARE_MAX_TTL),
+	    ptyd_conf.share_max_ttl);
+	cr_expect_eq(config_us(c, CONFIG_SHARE_MIN_TTL),
+	    ptyd_conf.share_min_ttl);
+	cr_expect_eq(config_num(c, CONFIG_MAX_SHARES), ptyd_conf.max_shares);
 	config_free(c);
 }
