@@ -16,10 +16,12 @@ export const TOKEN_RE = /^[A-Za-z0-9_-]{43}$/;
 const ID_RE = /^[1-9][0-9]{0,15}$/;
 
 // The fragment (location.hash, with or without its '#') as {share, play,
-// bad}: share the token or null; play a recording's id (a number) or
-// null; bad: what was asked but malformed ('share' or 'play'), else null.
+// shared, bad}: share the token or null; play a recording's id (a
+// number) or null; shared: the page was opened from a share link and has
+// since lost its token (a reload: withoutShare); bad: what was asked but
+// malformed ('share' or 'play'), else null.
 export function parseFragment(hash) {
-	const out = { share: null, play: null, bad: null };
+	const out = { share: null, play: null, shared: false, bad: null };
 	const h = typeof hash === 'string' ? hash.replace(/^#/, '') : '';
 	if (h === '')
 		return out;
@@ -32,6 +34,8 @@ export function parseFragment(hash) {
 				out.share = value;
 			else
 				out.bad = 'share';
+		} else if (key === 'shared' && eq === -1) {
+			out.shared = true;
 		} else if (key === 'play') {
 			if (ID_RE.test(value) && Number.isSafeInteger(Number(value)))
 				out.play = Number(value);
@@ -46,12 +50,14 @@ export function parseFragment(hash) {
 	return out;
 }
 
-// The fragment without its share: what the address keeps once the page
-// has read the token ('' when nothing else was there).
+// The fragment with the share's token taken out, once the page has read
+// it: `shared` stands in its place, so a reload (which has lost the
+// token, kept in memory only) says to open the link again rather than
+// starting a shell of the viewer's own.
 export function withoutShare(hash) {
 	const h = typeof hash === 'string' ? hash.replace(/^#/, '') : '';
-	const rest = h.split('&').filter((p) => p !== '' && !/^share(=|$)/.test(p));
-	return rest.length === 0 ? '' : '#' + rest.join('&');
+	const rest = h.split('&').filter((p) => p !== '' && !/^share(=|$)/.test(p) && p !== 'shared');
+	return '#' + ['shared', ...rest].join('&');
 }
 
 // The link a share is given as: this page's address, no query string

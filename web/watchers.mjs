@@ -101,6 +101,7 @@ export class WatchersPanel {
 		this.el.panel.hidden = false;
 		this.el.button.setAttribute('aria-expanded', 'true');
 		this.fill();
+		this.el.panel.focus();
 		this.timer = setInterval(() => this.fill(), REFRESH_MS);
 	}
 

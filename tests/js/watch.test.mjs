@@ -336,30 +336,31 @@ test('a long recording is fed in chunks, each parsed before the next', async () 
 
 test('a share link\'s token is read from the fragment, and only a well-formed one', () => {
 	assert.equal(TOKEN.length, 43);
-	assert.deepEqual(parseFragment('#share=' + TOKEN), { share: TOKEN, play: null, bad: null });
-	assert.deepEqual(parseFragment('share=' + TOKEN), { share: TOKEN, play: null, bad: null });
-	assert.deepEqual(parseFragment(''), { share: null, play: null, bad: null });
-	assert.deepEqual(parseFragment('#'), { share: null, play: null, bad: null });
-	assert.deepEqual(parseFragment('#other=1'), { share: null, play: null, bad: null });
+	assert.deepEqual(parseFragment('#share=' + TOKEN), { share: TOKEN, play: null, shared: false, bad: null });
+	assert.deepEqual(parseFragment('share=' + TOKEN), { share: TOKEN, play: null, shared: false, bad: null });
+	assert.deepEqual(parseFragment(''), { share: null, play: null, shared: false, bad: null });
+	assert.deepEqual(parseFragment('#'), { share: null, play: null, shared: false, bad: null });
+	assert.deepEqual(parseFragment('#other=1'), { share: null, play: null, shared: false, bad: null });
 	for (const bad of [TOKEN.slice(1), TOKEN + 'x', TOKEN.slice(1) + '=', TOKEN.slice(1) + '+', '', TOKEN.slice(1) + '%'])
-		assert.deepEqual(parseFragment('#share=' + bad), { share: null, play: null, bad: 'share' }, bad);
-	assert.deepEqual(parseFragment('#share'), { share: null, play: null, bad: 'share' });
+		assert.deepEqual(parseFragment('#share=' + bad), { share: null, play: null, shared: false, bad: 'share' }, bad);
+	assert.deepEqual(parseFragment('#share'), { share: null, play: null, shared: false, bad: 'share' });
 	assert.ok(TOKEN_RE.test(TOKEN));
 });
 
 test('#play=ID names a recording; a share link never plays one', () => {
-	assert.deepEqual(parseFragment('#play=12'), { share: null, play: 12, bad: null });
+	assert.deepEqual(parseFragment('#play=12'), { share: null, play: 12, shared: false, bad: null });
 	for (const bad of ['0', '-1', '1.5', 'x', '', '01', '99999999999999999'])
 		assert.equal(parseFragment('#play=' + bad).bad, 'play', bad);
-	assert.deepEqual(parseFragment('#play=3&share=' + TOKEN), { share: TOKEN, play: null, bad: null });
+	assert.deepEqual(parseFragment('#play=3&share=' + TOKEN), { share: TOKEN, play: null, shared: false, bad: null });
 });
 
-test('the address keeps the fragment without its share', () => {
-	assert.equal(withoutShare('#share=' + TOKEN), '');
-	assert.equal(withoutShare('#a=1&share=' + TOKEN + '&b=2'), '#a=1&b=2');
-	assert.equal(withoutShare(''), '');
-	assert.equal(withoutShare('#play=3'), '#play=3');
-	assert.equal(withoutShare('#shared=1'), '#shared=1');
+test('the address keeps no token: `shared` stands in its place', () => {
+	assert.equal(withoutShare('#share=' + TOKEN), '#shared');
+	assert.equal(withoutShare('#a=1&share=' + TOKEN + '&b=2'), '#shared&a=1&b=2');
+	assert.equal(withoutShare('#shared&share=' + TOKEN), '#shared');
+	assert.ok(!withoutShare('#x&share=' + TOKEN).includes(TOKEN));
+	assert.deepEqual(parseFragment(withoutShare('#share=' + TOKEN)), { share: null, play: null, shared: true, bad: null });
+	assert.equal(parseFragment('#shared=1').shared, false);
 });
 
 test('a share link is the page\'s address with the token in the fragment', () => {
