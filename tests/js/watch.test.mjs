@@ -10,6 +10,8 @@ import { parseCast, parseSize, outputText, timeline, dueAt, mapPosition } from '
 import { Clock, Replay, nextStep, IDLE_DEFAULT, CHUNK_CHARS } from '../../web/replay.mjs';
 import { parseFragment, withoutShare, shareLink, playLink, TOKEN_RE } from '../../web/fragment.mjs';
 import { watcherRows, othersCount } from '../../web/watchers.mjs';
+import { expiresIn, shareUser } from '../../web/share.mjs';
+import { fmtClock, fmtBytes, recordingRow } from '../../web/player.mjs';
 
 const HEADER = '{"version": 2, "width": 80, "height": 24, "timestamp": 1700000000, "env": {"TERM": "xterm-256color"}}';
 const TOKEN = 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJ0123_-9';
@@ -393,4 +395,36 @@ test('watchers in words: names, anonymous links, the owner\'s own tabs', () => {
 	assert.deepEqual(watcherRows(undefined, now), []);
 	assert.equal(othersCount([{ share: null }, { share: 1 }, { share: 2 }]), 2);
 	assert.equal(othersCount(null), 0);
+});
+
+// ---- share.mjs, player.mjs: words ----
+
+test('a share\'s expiry and user in words', () => {
+	const now = 5000 * 1000;
+	assert.equal(expiresIn(5000 + 30, now), 'in 30 s');
+	assert.equal(expiresIn(5000 + 3599, now), 'in 60 min');
+	assert.equal(expiresIn(5000 + 3600, now), 'in 1 h');
+	assert.equal(expiresIn(5000 + 3 * 3600, now), 'in 3 h');
+	assert.equal(expiresIn(5000 + 2 * 86400, now), 'in 2 d');
+	assert.equal(expiresIn(4000, now), 'now');
+	assert.equal(expiresIn(undefined, now), '');
+	assert.equal(shareUser('bob'), 'bob');
+	assert.equal(shareUser(null), 'anyone (anonymous link)');
+	assert.equal(shareUser(''), 'anyone (anonymous link)');
+});
+
+test('a recording in words: clock, size, state, what can be played', () => {
+	assert.deepEqual([0, 5.9, 65, 3600, 3725, -3, NaN].map(fmtClock), ['0:00', '0:05', '1:05', '1:00:00', '1:02:05', '0:00', '0:00']);
+	assert.deepEqual([0, 1023, 2048, 5 * 1024 * 1024, 3 * 1024 ** 3].map(fmtBytes), ['0 B', '1023 B', '2.0 KiB', '5.0 MiB', '3.0 GiB']);
+	assert.equal(fmtBytes(-1), '');
+	const now = 10000 * 1000;
+	const r = recordingRow({ id: 4, session_id: 'abc', owner: 'alice', part: 2, started_at: 10000 - 125,
+		ended_at: 10000 - 5, bytes: 4096, state: 'cut', cut_reason: 'disk' }, now);
+	assert.deepEqual(r, { id: 4, terminal: 'abc part 2 \u00b7 alice', started: '2 min', length: '2:00', size: '4.0 KiB',
+		state: 'cut (disk)', playable: true });
+	const live = recordingRow({ id: 5, session_id: 's', owner: '', part: 1, started_at: 10000 - 10, ended_at: null,
+		bytes: 10, state: 'recording', cut_reason: null }, now);
+	assert.equal(live.length, '0:10');
+	assert.equal(live.terminal, 's');
+	assert.equal(recordingRow({ id: 6, state: 'removed' }, now).playable, false);
 });
