@@ -132,8 +132,9 @@ async function askShared() {
 	}
 }
 
-// The bar's parts each mode has.
-for (const id of ['share-open', 'recordings-open'])
+// The bar's parts each mode has, shown from the start: nothing in the
+// bar appears later, so the terminal's size never jumps.
+for (const id of ['share-open', 'recordings-open', 'watchers-open'])
 	$(id).hidden = mode !== 'owner';
 if (mode === 'share') {
 	// The owner's terminals are not this user's to list, open or close.
@@ -144,6 +145,19 @@ if (mode === 'share') {
 if (mode !== 'owner') {
 	$('close').hidden = true;
 	view.setReadOnly(true);   // until a control share says otherwise
+}
+
+// The on-screen keyboard of a phone shrinks the visual viewport, not the
+// layout one: the page follows the visual one, so the prompt stays above
+// the keyboard.
+if (window.visualViewport) {
+	const vv = window.visualViewport;
+	const follow = () => {
+		document.documentElement.style.setProperty('--vh', vv.height + 'px');
+		window.scrollTo(0, 0);
+	};
+	vv.addEventListener('resize', follow);
+	follow();
 }
 
 const shared = mode === 'share' ? await askShared() : null;
@@ -357,18 +371,6 @@ async function terminalMode() {
 	});
 	new ResizeObserver(layoutChanged).observe($('term-wrap'));
 
-	// The on-screen keyboard of a phone shrinks the visual viewport, not the
-	// layout one: the page follows the visual one, so the prompt stays above
-	// the keyboard.
-	if (window.visualViewport) {
-		const vv = window.visualViewport;
-		const follow = () => {
-			document.documentElement.style.setProperty('--vh', vv.height + 'px');
-			window.scrollTo(0, 0);
-		};
-		vv.addEventListener('resize', follow);
-		follow();
-	}
 
 	// ---- go ----
 
