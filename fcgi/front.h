@@ -30,6 +30,9 @@ struct front_conf {
 	int64_t		 heartbeat_ms; /* --heartbeat, PTYD_HEARTBEAT */
 	size_t		 stream_padding; /* CGI: bytes per stream write */
 	const char	*pool; /* ptyd-pool's name for us (health, metrics) */
+	/* Web users who may read every owner's recordings (DESIGN 4), a
+	 * comma-separated list, or NULL. */
+	const char *recordings_readers;
 	/* Who may frame our answers (frame_ancestors, DESIGN 6), as the
 	 * header lines every answer carries. */
 	char frame_headers[FRONT_FRAME_MAX];

@@ -840,7 +840,7 @@ gate_conf_metrics(struct gate_conf *conf, const char *allow, const char *users,
 }
 
 /* Whether the comma-separated list names s (items trimmed of blanks). */
-static int
+int
 gate_list_has(const char *list, const char *s)
 {
 	const char *p = list, *q, *e;

@@ -82,6 +82,9 @@ int gate_conf_metrics(struct gate_conf *, const char *allow, const char *users,
     const char **cause);
 /* A request that passed the gate, from client (its address as the gate
  * decided it) with user ("" if none): may it read the metrics? */
+/* Whether the comma-separated list names s (blanks around items do not
+ * count; "" is never named). */
+int gate_list_has(const char *list, const char *s);
 int gate_metrics_ok(const struct gate_conf *, const char *client,
     const char *user);
 

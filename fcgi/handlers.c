@@ -24,6 +24,7 @@
 #include "contract.h"
 #include "flog.h"
 #include "front.h"
+#include "gate.h"
 #include "handlers.h"
 #include "http.h"
 #include "json.h"
@@ -199,6 +200,13 @@ ep_start(struct ctx *c, json_t *body)
 		return;
 	}
 	m.restart = v != NULL && json_is_true(v);
+	/* Recordings (DESIGN 4): honoured under record = owner only. */
+	v = json_object_get(body, "record");
+	if (v != NULL && !json_is_null(v) && !json_is_boolean(v)) {
+		bad(c, CONTRACT_A_RECORD);
+		return;
+	}
+	m.record = v != NULL && json_is_true(v);
 	if (get_text(c, body, "workspace", m.workspace, sizeof(m.workspace),
 		CONTRACT_A_WORKSPACE) == -1)
 		return;
@@ -206,9 +214,10 @@ ep_start(struct ctx *c, json_t *body)
 	strcpy(m.actor, c->actor);
 	if (call(c, MSG_START, &m, MSG_STARTED, &st) == -1)
 		return;
-	o = json_pack("{s:b, s:s, s:s, s:b, s:i, s:b}", "ok", 1, "session_id",
-	    m.sid, "workspace", st.workspace, "running", 1, "pid",
-	    (json_int_t)st.pid, "reused", st.reused != 0);
+	o = json_pack("{s:b, s:s, s:s, s:b, s:i, s:b, s:b}", "ok", 1,
+	    "session_id", m.sid, "workspace", st.workspace, "running", 1, "pid",
+	    (json_int_t)st.pid, "reused", st.reused != 0, "recording",
+	    st.recording != 0);
 	http_json(c->r, 200, o, NULL);
 	json_decref(o);
 }
@@ -541,6 +550,238 @@ ep_output(struct ctx *c, json_t *body)
 	metrics_stream(-1);
 }
 
+/* ---- recordings (DESIGN 4) ---------------------------------------------- */
+
+#define REC_FILE_CHUNK (64 * 1024)
+
+/* A user the operator lets read every owner's recordings
+ * (recordings_readers); only one the web server vouched for. */
+static int
+rec_reader(struct ctx *c)
+{
+	return (c->owner[0] != '\0' && c->r->conf->recordings_readers != NULL &&
+	    gate_list_has(c->r->conf->recordings_readers, c->owner));
+}
+
+static const char *
+rec_state_name(uint8_t state)
+{
+	switch (state) {
+	case PROTO_REC_FINISHED:
+		return ("finished");
+	case PROTO_REC_CUT:
+		return ("cut");
+	case PROTO_REC_REMOVED:
+		return ("removed");
+	default:
+		return ("recording");
+	}
+}
+
+static json_t *
+rec_item_json(const struct msg_rec_item *it)
+{
+	return (json_pack("{s:I, s:s, s:s, s:i, s:o, s:o, s:I, s:s, s:o, "
+			  "s:o, s:i, s:i}",
+	    "id", (json_int_t)it->id, "session_id", it->sid, "owner", it->owner,
+	    "part", (json_int_t)it->part, "started_at",
+	    us_to_json(it->started_at_us), "ended_at",
+	    us_to_json(it->ended_at_us), "bytes", (json_int_t)it->bytes,
+	    "state", rec_state_name(it->state), "cut_reason",
+	    it->cut_reason[0] != '\0' ? json_string(it->cut_reason) :
+					json_null(),
+	    "sha256",
+	    it->sha256[0] != '\0' ? json_string(it->sha256) : json_null(),
+	    "cols", (json_int_t)it->cols, "rows", (json_int_t)it->rows));
+}
+
+/* One frame of the list: 1 at MSG_REC_END, 0 for more, -1 answered. */
+static int
+rec_list_frame(struct ctx *c, const struct frame_hdr *hdr, const uint8_t *buf,
+    json_t *arr)
+{
+	struct msg_rec_item it;
+	struct msg_error    me;
+	json_t		   *item;
+
+	if (hdr->type == MSG_REC_END)
+		return (1);
+	if (hdr->type == MSG_ERROR &&
+	    msg_decode(MSG_ERROR, buf + PROTO_HDR_LEN, hdr->len, &me) == 0) {
+		ptyd_answer_error(c->r, &me);
+		return (-1);
+	}
+	if (hdr->type != MSG_REC_ITEM ||
+	    msg_decode(MSG_REC_ITEM, buf + PROTO_HDR_LEN, hdr->len, &it) ==
+		-1) {
+		http_answer(c->r, CONTRACT_A_INTERNAL);
+		return (-1);
+	}
+	item = rec_item_json(&it);
+	if (item == NULL || json_array_append_new(arr, item) == -1) {
+		http_answer(c->r, CONTRACT_A_INTERNAL);
+		return (-1);
+	}
+	return (0);
+}
+
+static void
+ep_recordings(struct ctx *c, json_t *body)
+{
+	struct frame_out      fo;
+	struct frame_hdr      hdr;
+	struct msg_recordings m;
+	uint8_t		     *buf = NULL;
+	json_t		     *arr = NULL, *o;
+	int64_t		      deadline;
+	int		      fd = -1, r;
+
+	(void)body;
+	memset(&m, 0, sizeof(m));
+	m.all_owners = (uint8_t)rec_reader(c);
+	strcpy(m.owner, c->owner);
+	if (c->has_qsid)
+		strcpy(m.sid, c->qsid);
+	frame_out_init(&fo);
+	if (msg_encode(&fo, MSG_RECORDINGS, &m) == -1 ||
+	    (buf = malloc(REPLY_BUF)) == NULL || (arr = json_array()) == NULL) {
+		http_answer(c->r, CONTRACT_A_INTERNAL);
+		goto out;
+	}
+	deadline = client_now_ms() + FRONT_CALL_MS;
+	if ((fd = ptyd_open_first(&c->r->conf->ptyd, &fo, &hdr, buf, REPLY_BUF,
+		 deadline)) == -1) {
+		ptyd_answer_failed(c->r, errno);
+		goto out;
+	}
+	while ((r = rec_list_frame(c, &hdr, buf, arr)) == 0)
+		if (client_recv(fd, &hdr, buf, REPLY_BUF, deadline) == -1) {
+			ptyd_answer_failed(c->r, errno);
+			goto out;
+		}
+	if (r == 1) {
+		o = json_pack("{s:O}", "recordings", arr);
+		http_json(c->r, 200, o, NULL);
+		json_decref(o);
+	}
+out:
+	if (fd != -1)
+		close(fd);
+	json_decref(arr);
+	free(buf);
+	frame_out_free(&fo);
+}
+
+/* ?id=N: 1..18 digits.  0, or -1 answered. */
+static int
+rec_query_id(struct ctx *c, int64_t *id)
+{
+	char   q[24];
+	size_t i;
+
+	if (http_query_get(req_param(c->r, "QUERY_STRING"), "id", q,
+		sizeof(q)) != 1 ||
+	    q[0] == '\0' || strlen(q) > 18)
+		return (bad(c, CONTRACT_A_RECORDING_ID));
+	for (i = 0; q[i] != '\0'; i++)
+		if (q[i] < '0' || q[i] > '9')
+			return (bad(c, CONTRACT_A_RECORDING_ID));
+	*id = strtoll(q, NULL, 10);
+	return (0);
+}
+
+/* ptyd's answer: the file's descriptor and size, or an error answered. */
+static int
+rec_file_open(struct ctx *c, int64_t id, int *file, uint64_t *size)
+{
+	struct frame_out     fo;
+	struct frame_hdr     hdr;
+	struct msg_recording m;
+	struct msg_rec_file  mf;
+	struct msg_error     me;
+	uint8_t		     buf[PROTO_HDR_LEN + 512];
+	int64_t		     deadline = client_now_ms() + FRONT_CALL_MS;
+	int		     fd = -1, rv = -1;
+
+	memset(&m, 0, sizeof(m));
+	m.all_owners = (uint8_t)rec_reader(c);
+	strcpy(m.owner, c->owner);
+	m.id = id;
+	frame_out_init(&fo);
+	if (msg_encode(&fo, MSG_RECORDING, &m) == -1) {
+		http_answer(c->r, CONTRACT_A_INTERNAL);
+		goto out;
+	}
+	if ((fd = ptyd_open(&c->r->conf->ptyd, &fo, deadline)) == -1 ||
+	    client_recv_fd(fd, &hdr, buf, sizeof(buf), deadline, file) == -1) {
+		ptyd_answer_failed(c->r, errno);
+		goto out;
+	}
+	if (hdr.type == MSG_ERROR &&
+	    msg_decode(MSG_ERROR, buf + PROTO_HDR_LEN, hdr.len, &me) == 0)
+		ptyd_answer_error(c->r, &me);
+	else if (hdr.type != MSG_REC_FILE || *file == -1 ||
+	    msg_decode(MSG_REC_FILE, buf + PROTO_HDR_LEN, hdr.len, &mf) == -1)
+		http_answer(c->r, CONTRACT_A_INTERNAL);
+	else {
+		*size = mf.size;
+		rv = 0;
+	}
+out:
+	if (rv == -1 && *file != -1) {
+		close(*file);
+		*file = -1;
+	}
+	if (fd != -1)
+		close(fd);
+	frame_out_free(&fo);
+	return (rv);
+}
+
+/* The file's bytes as they were when ptyd opened it: a recording still
+ * being written gives what it holds so far. */
+static void
+ep_recording(struct ctx *c, json_t *body)
+{
+	char	*chunk = NULL;
+	uint64_t size = 0, sent = 0;
+	int64_t	 id;
+	int	 file = -1;
+	ssize_t	 n;
+
+	(void)body;
+	if (rec_query_id(c, &id) == -1 ||
+	    rec_file_open(c, id, &file, &size) == -1)
+		return;
+	if ((chunk = malloc(REC_FILE_CHUNK)) == NULL) {
+		http_answer(c->r, CONTRACT_A_INTERNAL);
+		goto out;
+	}
+	if (http_respond_head(c->r, 200, "application/x-asciicast", "no-store",
+		size) == -1)
+		goto out;
+	while (sent < size) {
+		n = read(file, chunk,
+		    size - sent < REC_FILE_CHUNK ? (size_t)(size - sent) :
+						   REC_FILE_CHUNK);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			/* Shorter than it was (a cut's undone line): the
+			 * body cannot be what the header promised. */
+			flog_warnx("recording %lld: the file ended early",
+			    (long long)id);
+			break;
+		}
+		if (req_write(c->r, chunk, (size_t)n) == -1)
+			break;
+		sent += (uint64_t)n;
+	}
+out:
+	free(chunk);
+	close(file);
+}
+
 static const struct route {
 	enum contract_endpoint ep; /* its name: lib/contract.c */
 	const char	      *method;
@@ -555,6 +796,8 @@ static const struct route {
 	{ CONTRACT_EP_HEALTH, "GET", ep_health },
 	{ CONTRACT_EP_METRICS, "GET", ep_metrics },
 	{ CONTRACT_EP_LIMITS, "GET", ep_limits },
+	{ CONTRACT_EP_RECORDINGS, "GET", ep_recordings },
+	{ CONTRACT_EP_RECORDING, "GET", ep_recording },
 };
 
 static const struct route *

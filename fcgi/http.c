@@ -556,6 +556,35 @@ http_respond(struct req *r, int status, const char *ctype, const char *cache,
 	return (rv);
 }
 
+int
+http_respond_head(struct req *r, int status, const char *ctype,
+    const char *cache, uint64_t len)
+{
+	struct buf b;
+	int	   rv;
+
+	buf_init(&b, 4096);
+	buf_adds(&b, "Status: ");
+	buf_addu64(&b, (uint64_t)status);
+	buf_addc(&b, ' ');
+	buf_adds(&b, http_reason(status));
+	buf_adds(&b, "\r\nContent-Type: ");
+	buf_adds(&b, ctype);
+	buf_adds(&b, "\r\nCache-Control: ");
+	buf_adds(&b, cache);
+	buf_adds(&b, "\r\n");
+	buf_adds(&b,
+	    r->conf != NULL ? r->conf->frame_headers : HTTP_FRAME_DEFAULT);
+	buf_adds(&b, "Content-Length: ");
+	buf_addu64(&b, len);
+	buf_adds(&b, "\r\n\r\n");
+	r->responded = 1;
+	r->status = status;
+	rv = b.failed ? -1 : req_write(r, b.p, b.len);
+	buf_free(&b);
+	return (rv);
+}
+
 /* The row's Retry-After, as a header line, into extra ("" if none). */
 static void
 http_retry_after(const struct contract_error *e, char *extra, size_t size)

@@ -167,6 +167,10 @@ int http_frame_headers(const char *ancestors, char *out, size_t size,
 int http_respond(struct req *, int status, const char *ctype, const char *cache,
     const char *extra, const char *body, size_t len);
 #define HTTP_JSON_TYPE "application/json; charset=utf-8"
+/* http_respond's header lines alone, for a body of len bytes the caller
+ * then writes with req_write (a recording's file, DESIGN 4). */
+int http_respond_head(struct req *, int status, const char *ctype,
+    const char *cache, uint64_t len);
 
 /* JSON response with Cache-Control: no-store (a success: 200). */
 int http_json(struct req *, int status, json_t *obj, const char *extra);

@@ -386,6 +386,7 @@ main_configure(int argc, char *argv[], struct front_conf *conf,
 	}
 	o->listen_spec = main_nonempty(CONFIG_LISTEN);
 	conf->pool = main_nonempty(CONFIG_POOL_NAME);
+	conf->recordings_readers = main_nonempty(CONFIG_RECORDINGS_READERS);
 	if ((rv = main_conf_perm(o)) != 0 || (rv = main_conf_ptyd(conf)) != 0)
 		return (rv);
 	if (config_print_requested(main_cfg)) {

@@ -253,6 +253,81 @@ client_recv_reply(int fd, struct frame_hdr *hdr, uint8_t *buf, size_t size,
 	return (0);
 }
 
+/* recvmsg(2) of what fits in buf, a passed descriptor into *passed (any
+ * other is closed). */
+static ssize_t
+client_read_fd(int fd, uint8_t *buf, size_t len, int *passed)
+{
+	union {
+		struct cmsghdr hdr;
+		char	       buf[CMSG_SPACE(4 * sizeof(int))];
+	} cm;
+	struct msghdr	mh;
+	struct iovec	iov;
+	struct cmsghdr *c;
+	ssize_t		n;
+	size_t		i, nfd;
+	int		got;
+
+	memset(&mh, 0, sizeof(mh));
+	iov.iov_base = buf;
+	iov.iov_len = len;
+	mh.msg_iov = &iov;
+	mh.msg_iovlen = 1;
+	mh.msg_control = cm.buf;
+	mh.msg_controllen = sizeof(cm.buf);
+	if ((n = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC)) <= 0)
+		return (n);
+	for (c = CMSG_FIRSTHDR(&mh); c != NULL; c = CMSG_NXTHDR(&mh, c)) {
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+			continue;
+		nfd = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (i = 0; i < nfd; i++) {
+			memcpy(&got, CMSG_DATA(c) + i * sizeof(int),
+			    sizeof(int));
+			if (*passed == -1)
+				*passed = got;
+			else
+				close(got);
+		}
+	}
+	return (n);
+}
+
+int
+client_recv_fd(int fd, struct frame_hdr *hdr, uint8_t *buf, size_t size,
+    int64_t deadline_ms, int *passed)
+{
+	size_t	off = 0, want = PROTO_HDR_LEN;
+	ssize_t n;
+
+	*passed = -1;
+	while (off < want) {
+		if (client_wait(fd, POLLIN, deadline_ms) == -1)
+			goto fail;
+		n = client_read_fd(fd, buf + off, want - off, passed);
+		if (n == 0)
+			errno = ECONNRESET;
+		if (n == -1 && (errno == EINTR || errno == EAGAIN))
+			continue;
+		if (n <= 0)
+			goto fail;
+		off += (size_t)n;
+		if (want == PROTO_HDR_LEN && off == PROTO_HDR_LEN &&
+		    client_reply_len(buf, size, hdr, &want) == -1)
+			goto fail;
+	}
+	return (0);
+fail:
+	if (*passed != -1) {
+		n = errno;
+		close(*passed);
+		errno = (int)n;
+	}
+	*passed = -1;
+	return (-1);
+}
+
 int
 client_call(const char *path, const struct frame_out *fo, struct frame_hdr *hdr,
     uint8_t *buf, size_t size, int64_t deadline_ms)

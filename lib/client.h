@@ -48,6 +48,14 @@ int client_recv_reply(int fd, struct frame_hdr *hdr, uint8_t *buf, size_t size,
     int64_t deadline_ms);
 
 /*
+ * client_recv_reply for a reply that may carry a descriptor (SCM_RIGHTS,
+ * MSG_REC_FILE: a recording's file): *passed is it (CLOEXEC, the
+ * caller's to close), or -1 when none came.
+ */
+int client_recv_fd(int fd, struct frame_hdr *hdr, uint8_t *buf, size_t size,
+    int64_t deadline_ms, int *passed);
+
+/*
  * One request, one reply: connect, send fo, read one frame into buf, close.
  * Returns 0, or -1 with errno as above.
  */

@@ -207,6 +207,20 @@ static const struct config_def config_defs[CONFIG_NKEYS] = {
 	    1048576, NULL, "N", "open files per process (inherited)" },
 	[CONFIG_RLIMIT_NPROC] = { "rlimit_nproc", T_COUNT, 0, P, NULL, 16,
 	    COUNT_MAX, NULL, "N", "processes of the account (inherited)" },
+	/* Recordings (issue 34, DESIGN 4). */
+	[CONFIG_RECORD] = { "record", T_ENUM, 0, D, "off", 0, 0, "off|on|owner",
+	    "off|on|owner",
+	    "record terminals' output (owner: when start asks)" },
+	[CONFIG_RECORD_INPUT] = { "record_input", T_BOOL, 0, D, "no", 0, 1,
+	    NULL, "yes|no", "record keystrokes too (they carry passwords)" },
+	[CONFIG_RECORD_MAX_AGE] = { "record_max_age", T_COUNT, 0, D | C, "30",
+	    1, 36500, NULL, "DAYS", "recordings older than this are removed" },
+	[CONFIG_RECORD_MAX_BYTES] = { "record_max_bytes", T_BYTES, 0, D | C,
+	    "1G", 0, BYTES_MAX, NULL, "BYTES",
+	    "the recordings' total; the oldest go first" },
+	[CONFIG_RECORDINGS_READERS] = { "recordings_readers", T_STRING, 0, F,
+	    NULL, 0, 0, NULL, "LIST",
+	    "web users who may read every owner's recordings (none)" },
 };
 
 /* Old option names that keep working. */

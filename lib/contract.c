@@ -164,6 +164,11 @@ static const struct contract_error contract_answers[CONTRACT_NANSWERS] = {
 	    "log",
 	    0, 0 },
 	[CONTRACT_A_INTERNAL] = { 500, "internal error", 0, 0 },
+	/* Recordings (DESIGN 4).  Another owner's recording is not found:
+	 * the answer does not tell that it exists. */
+	[CONTRACT_A_RECORD] = { 400, "record must be a boolean", 0, 0 },
+	[CONTRACT_A_RECORDING_ID] = { 400, "invalid recording id", 0, 0 },
+	[CONTRACT_A_RECORDING_NOT_FOUND] = { 404, "recording not found", 0, 0 },
 };
 
 /* Indexed by PROTO_ERR_*: what each of ptyd's codes is answered with. */
@@ -180,6 +185,7 @@ static const enum contract_answer contract_proto[] = {
 	[PROTO_ERR_TERM_LIMIT] = CONTRACT_A_TERM_LIMIT,
 	[PROTO_ERR_SPAWN] = CONTRACT_A_SPAWN,
 	[PROTO_ERR_EXHAUSTED] = CONTRACT_A_EXHAUSTED,
+	[PROTO_ERR_NOT_FOUND] = CONTRACT_A_RECORDING_NOT_FOUND,
 };
 
 const struct contract_error *
@@ -241,6 +247,8 @@ static const char *const contract_endpoints[CONTRACT_NENDPOINTS] = {
 	[CONTRACT_EP_HEALTH] = "health",
 	[CONTRACT_EP_METRICS] = "metrics",
 	[CONTRACT_EP_LIMITS] = "limits",
+	[CONTRACT_EP_RECORDINGS] = "recordings",
+	[CONTRACT_EP_RECORDING] = "recording",
 };
 
 const char *

@@ -79,6 +79,10 @@ enum contract_answer {
 	CONTRACT_A_DEGRADED, /* 503: health, whose body says why */
 	CONTRACT_A_SETTINGS, /* 500: a CGI run without its settings */
 	CONTRACT_A_INTERNAL, /* 500 */
+	/* Recordings (DESIGN 4). */
+	CONTRACT_A_RECORD,		/* 400: start's record= */
+	CONTRACT_A_RECORDING_ID,	/* 400: recording?id= */
+	CONTRACT_A_RECORDING_NOT_FOUND, /* 404: unknown or another's */
 	CONTRACT_NANSWERS
 };
 
@@ -149,6 +153,8 @@ enum contract_endpoint {
 	CONTRACT_EP_HEALTH,
 	CONTRACT_EP_METRICS,
 	CONTRACT_EP_LIMITS,
+	CONTRACT_EP_RECORDINGS,
+	CONTRACT_EP_RECORDING,
 	CONTRACT_NENDPOINTS
 };
 /* Its NAME; NULL if out of range. */

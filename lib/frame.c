@@ -60,6 +60,7 @@ static const struct field start_fields[] = {
 	NUM(F_U16, msg_start, cols),
 	NUM(F_U8, msg_start, restart),
 	TEXT(msg_start, actor, PROTO_ACTOR_MAX),
+	NUM(F_U8, msg_start, record),
 };
 static const struct field input_fields[] = {
 	TEXT(msg_input, owner, PROTO_OWNER_MAX),
@@ -102,6 +103,43 @@ static const struct field started_fields[] = {
 	NUM(F_I32, msg_started, pid),
 	TEXT(msg_started, workspace, PROTO_PATH_MAX),
 	NUM(F_U8, msg_started, reused),
+	NUM(F_U8, msg_started, recording),
+};
+/* Recordings (DESIGN 4). */
+static const struct field recordings_fields[] = {
+	NUM(F_U8, msg_recordings, all_owners),
+	TEXT(msg_recordings, owner, PROTO_OWNER_MAX),
+	TEXT(msg_recordings, sid, PROTO_SID_MAX),
+};
+static const struct field recording_fields[] = {
+	NUM(F_U8, msg_recording, all_owners),
+	TEXT(msg_recording, owner, PROTO_OWNER_MAX),
+	NUM(F_I64, msg_recording, id),
+};
+static const struct field rec_item_fields[] = {
+	NUM(F_I64, msg_rec_item, id),
+	NUM(F_I64, msg_rec_item, terminal_id),
+	TEXT(msg_rec_item, sid, PROTO_SID_MAX),
+	TEXT(msg_rec_item, owner, PROTO_OWNER_MAX),
+	NUM(F_U32, msg_rec_item, part),
+	NUM(F_I64, msg_rec_item, started_at_us),
+	NUM(F_I64, msg_rec_item, ended_at_us),
+	NUM(F_U64, msg_rec_item, bytes),
+	NUM(F_U8, msg_rec_item, state),
+	TEXT(msg_rec_item, cut_reason, PROTO_REASON_MAX),
+	TEXT(msg_rec_item, sha256, PROTO_SHA256_HEX),
+	NUM(F_U16, msg_rec_item, cols),
+	NUM(F_U16, msg_rec_item, rows),
+};
+static const struct field rec_end_fields[] = {
+	NUM(F_U32, msg_rec_end, count),
+};
+static const struct field rec_file_fields[] = {
+	NUM(F_U64, msg_rec_file, size),
+};
+static const struct field rec_pruned_fields[] = {
+	NUM(F_U32, msg_rec_pruned, removed),
+	NUM(F_U64, msg_rec_pruned, bytes),
 };
 static const struct field close_reply_fields[] = {
 	NUM(F_U8, msg_close_reply, closed),
@@ -224,6 +262,13 @@ static const struct msg_desc msgs[] = {
 	DESC(MSG_EXIT, exit_fields),
 	DESC(MSG_SCREEN, screen_fields),
 	DESC(MSG_REPLAY, replay_fields),
+	DESC(MSG_RECORDINGS, recordings_fields),
+	DESC(MSG_RECORDING, recording_fields),
+	DESC0(MSG_REC_PRUNE),
+	DESC(MSG_REC_ITEM, rec_item_fields),
+	DESC(MSG_REC_END, rec_end_fields),
+	DESC(MSG_REC_FILE, rec_file_fields),
+	DESC(MSG_REC_PRUNED, rec_pruned_fields),
 };
 
 static const struct msg_desc *

@@ -76,6 +76,7 @@ struct msg_start {
 	uint16_t cols;
 	uint8_t	 restart;
 	char	 actor[PROTO_ACTOR_MAX + 1];
+	uint8_t	 record;
 };
 
 struct msg_input {
@@ -129,6 +130,49 @@ struct msg_started {
 	int32_t pid;
 	char	workspace[PROTO_PATH_MAX + 1];
 	uint8_t reused;
+	uint8_t recording;
+};
+
+/* Recordings (DESIGN 4). */
+struct msg_recordings {
+	uint8_t all_owners;
+	char	owner[PROTO_OWNER_MAX + 1];
+	char	sid[PROTO_SID_MAX + 1];
+};
+
+struct msg_recording {
+	uint8_t all_owners;
+	char	owner[PROTO_OWNER_MAX + 1];
+	int64_t id;
+};
+
+struct msg_rec_item {
+	int64_t	 id;
+	int64_t	 terminal_id;
+	char	 sid[PROTO_SID_MAX + 1];
+	char	 owner[PROTO_OWNER_MAX + 1];
+	uint32_t part;
+	int64_t	 started_at_us;
+	int64_t	 ended_at_us;
+	uint64_t bytes;
+	uint8_t	 state;
+	char	 cut_reason[PROTO_REASON_MAX + 1];
+	char	 sha256[PROTO_SHA256_HEX + 1];
+	uint16_t cols;
+	uint16_t rows;
+};
+
+struct msg_rec_end {
+	uint32_t count;
+};
+
+struct msg_rec_file {
+	uint64_t size;
+};
+
+struct msg_rec_pruned {
+	uint32_t removed;
+	uint64_t bytes;
 };
 
 struct msg_close_reply {

@@ -44,8 +44,10 @@
  * MSG_STATS_REPLY the counters of /api/terminal/metrics.  4: MSG_ATTACHED
  * says where the replay ends.  5: MSG_ATTACH carries a mode, MSG_SCREEN.
  * 6: MSG_STATS_REPLY carries the caps in force; MSG_REPLAY.  7:
- * MSG_STATS_REPLY carries the keeper's state (DESIGN 10). */
-#define PROTO_VERSION	  7
+ * MSG_STATS_REPLY carries the keeper's state (DESIGN 10).  8: recordings
+ * (MSG_START's record, MSG_STARTED's recording, MSG_RECORDINGS,
+ * MSG_RECORDING with its descriptor, MSG_REC_PRUNE). */
+#define PROTO_VERSION	  8
 #define PROTO_HDR_LEN	  8
 #define PROTO_MAX_PAYLOAD (256 * 1024)
 
@@ -60,6 +62,7 @@
 #define PROTO_ERRMSG_MAX   256
 #define PROTO_INPUT_MAX	   (8192 * 4)  /* 8192 code points of UTF-8 */
 #define PROTO_INPUT_ID_MAX 64	       /* input_id: 1..64 of [A-Za-z0-9._:-] */
+#define PROTO_SHA256_HEX   64	       /* a recording's SHA-256, hex */
 #define PROTO_OUTPUT_CHUNK (32 * 1024) /* max data bytes in one MSG_OUTPUT */
 /* max text bytes in one MSG_SCREEN: its frame is no larger than a full
  * MSG_OUTPUT's, so a reader sized for those takes it */
@@ -68,7 +71,8 @@
 /* Requests, client -> ptyd: 0x0100 - 0x01ff. */
 enum {
 	/* str owner, str session_id, str workspace ("" = default),
-	 * u16 rows, u16 cols (0 = default), u8 restart, str actor */
+	 * u16 rows, u16 cols (0 = default), u8 restart, str actor,
+	 * u8 record (asked; honoured under record = owner) */
 	MSG_START = 0x0101,
 	/* str owner, str session_id, str input_id ("" = none; a repeated
 	 * one is answered without writing), str data (raw bytes, may be
@@ -86,6 +90,17 @@ enum {
 	MSG_LIST = 0x0106,
 	/* (no fields) */
 	MSG_STATS = 0x0107,
+	/* Recordings (DESIGN 4), numbered apart from the other requests.
+	 * u8 all_owners (a recordings_readers user, or ptydctl), str owner,
+	 * str session_id ("" = every one): answered MSG_REC_ITEM frames,
+	 * newest first, and one MSG_REC_END */
+	MSG_RECORDINGS = 0x0120,
+	/* u8 all_owners, str owner, u64 id: answered MSG_REC_FILE with the
+	 * file's descriptor (SCM_RIGHTS on the frame's first byte), or
+	 * MSG_ERROR PROTO_ERR_NOT_FOUND (unknown, another's, removed) */
+	MSG_RECORDING = 0x0121,
+	/* (no fields): retention now; answered MSG_REC_PRUNED */
+	MSG_REC_PRUNE = 0x0122,
 };
 
 /* Replies, ptyd -> client: 0x0200 - 0x02ff. */
@@ -94,7 +109,7 @@ enum {
 	MSG_OK = 0x0201,
 	/* u16 code (PROTO_ERR_*), str message (no paths, no internals) */
 	MSG_ERROR = 0x0202,
-	/* i32 pid, str workspace (resolved), u8 reused */
+	/* i32 pid, str workspace (resolved), u8 reused, u8 recording */
 	MSG_STARTED = 0x0203,
 	/* u8 closed */
 	MSG_CLOSE_REPLY = 0x0204,
@@ -117,6 +132,25 @@ enum {
 	/* u8 duplicate: the input_id had been accepted before, nothing
 	 * was written this time */
 	MSG_INPUT_DONE = 0x0208,
+	/* i64 id, i64 terminal_id, str session_id, str owner, u32 part,
+	 * i64 started_at_us, i64 ended_at_us (-1 = null), u64 bytes,
+	 * u8 state (PROTO_REC_*), str cut_reason ("" = null), str sha256
+	 * (hex, "" = null), u16 cols, u16 rows */
+	MSG_REC_ITEM = 0x0220,
+	/* u32 count */
+	MSG_REC_END = 0x0221,
+	/* u64 size (the bytes written when it was opened; read no more) */
+	MSG_REC_FILE = 0x0222,
+	/* u32 removed, u64 bytes (freed) */
+	MSG_REC_PRUNED = 0x0223,
+};
+
+/* A recording's state (MSG_REC_ITEM). */
+enum {
+	PROTO_REC_RECORDING = 0,
+	PROTO_REC_FINISHED = 1,
+	PROTO_REC_CUT = 2,
+	PROTO_REC_REMOVED = 3,
 };
 
 /* Stream, ptyd -> client after MSG_ATTACH: 0x0300 - 0x03ff. */
@@ -177,6 +211,7 @@ enum proto_err {
 	PROTO_ERR_EXHAUSTED = 11, /* 503 + Retry-After: a system limit (ptys,
 				   * processes, descriptors) refused the
 				   * shell; the message says which */
+	PROTO_ERR_NOT_FOUND = 12, /* 404: no such recording of theirs */
 };
 
 #endif /* PTYD_PROTO_H */

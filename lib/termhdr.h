@@ -36,6 +36,9 @@
 #define TERMHDR_F_HUP	 0x4 /* the slave side is gone */
 #define TERMHDR_F_REG	 0x8 /* registered (attachable by its id) */
 #define TERMHDR_F_REAPED 0x10 /* its end was told (exit_code is set) */
+/* Recorded: the next ptyd starts its next part (DESIGN 4); a reader
+ * that knows no recordings ignores it. */
+#define TERMHDR_F_RECORD 0x20
 
 struct termhdr {
 	char	 magic[8];

@@ -83,6 +83,7 @@ conn_create(int fd)
 	c = xcalloc(1, sizeof(*c));
 	c->fd = fd;
 	c->io.fd = -1;
+	c->passfd = -1;
 	c->state = CONN_READ_HDR;
 	ev_timer_init(&c->timer, conn_timer_cb, c);
 	ev_defer_init(&c->defer, conn_free_cb, c);
@@ -138,6 +139,9 @@ conn_destroy(struct conn *c)
 	ev_io_del(&c->io);
 	close(c->fd);
 	c->fd = -1;
+	if (c->passfd != -1)
+		close(c->passfd);
+	c->passfd = -1;
 	if (c->v.term != NULL)
 		term_detach(&c->v, ev_now());
 	conn_stream_unqueue(c);
@@ -203,6 +207,51 @@ conn_reply(struct conn *c, uint16_t type, const void *msg)
 		fatal("encoding %s", msg_name(type));
 	conn_out_append(c, &fo);
 	frame_out_free(&fo);
+}
+
+/* A reply that carries fd (a recording's file, DESIGN 4): it goes with
+ * the reply's first byte and is ours to close until then. */
+void
+conn_reply_fd(struct conn *c, uint16_t type, const void *msg, int fd)
+{
+	if (c->passfd != -1)
+		close(c->passfd);
+	c->passfd = fd;
+	conn_reply(c, type, msg);
+}
+
+/* send(2), with the descriptor to pass on the first byte that goes. */
+static ssize_t
+conn_send_out(struct conn *c)
+{
+	union {
+		struct cmsghdr hdr;
+		char	       buf[CMSG_SPACE(sizeof(int))];
+	} cm;
+	struct msghdr mh;
+	struct iovec  iov;
+	ssize_t	      n;
+
+	if (c->passfd == -1)
+		return (send(c->fd, c->out + c->outoff, c->outlen - c->outoff,
+		    MSG_NOSIGNAL));
+	memset(&mh, 0, sizeof(mh));
+	memset(&cm, 0, sizeof(cm));
+	iov.iov_base = c->out + c->outoff;
+	iov.iov_len = c->outlen - c->outoff;
+	mh.msg_iov = &iov;
+	mh.msg_iovlen = 1;
+	mh.msg_control = cm.buf;
+	mh.msg_controllen = sizeof(cm.buf);
+	cm.hdr.cmsg_level = SOL_SOCKET;
+	cm.hdr.cmsg_type = SCM_RIGHTS;
+	cm.hdr.cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(&cm.hdr), &c->passfd, sizeof(int));
+	if ((n = sendmsg(c->fd, &mh, MSG_NOSIGNAL)) > 0) {
+		close(c->passfd);
+		c->passfd = -1;
+	}
+	return (n);
 }
 
 void
@@ -328,8 +377,7 @@ conn_reply_flush(struct conn *c)
 	ssize_t n;
 
 	while (c->outoff < c->outlen) {
-		n = send(c->fd, c->out + c->outoff, c->outlen - c->outoff,
-		    MSG_NOSIGNAL);
+		n = conn_send_out(c);
 		if (n > 0) {
 			c->outoff += (size_t)n;
 			continue;

@@ -38,6 +38,7 @@ int64_t conn_uptime(int64_t now);
  * error nothing changed and nothing was replied). */
 void	      conn_reply(struct conn *c, uint16_t type, const void *msg);
 void	      conn_error(struct conn *c, enum proto_err code, const char *message);
+void conn_reply_fd(struct conn *c, uint16_t type, const void *msg, int fd);
 enum term_err conn_attach(struct conn *c, const struct msg_attach *m,
     int64_t now);
 

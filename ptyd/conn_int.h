@@ -47,6 +47,7 @@ struct conn {
 	size_t		 got;
 	uint8_t		*payload;
 
+	int	 passfd; /* sent with the reply's first byte; -1: none */
 	uint8_t *out; /* CONN_REPLY */
 	size_t	 outlen;
 	size_t	 outcap;

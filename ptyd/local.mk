@@ -34,14 +34,16 @@ ptyd_libptyd_a_SOURCES = \
 	ptyd/anchor.c ptyd/anchor.h ptyd/audit.c ptyd/audit.h \
 	ptyd/auditlog.c ptyd/auditlog.h \
 	ptyd/keeperlink.c ptyd/keeperlink.h ptyd/termmem.c ptyd/termmem.h \
-	ptyd/termadopt.c
+	ptyd/termadopt.c \
+	ptyd/record.c ptyd/record.h
 nodist_ptyd_libptyd_a_SOURCES = ptyd/schema.c
 BUILT_SOURCES += ptyd/schema.c
 ptyd_libptyd_a_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS) $(VTERM_CFLAGS) \
 	$(NETTLE_CFLAGS)
 # ptyd/schema.c is generated in the build tree; it includes "store.h".
 # -iquote, not -I: ptyd/spawn.h must not shadow the system <spawn.h>.
-ptyd_libptyd_a_CPPFLAGS = $(AM_CPPFLAGS) -iquote $(srcdir)/ptyd
+ptyd_libptyd_a_CPPFLAGS = $(AM_CPPFLAGS) -iquote $(srcdir)/ptyd \
+	-iquote $(srcdir)/recorder
 
 ptyd_ptyd_SOURCES = ptyd/main.c
 ptyd_ptyd_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS)

@@ -36,6 +36,7 @@
 #include "log.h"
 #include "mirror.h"
 #include "proc.h"
+#include "record.h"
 #include "ptyd.h"
 #include "reap.h"
 #include "stats.h"
@@ -825,6 +826,36 @@ main_open_store(void)
 	main_tighten(ptyd_conf.db);
 }
 
+/*
+ * Recordings (DESIGN 4): the settings, the folder beside the database's
+ * state, ptyd-recorder beside us (like the keeper).  Before terminals are
+ * adopted, which start their next parts.
+ */
+static void
+main_recordings(void)
+{
+	static char	exe[PATH_MAX], dir[PATH_MAX];
+	struct rec_conf rc;
+	char	       *slash;
+	ssize_t		n;
+
+	memset(&rc, 0, sizeof(rc));
+	rc.policy = (enum rec_policy)config_num(main_cfg, CONFIG_RECORD);
+	rc.input = config_num(main_cfg, CONFIG_RECORD_INPUT) != 0;
+	rc.max_age_s = config_num(main_cfg, CONFIG_RECORD_MAX_AGE) * 86400;
+	rc.max_bytes = (uint64_t)config_num(main_cfg, CONFIG_RECORD_MAX_BYTES);
+	snprintf(dir, sizeof(dir), "%s/recordings", ptyd_conf.state_dir);
+	rc.dir = dir;
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 32);
+	if (n > 0) {
+		exe[n] = '\0';
+		if ((slash = strrchr(exe, '/')) != NULL)
+			strcpy(slash + 1, "ptyd-recorder");
+	}
+	rc.recorder = exe;
+	rec_init(&rc, main_store, ev_now());
+}
+
 /* Accept clients, arm the reaper, and tell whoever waits that we serve. */
 static void
 main_serve(void)
@@ -832,6 +863,7 @@ main_serve(void)
 	int64_t now = ev_now();
 
 	term_init(main_store);
+	main_recordings();
 	conn_init(now);
 	if (listen_start() == -1)
 		fatal("listen");
@@ -878,6 +910,7 @@ static void
 main_finish(void)
 {
 	proc_sweep_flush();
+	rec_done(); /* its rows go in the last flush */
 	mirror_flush(ev_now());
 	store_close(main_store);
 	audit_done();

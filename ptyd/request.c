@@ -17,7 +17,9 @@
 #include "ev.h"
 #include "frame.h"
 #include "proto.h"
+#include "record.h"
 #include "request.h"
+#include "store.h"
 #include "spawn.h"
 #include "stats.h"
 #include "term.h"
@@ -30,6 +32,8 @@ union request_msg {
 	struct msg_close  close;
 	struct msg_attach attach;
 	struct msg_list	  list;
+	struct msg_recordings recordings;
+	struct msg_recording  recording;
 };
 
 static void
@@ -93,6 +97,7 @@ request_start(struct conn *c, union request_msg *m, int64_t now)
 	req.cols = m->start.cols;
 	req.restart = m->start.restart;
 	req.actor = m->start.actor;
+	req.record = m->start.record;
 	e = term_start(&req, now, &t, &reused);
 	if (e == TERM_EBADREQ) {
 		conn_error(c, PROTO_ERR_BAD_REQUEST, "workspace not allowed");
@@ -106,6 +111,7 @@ request_start(struct conn *c, union request_msg *m, int64_t now)
 	ms.pid = t->pid;
 	snprintf(ms.workspace, sizeof(ms.workspace), "%s", t->workspace);
 	ms.reused = (uint8_t)reused;
+	ms.recording = t->rec_id != 0;
 	conn_reply(c, MSG_STARTED, &ms);
 }
 
@@ -222,6 +228,85 @@ request_stats(struct conn *c, union request_msg *m, int64_t now)
 	conn_reply(c, MSG_STATS_REPLY, &mst);
 }
 
+/* ---- recordings (DESIGN 4) ---- */
+
+#define REQUEST_RECS_MAX 2000 /* rows one MSG_RECORDINGS answers, newest */
+
+struct request_recs {
+	struct conn *c;
+	uint32_t     count;
+};
+
+static void
+request_rec_item(const struct store_rec *row, void *arg)
+{
+	struct request_recs *rr = arg;
+	struct msg_rec_item  m;
+
+	memset(&m, 0, sizeof(m));
+	m.id = row->id;
+	m.terminal_id = row->terminal_id;
+	snprintf(m.sid, sizeof(m.sid), "%s", row->sid);
+	snprintf(m.owner, sizeof(m.owner), "%s", row->owner);
+	m.part = row->part;
+	m.started_at_us = (int64_t)(row->started_at * 1e6);
+	m.ended_at_us = row->ended_at >= 0 ? (int64_t)(row->ended_at * 1e6) :
+					     -1;
+	m.bytes = row->bytes;
+	m.state = strcmp(row->state, "finished") == 0 ? PROTO_REC_FINISHED :
+	    strcmp(row->state, "cut") == 0	      ? PROTO_REC_CUT :
+	    strcmp(row->state, "removed") == 0	      ? PROTO_REC_REMOVED :
+							PROTO_REC_RECORDING;
+	snprintf(m.cut_reason, sizeof(m.cut_reason), "%s", row->cut_reason);
+	snprintf(m.sha256, sizeof(m.sha256), "%s", row->sha256);
+	m.cols = (uint16_t)row->cols;
+	m.rows = (uint16_t)row->rows;
+	conn_reply(rr->c, MSG_REC_ITEM, &m);
+	rr->count++;
+}
+
+static void
+request_recordings(struct conn *c, union request_msg *m, int64_t now)
+{
+	struct request_recs rr = { c, 0 };
+	struct msg_rec_end  me;
+
+	(void)now;
+	if (m->recordings.sid[0] != '\0' && !request_sid(c, m->recordings.sid))
+		return;
+	rec_list(m->recordings.all_owners, m->recordings.owner,
+	    m->recordings.sid, REQUEST_RECS_MAX, request_rec_item, &rr);
+	me.count = rr.count;
+	conn_reply(c, MSG_REC_END, &me);
+}
+
+static void
+request_recording(struct conn *c, union request_msg *m, int64_t now)
+{
+	struct msg_rec_file mf;
+	int		    fd;
+
+	(void)now;
+	if (rec_open(m->recording.all_owners, m->recording.owner,
+		m->recording.id, &fd, &mf.size) == -1) {
+		conn_error(c, PROTO_ERR_NOT_FOUND, "recording not found");
+		return;
+	}
+	conn_reply_fd(c, MSG_REC_FILE, &mf, fd);
+}
+
+static void
+request_rec_prune(struct conn *c, union request_msg *m, int64_t now)
+{
+	struct msg_rec_pruned mp;
+	unsigned int	      n;
+
+	(void)m;
+	rec_prune(now, &n, &mp.bytes);
+	mp.removed = n;
+	conn_reply(c, MSG_REC_PRUNED, &mp);
+}
+
 static const struct {
 	uint16_t type;
 	void	 (*serve)(struct conn *, union request_msg *, int64_t);
@@ -233,6 +318,9 @@ static const struct {
 	{ MSG_ATTACH, request_attach },
 	{ MSG_LIST, request_list },
 	{ MSG_STATS, request_stats },
+	{ MSG_RECORDINGS, request_recordings },
+	{ MSG_RECORDING, request_recording },
+	{ MSG_REC_PRUNE, request_rec_prune },
 };
 
 int

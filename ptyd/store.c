@@ -59,7 +59,7 @@
 #include "xmalloc.h"
 
 /* The user_version that sql/schema.sql sets. */
-#define STORE_SCHEMA_VERSION 5
+#define STORE_SCHEMA_VERSION 6
 
 #define STORE_EVENTS_MAX    10000 /* pending audit events */
 #define STORE_ROWS_MAX	    65536 /* pending rows, live ones included */
@@ -122,6 +122,11 @@ static const char *const store_migrations[STORE_SCHEMA_VERSION - 1] = {
 	" INTEGER, kind TEXT NOT NULL, actor TEXT, detail TEXT);"
 	"ALTER TABLE terminal_events ADD COLUMN prev TEXT;"
 	"ALTER TABLE terminal_events ADD COLUMN hash TEXT;",
+	/*
+	 * 5 -> 6.  Recordings (DESIGN 4): a new table that schema.sql
+	 * creates.
+	 */
+	"SELECT 1;",
 };
 
 static const char store_sql_upsert[] =
@@ -305,6 +310,10 @@ struct store {
 	uint64_t dropped_events;
 	uint64_t dropped_rows;
 	double	 dropped_at; /* first drop, for the marker */
+
+	struct store_rec *recs; /* pending recordings' rows */
+	size_t		  nrecs;
+	size_t		  recscap;
 };
 
 static double
@@ -322,6 +331,7 @@ static int  store_write_event(struct store *st, double at, const char *sid,
      int64_t term_id, const char *owner, const char *kind, const char *actor,
      const char *detail);
 static void store_done_clear(struct store *st);
+static int  store_write_recs(struct store *st);
 static void store_done_report(struct store *st);
 
 /* Told of every event after the commit that wrote it (store_set_committed). */
@@ -673,6 +683,9 @@ store_discard(struct store *st)
 	st->seen = NULL;
 	st->nseen = st->seencap = 0;
 	store_queue_clear(st);
+	free(st->recs);
+	st->recs = NULL;
+	st->nrecs = st->recscap = 0;
 }
 
 /* A database from a newer ptyd: leave it alone and run without mirror. */
@@ -1718,6 +1731,8 @@ store_write(struct store *st, double now)
 	}
 	if ((rc = store_write_events(st)) != SQLITE_DONE)
 		goto fail;
+	if ((rc = store_write_recs(st)) != SQLITE_DONE)
+		goto fail;
 	if (st->dropped_events > 0 || st->dropped_rows > 0) {
 		snprintf(detail, sizeof(detail),
 		    "dropped %" PRIu64 " events,"
@@ -1771,6 +1786,7 @@ store_written(struct store *st)
 		store_row_clear(r);
 	}
 	st->nrows = 0;
+	st->nrecs = 0;
 	store_queue_drop(st, st->ev_written);
 }
 
@@ -1908,5 +1924,141 @@ store_pending(const struct store *st)
 	if (st->dbstate == STORE_DB_OFF)
 		return (0);
 	return (st->nrows > 0 || st->nevents > 0 || st->dropped_events > 0 ||
-	    st->dropped_rows > 0 || st->recreated);
+	    st->dropped_rows > 0 || st->recreated || st->nrecs > 0);
+}
+
+/* ---- recordings (DESIGN 4) ---------------------------------------------- */
+
+#define STORE_RECS_MAX 65536 /* pending recordings' rows */
+
+static const char store_sql_rec[] =
+    "INSERT INTO recordings (id, terminal_id, session_id, owner, part, file,"
+    " started_at, ended_at, bytes, sha256, state, cut_reason, cols, rows)"
+    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)"
+    " ON CONFLICT (id) DO UPDATE SET ended_at = ?8, bytes = ?9,"
+    " sha256 = ?10, state = ?11, cut_reason = ?12";
+
+static const char store_sql_recs[] =
+    "SELECT id, terminal_id, session_id, owner, part, file, started_at,"
+    " ended_at, bytes, sha256, state, cut_reason, cols, rows"
+    " FROM recordings ORDER BY id";
+
+void
+store_put_rec(struct store *st, const struct store_rec *r)
+{
+	size_t i;
+
+	if (st->dbstate == STORE_DB_OFF)
+		return;
+	for (i = 0; i < st->nrecs; i++)
+		if (st->recs[i].id == r->id) {
+			st->recs[i] = *r;
+			return;
+		}
+	if (st->nrecs == STORE_RECS_MAX) {
+		st->dropped_rows++;
+		return;
+	}
+	if (st->nrecs == st->recscap) {
+		st->recscap = st->recscap != 0 ? st->recscap * 2 : 16;
+		st->recs = xreallocarray(st->recs, st->recscap,
+		    sizeof(*st->recs));
+	}
+	st->recs[st->nrecs++] = *r;
+}
+
+static void
+store_bind_opt(sqlite3_stmt *s, int i, const char *v)
+{
+	store_bind_text(s, i, v[0] != '\0' ? v : NULL);
+}
+
+/* Inside store_write's transaction: every pending row.  Recordings are
+ * few, so the statement is made here each time. */
+static int
+store_write_recs(struct store *st)
+{
+	sqlite3_stmt	       *s = NULL;
+	const struct store_rec *r;
+	size_t			i;
+	int			rc = SQLITE_DONE;
+
+	if (st->nrecs == 0)
+		return (SQLITE_DONE);
+	if (sqlite3_prepare_v2(st->db, store_sql_rec, -1, &s, NULL) !=
+	    SQLITE_OK)
+		return (sqlite3_errcode(st->db));
+	for (i = 0; i < st->nrecs; i++) {
+		r = &st->recs[i];
+		sqlite3_bind_int64(s, 1, r->id);
+		sqlite3_bind_int64(s, 2, r->terminal_id);
+		store_bind_text(s, 3, r->sid);
+		store_bind_text(s, 4, r->owner);
+		sqlite3_bind_int(s, 5, (int)r->part);
+		store_bind_text(s, 6, r->file);
+		store_bind_time(s, 7, r->started_at);
+		store_bind_time(s, 8, r->ended_at);
+		sqlite3_bind_int64(s, 9, store_u64(r->bytes));
+		store_bind_opt(s, 10, r->sha256);
+		store_bind_text(s, 11, r->state);
+		store_bind_opt(s, 12, r->cut_reason);
+		sqlite3_bind_int(s, 13, r->cols);
+		sqlite3_bind_int(s, 14, r->rows);
+		if ((rc = store_step(s)) != SQLITE_DONE &&
+		    !store_refused(st, rc, "recording", r->id))
+			break;
+		rc = SQLITE_DONE;
+	}
+	sqlite3_finalize(s);
+	return (rc);
+}
+
+static void
+store_col_str(sqlite3_stmt *s, int i, char *out, size_t size)
+{
+	const char *v = (const char *)sqlite3_column_text(s, i);
+
+	snprintf(out, size, "%s", v != NULL ? v : "");
+}
+
+static double
+store_col_time(sqlite3_stmt *s, int i)
+{
+	return (sqlite3_column_type(s, i) == SQLITE_NULL ?
+		-1 :
+		sqlite3_column_double(s, i));
+}
+
+int
+store_recs_load(struct store *st, void (*cb)(const struct store_rec *, void *),
+    void		     *arg)
+{
+	sqlite3_stmt	*s = NULL;
+	struct store_rec r;
+	int		 rc;
+
+	if (st->dbstate != STORE_DB_READY ||
+	    sqlite3_prepare_v2(st->db, store_sql_recs, -1, &s, NULL) !=
+		SQLITE_OK)
+		return (-1);
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		memset(&r, 0, sizeof(r));
+		r.id = sqlite3_column_int64(s, 0);
+		r.terminal_id = sqlite3_column_int64(s, 1);
+		store_col_str(s, 2, r.sid, sizeof(r.sid));
+		store_col_str(s, 3, r.owner, sizeof(r.owner));
+		r.part = (unsigned int)sqlite3_column_int(s, 4);
+		store_col_str(s, 5, r.file, sizeof(r.file));
+		r.started_at = store_col_time(s, 6);
+		r.ended_at = store_col_time(s, 7);
+		r.bytes = (uint64_t)sqlite3_column_int64(s, 8);
+		store_col_str(s, 9, r.sha256, sizeof(r.sha256));
+		store_col_str(s, 10, r.state, sizeof(r.state));
+		store_col_str(s, 11, r.cut_reason, sizeof(r.cut_reason));
+		r.cols = sqlite3_column_int(s, 12);
+		r.rows = sqlite3_column_int(s, 13);
+		cb(&r, arg);
+	}
+	sqlite3_finalize(s);
+	return (rc == SQLITE_DONE ? 0 : -1);
 }

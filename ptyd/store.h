@@ -140,4 +140,34 @@ void store_set_live(const int64_t *ids, size_t n);
 /* Ids of new terminals are above id (one a keeper holds, maybe unwritten). */
 void store_reserve_id(struct store *, int64_t id);
 
+/*
+ * Recordings (DESIGN 4): a row of `recordings` as ptyd/record.c holds it.
+ * Times are Unix seconds (< 0: NULL); "" strings are NULL but for sid,
+ * owner and file.
+ */
+struct store_rec {
+	int64_t	     id;
+	int64_t	     terminal_id;
+	char	     sid[129];	 /* PROTO_SID_MAX + 1 */
+	char	     owner[257]; /* PROTO_OWNER_MAX + 1 */
+	unsigned int part;
+	char	     file[64];
+	double	     started_at;
+	double	     ended_at;
+	uint64_t     bytes;
+	char	     sha256[65];
+	char	     state[16]; /* recording, finished, cut, removed */
+	char	     cut_reason[33];
+	int	     cols;
+	int	     rows;
+};
+
+/* Queue the row (replacing what is pending for its id), written by the
+ * next flush in its transaction. */
+void store_put_rec(struct store *, const struct store_rec *);
+/* Every row, oldest id first, to cb: at start only (ptyd's memory is the
+ * truth from then on).  -1 if the database is not readable now. */
+int store_recs_load(struct store *,
+    void (*cb)(const struct store_rec *, void *), void *arg);
+
 #endif /* PTYD_STORE_H */

@@ -34,6 +34,7 @@
 #include "proto.h"
 #include "screen.h"
 #include "ptyd.h"
+#include "record.h"
 #include "keeperlink.h"
 #include "term.h"
 #include "termmem.h"
@@ -684,6 +685,8 @@ term_start(const struct term_start_req *req, int64_t now, struct term **out,
 	snprintf(detail, sizeof(detail), "pid %ld, %ux%u, %s", (long)t->pid,
 	    t->rows, t->cols, t->workspace);
 	mirror_event(t, now, TERM_EV_START, req->actor, detail);
+	rec_policy_apply(t, req->record);
+	rec_begin(t, now);
 	mirror_mark(t);
 	*out = t;
 	return (TERM_OK);
@@ -776,12 +779,18 @@ term_input_once(const char *owner, const char *sid, const char *input_id,
 	enum term_err e;
 
 	*duplicate = 0;
-	if (keeperlink_under())
-		return (term_input_keeper(owner, sid, input_id, actor, data,
-		    len, now, duplicate));
+	if (keeperlink_under()) {
+		e = term_input_keeper(owner, sid, input_id, actor, data, len,
+		    now, duplicate);
+		if (e == TERM_OK && !*duplicate)
+			rec_input(term_find(owner, sid), data, len, now);
+		return (e);
+	}
 	if (input_id == NULL || input_id[0] == '\0') {
-		if ((e = term_input(owner, sid, data, len, now)) == TERM_OK)
+		if ((e = term_input(owner, sid, data, len, now)) == TERM_OK) {
 			mirror_input(term_find(owner, sid), now, actor, len);
+			rec_input(term_find(owner, sid), data, len, now);
+		}
 		return (e);
 	}
 	/*
@@ -801,6 +810,7 @@ term_input_once(const char *owner, const char *sid, const char *input_id,
 	if (e == TERM_OK && t != NULL) {
 		once_add(&t->once, input_id);
 		mirror_input(t, now, actor, len);
+		rec_input(t, data, len, now);
 	}
 	return (e);
 }

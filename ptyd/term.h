@@ -154,6 +154,11 @@ struct term {
 	 * more than a ring past it until they are back or the hold ends
 	 * (termadopt.c). */
 	uint64_t hold;
+
+	/* Recordings (record.c): recorded by the policy, survives a
+	 * take-over in the header; the recording now (0: none). */
+	int	record;
+	int64_t rec_id;
 };
 
 struct term_start_req {
@@ -164,6 +169,7 @@ struct term_start_req {
 	unsigned int cols;
 	int	     restart;
 	const char  *actor;
+	int	     record; /* start asked to record */
 };
 
 void term_init(struct store *);

@@ -33,6 +33,7 @@
 #include "log.h"
 #include "mirror.h"
 #include "ptyd.h"
+#include "record.h"
 #include "term.h"
 #include "term_int.h"
 #include "termmem.h"
@@ -207,6 +208,10 @@ term_adopt(struct kadopt *a, int64_t now)
 	term_pid_add(t);
 	if (ev_io_add(&t->io, t->master, EPOLLIN, term_io_cb, t) == -1)
 		log_warn("term %s: epoll add", t->sid);
+	/* Recorded: the last ptyd's part ended with it (takeover); the
+	 * next one starts here, before any output is read. */
+	t->record = (h->flags & TERMHDR_F_RECORD) != 0;
+	rec_begin(t, now);
 	if (got > 0)
 		log_info("term %s: %llu bytes of a read the last ptyd was "
 			 "killed in recovered",

@@ -25,6 +25,7 @@
 #include "log.h"
 #include "mirror.h"
 #include "ptyd.h"
+#include "record.h"
 #include "screen.h"
 #include "spawn.h"
 #include "term.h"
@@ -121,6 +122,8 @@ term_read_scan(struct term *t, const uint8_t *p, size_t n)
 	if (t->screen == NULL)
 		t->screen = screen_new(t->rows, t->cols);
 	screen_scan_output(t->screen, ring_end(&t->ring) - (uint64_t)n, p, n);
+	if (t->rec_id != 0)
+		rec_output(t, p, n, ev_now());
 }
 
 static void
@@ -369,11 +372,14 @@ void
 term_set_size(struct term *t, unsigned int rows, unsigned int cols)
 {
 	struct winsize ws;
+	uint16_t       was_rows = t->rows, was_cols = t->cols;
 
 	if (rows != 0)
 		t->rows = (uint16_t)rows;
 	if (cols != 0)
 		t->cols = (uint16_t)cols;
+	if (t->rec_id != 0 && (t->rows != was_rows || t->cols != was_cols))
+		rec_resize(t, ev_now());
 	if (t->screen != NULL)
 		screen_resize(t->screen, &t->ring, t->rows, t->cols,
 		    term_screen_may_step() ? SCREEN_SLICE_WORK : 0);

@@ -37,6 +37,7 @@
 #include "proc.h"
 #include "proto.h"
 #include "ptyd.h"
+#include "record.h"
 #include "term.h"
 #include "term_int.h"
 #include "termstate.h"
@@ -99,6 +100,8 @@ term_set_state(struct term *t, enum term_state to, enum term_reason why,
 	t->state = to;
 	if (why != TERM_R_NONE)
 		t->reason = why;
+	if (to == TERM_EXITED)
+		rec_end(t, now);
 	switch (tr->timer) {
 	case TERM_TIMER_STOP:
 		ev_timer_stop(&t->timer);

@@ -140,10 +140,10 @@ termmem_sync(struct term *t)
 	h->state = (uint32_t)t->state;
 	h->reason = (uint32_t)t->reason;
 	h->flags = (t->spoke ? TERMHDR_F_SPOKE : 0) |
-	    (t->killed ? TERMHDR_F_KILLED : 0) |
-	    (t->hup ? TERMHDR_F_HUP : 0) |
+	    (t->killed ? TERMHDR_F_KILLED : 0) | (t->hup ? TERMHDR_F_HUP : 0) |
 	    (t->registered ? TERMHDR_F_REG : 0) |
-	    (t->reaped ? TERMHDR_F_REAPED : 0);
+	    (t->reaped ? TERMHDR_F_REAPED : 0) |
+	    (t->record ? TERMHDR_F_RECORD : 0);
 	h->exit_code = t->exit_code;
 	h->last_activity = t->last_activity;
 	h->unwatched_since = t->unwatched_since;

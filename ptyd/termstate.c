@@ -64,6 +64,9 @@ static const char *const term_event_names[TERM_NEVENTS] = {
 	[TERM_EV_CHAIN] = "chain",
 	[TERM_EV_TAMPER] = "tamper",
 	[TERM_EV_PRUNE] = "prune",
+	[TERM_EV_RECORD] = "record",
+	[TERM_EV_RECORD_END] = "record_end",
+	[TERM_EV_RECORDING_REMOVED] = "recording_removed",
 };
 
 /* Per reason: its wire name in the contract (-1: none), the audit event

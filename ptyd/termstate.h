@@ -80,6 +80,10 @@ enum term_event {
 	TERM_EV_CHAIN,	   /* where the hash chain starts */
 	TERM_EV_TAMPER,	   /* the chain's head was not what ptyd wrote */
 	TERM_EV_PRUNE,	   /* ptydctl prune */
+	/* Recordings (DESIGN 4). */
+	TERM_EV_RECORD,		   /* a recording starts */
+	TERM_EV_RECORD_END,	   /* it ended: finished or cut */
+	TERM_EV_RECORDING_REMOVED, /* retention deleted its file */
 	TERM_NEVENTS
 };
 

@@ -38,6 +38,7 @@ CREATE TABLE IF NOT EXISTS terminals (
 -- kinds: start attach detach resize input close exit reap evict shutdown
 -- kinds: lost gap screen takeover upgrade
 -- kinds: upgrade_failed dropped recreated chain tamper prune
+-- kinds: record record_end recording_removed
 -- input is one per request (detail "N bytes"); close is a close or a
 -- restart; lost: running when an earlier ptyd stopped; screen: an
 -- attach=screen whose screen was drawn only in part, the rest replayed;
@@ -46,8 +47,10 @@ CREATE TABLE IF NOT EXISTS terminals (
 -- upgrade_failed, dropped (detail: how many events it could not keep),
 -- recreated (file deleted under it), chain (where the hash chain
 -- starts), tamper (the chain's head was not what ptyd wrote), prune
--- (ptydctl prune).  terminal_id is no foreign key: events outlive pruned
--- rows.
+-- (ptydctl prune).  record: a recording starts (detail "recording=ID
+-- part=P"); record_end: it ended (its state, bytes, the cut's reason);
+-- recording_removed: retention deleted its file.  terminal_id is no
+-- foreign key: events outlive pruned rows.
 --
 -- The hash chain (DESIGN 7, ptyd/chain.c): id is the row's seq, one more
 -- than the row before; hash is the SHA-256 (hex) of every field of the
@@ -104,6 +107,34 @@ BEGIN
 	SELECT RAISE(ABORT, 'terminal_events is append-only');
 END;
 
+-- One row per recording (DESIGN 4): a terminal's output as asciicast v2
+-- in <state_dir>/recordings/<file>, written by ptyd-recorder, the row by
+-- ptyd (write-behind, like terminals).  part: 1, then 2, 3... when a
+-- take-over or a recorder's restart starts the terminal's next file.
+-- sha256 (hex) of the whole file once it ended; bytes: its size.  cut:
+-- it ended early (cut_reason: behind, disk, takeover, recorder);
+-- removed: retention deleted the file (the row stays).
+CREATE TABLE IF NOT EXISTS recordings (
+	id		INTEGER PRIMARY KEY,
+	terminal_id	INTEGER NOT NULL,
+	session_id	TEXT NOT NULL,
+	owner		TEXT,
+	part		INTEGER NOT NULL,
+	file		TEXT NOT NULL,	-- relative to <state_dir>/recordings
+	started_at	REAL NOT NULL,
+	ended_at	REAL,
+	bytes		INTEGER NOT NULL DEFAULT 0,
+	sha256		TEXT,
+	state		TEXT NOT NULL CHECK (state = 'recording' OR
+			    state = 'finished' OR state = 'cut' OR
+			    state = 'removed'),
+	cut_reason	TEXT,
+	cols		INTEGER,
+	rows		INTEGER
+);
+CREATE INDEX IF NOT EXISTS recordings_owner_started
+	ON recordings (owner, started_at);
+
 -- Used by the views and by sql/audit.sql.
 CREATE INDEX IF NOT EXISTS terminals_state_ended
 	ON terminals (state, ended_at);
@@ -152,4 +183,4 @@ SELECT	id, at, datetime(at, 'unixepoch') AS at_utc, session_id,
 	terminal_id, kind, actor, detail
 FROM terminal_events;
 
-PRAGMA user_version = 5;
+PRAGMA user_version = 6;
