@@ -49,7 +49,7 @@ export function recordingRow(r, nowMs) {
 		id: r.id,
 		terminal: String(r.session_id ?? '') + (r.part > 1 ? ' part ' + r.part : '') +
 		    (r.owner ? ' \u00b7 ' + r.owner : ''),
-		started: ago(r.started_at, nowMs),
+		started: Number.isFinite(r.started_at) ? ago(r.started_at, nowMs) + ' ago' : '',
 		length: Number.isFinite(r.started_at) ? fmtClock(end - r.started_at) : '',
 		size: fmtBytes(r.bytes),
 		state,

@@ -420,7 +420,7 @@ test('a recording in words: clock, size, state, what can be played', () => {
 	const now = 10000 * 1000;
 	const r = recordingRow({ id: 4, session_id: 'abc', owner: 'alice', part: 2, started_at: 10000 - 125,
 		ended_at: 10000 - 5, bytes: 4096, state: 'cut', cut_reason: 'disk' }, now);
-	assert.deepEqual(r, { id: 4, terminal: 'abc part 2 \u00b7 alice', started: '2 min', length: '2:00', size: '4.0 KiB',
+	assert.deepEqual(r, { id: 4, terminal: 'abc part 2 \u00b7 alice', started: '2 min ago', length: '2:00', size: '4.0 KiB',
 		state: 'cut (disk)', playable: true });
 	const live = recordingRow({ id: 5, session_id: 's', owner: '', part: 1, started_at: 10000 - 10, ended_at: null,
 		bytes: 10, state: 'recording', cut_reason: null }, now);
