@@ -134,7 +134,7 @@ async function askShared() {
 
 // The bar's parts each mode has, shown from the start: nothing in the
 // bar appears later, so the terminal's size never jumps.
-for (const id of ['share-open', 'recordings-open', 'watchers-open'])
+for (const id of ['share-open', 'watchers-open'])
 	$(id).hidden = mode !== 'owner';
 if (mode === 'share') {
 	// The owner's terminals are not this user's to list, open or close.
@@ -174,6 +174,7 @@ async function playMode(id) {
 	new Clipboard({ term, host: $('term'), $, settings: settings.values, notice, claim: () => {}, readOnly: true });
 	new Dialogs({ $, term, search: view.search, host: $('term-wrap'), sid: null, settings,
 		newId: randomId, layoutChanged: () => {} });
+	new RecordingsDialog({ $, term });
 	const player = new Player({ $, view, status, id });
 	window.ptyd = { term, player, get replay() { return player.replay; } };
 	await player.load();

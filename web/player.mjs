@@ -59,11 +59,13 @@ export function recordingRow(r, nowMs) {
 
 // The list of recordings, from the bar's Recordings button.
 export class RecordingsDialog {
-	// env: {$, term}.
+	// env: {$, term}.  Opened from the picker of terminals.
 	constructor(env) {
 		this.env = env;
 		const { $ } = env;
+		$('recordings-open').hidden = false;
 		$('recordings-open').addEventListener('click', () => {
+			$('picker').close();
 			this.fill();
 			$('recordings').showModal();
 		});
