@@ -253,7 +253,8 @@ async function terminalMode() {
 	const clipboard = new Clipboard({ term, host: $('term'), $, settings: settings.values, notice,
 		claim: () => viewer.claim(), readOnly });
 	if (role === 'owner') {
-		new ShareDialog({ $, sid, term, notice, copy: (text) => clipboard.copy(text) });
+		new ShareDialog({ $, sid, term, notice, copy: (text) => clipboard.copy(text),
+			opening: () => watchers.close() });
 		new RecordingsDialog({ $, term });
 	}
 	const layoutChanged = () => viewer.layoutChanged();

@@ -36,12 +36,16 @@ export function shareUser(u) {
 
 export class ShareDialog {
 	// env: {$, sid, copy(text) (a promise of true when copied),
-	// notice(text), term (to focus after)}.
+	// notice(text), term (to focus after), opening() (before it opens)}.
 	constructor(env) {
 		this.env = env;
 		const { $ } = env;
 		this.dlg = $('share');
-		$('share-open').addEventListener('click', () => this.open());
+		// Opened from the watchers' panel, which closes (env.opening).
+		$('share-open').addEventListener('click', () => {
+			env.opening();
+			this.open();
+		});
 		$('share-create').addEventListener('click', () => this.create());
 		$('share-copy').addEventListener('click', () => this.copy());
 		this.dlg.addEventListener('close', () => {

@@ -42,8 +42,15 @@ function viewport(page) {
 }
 
 // A share of the page's terminal made through its Share dialog: the link.
-async function shareByDialog(page, role, user) {
+// The Share dialog, from the watchers' panel.
+async function openShare(page) {
+	if (await page.evaluate(() => document.getElementById('watchers').hidden))
+		await page.click('#watchers-open');
 	await page.click('#share-open');
+}
+
+async function shareByDialog(page, role, user) {
+	await openShare(page);
 	await page.selectOption('#share-role', role);
 	await page.fill('#share-user', user);
 	await page.click('#share-create');
@@ -78,8 +85,10 @@ export function watchTests(test, h) {
 			// The token leaves the DOM when the dialog closes.
 			await alice.keyboard.press('Escape');
 			await h.poll(() => alice.evaluate(() => !document.getElementById('share').open), 'the dialog to close', 5000);
-			if ((await alice.inputValue('#share-link')) !== '' || (await alice.content()).includes(link.split('#share=')[1]))
-				throw new Error('the share\'s token stayed in the page after the dialog closed');
+			// The dialog's close event comes a moment after it closes.
+			const token = link.split('#share=')[1];
+			await h.poll(async () => (await alice.inputValue('#share-link')) === '' && !(await alice.content()).includes(token),
+			    'the share\'s token to leave the page once the dialog closed', 3000);
 			const bob = h.watchPage(await bctx.newPage(), errors);
 			await bob.goto(link);
 			await bob.waitForSelector('#status[data-kind="connected"]', { timeout: 30000 });
@@ -124,7 +133,7 @@ export function watchTests(test, h) {
 				throw new Error(`the token is still in the address: ${bob.url()}`);
 			if ((await bob.textContent('#badge')).trim() !== 'view only')
 				throw new Error('no "view only" badge');
-			for (const id of ['#close', '#share-open', '#terminals'])
+			for (const id of ['#close', '#share-open', '#watchers-open', '#terminals'])
 				if (await bob.isVisible(id))
 					throw new Error(`${id} is shown on a view-only page`);
 
@@ -162,7 +171,7 @@ export function watchTests(test, h) {
 				throw new Error('the token is in the browser\'s storage');
 
 			// Revoked: bob's page says so and asks nothing more.
-			await alice.click('#share-open');
+			await openShare(alice);
 			await alice.waitForSelector('#share-rows button', { timeout: 10000 });
 			await alice.click('#share-rows button');
 			await bob.waitForSelector('#ended:not([hidden])', { timeout: 15000 });
