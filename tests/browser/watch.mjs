@@ -7,7 +7,17 @@
 // nginx's auth_basic, so ptyd.fcgi runs with auth = front; recording on).
 // Does not own: the runner, the helpers (run.mjs passes them in as `h`).
 
+import fs from 'node:fs';
+import path from 'node:path';
+
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+async function shot(h, page, name) {
+	fs.mkdirSync(h.OUT, { recursive: true });
+	const file = path.join(h.OUT, name);
+	await page.screenshot({ path: file });
+	console.log(`# screenshot: ${file}`);
+}
 
 const ALICE = { username: 'alice', password: 'alice-pw-34' };
 const BOB = { username: 'bob', password: 'bob-pw-34' };
@@ -98,6 +108,7 @@ export function watchTests(test, h) {
 				const rows = await alice.$$eval('#watchers-rows tr', (trs) => trs.map((tr) => tr.textContent));
 				return rows.some((r) => /^bob · share \d+view/.test(r));
 			}, 'bob in the list, view', 5000);
+			await shot(h, alice, 'watchers.png');
 			// The terminal's size did not change for the panel.
 			await bob.close();
 			await h.poll(async () => (await alice.textContent('#watchers-count')) === '0', 'the count back to 0', 15000);
@@ -157,6 +168,7 @@ export function watchTests(test, h) {
 			// Output still flows to bob.
 			await h.type(alice, 'echo after-bob-typed');
 			await h.waitLine(bob, 'after-bob-typed');
+			await shot(h, bob, 'view-only.png');
 
 			// Every request carried the token in its header, none in its URL.
 			for (const r of api) {
@@ -254,6 +266,7 @@ export function watchTests(test, h) {
 			await page.click('#play-toggle');
 			await h.poll(() => page.evaluate(() => window.ptyd.replay.ended), 'the end of the recording', 30000);
 			const got = await viewport(page);
+			await shot(h, page, 'player.png');
 			if (got.text !== want.text || got.cols !== want.cols || got.rows !== want.rows)
 				throw new Error(`the player ends on another screen (${got.cols}x${got.rows}, live ${want.cols}x${want.rows}):\n${got.text}\n--- live:\n${want.text}`);
 			if ((await page.getAttribute('#player', 'data-state')) !== 'ended')
