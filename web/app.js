@@ -144,6 +144,8 @@ if (mode === 'share') {
 }
 if (mode !== 'owner') {
 	$('close').hidden = true;
+	if (mode === 'play')
+		document.body.dataset.fixedSize = '';
 	view.setReadOnly(true);   // until a control share says otherwise
 }
 
@@ -190,6 +192,10 @@ async function terminalMode() {
 	const viewerId = randomId();
 	const limits = defaultLimits();
 	view.setReadOnly(readOnly);
+	if (readOnly)
+		document.body.dataset.fixedSize = '';
+	else
+		delete document.body.dataset.fixedSize;
 	const now = () => Date.now();
 	const timers = { setTimeout: (fn, ms) => setTimeout(fn, ms), clearTimeout: (t) => clearTimeout(t), now };
 	const page = { live: () => false, ended: () => false };   // the link's, once it is made
