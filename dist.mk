@@ -20,7 +20,8 @@ EXTRA_DIST += .clang-format .clang-tidy .editorconfig \
 	tests/integration tests/attack/attack.py \
 	tests/browser/run.mjs tests/browser/correctness.mjs \
 	tests/browser/features.mjs tests/browser/status.mjs \
-	tests/browser/security.mjs tests/browser/package.json \
+	tests/browser/security.mjs tests/browser/watch.mjs \
+	tests/browser/package.json \
 	tests/browser/package-lock.json \
 	tests/daemon/README tests/fuzz/make-corpus.py \
 	tests/keeper/upgrade_from_rev.sh debian docs/proposals \

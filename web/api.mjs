@@ -3,27 +3,49 @@
 //
 // Owns: the API's path (relative to the page, so it works under any
 // sub-path), fetch with a deadline, the shape of an answer, the limits the
-// server states (GET limits) and how they are read.  Does not own: what to
-// do with an answer (its caller), retrying (backoff.mjs and the caller).
+// server states (GET limits) and how they are read, and a share link's
+// token (in memory only: every request of a page opened from the link
+// carries it as the Ptyd-Share header, never in its URL).  Does not own:
+// what to do with an answer (its caller), retrying (backoff.mjs and the
+// caller).
 
 import { retryAfterMs } from './backoff.mjs';
 
 export const API = 'api/terminal/';
 export const PROBE_TIMEOUT_MS = 3000;  // list, limits: a server that does not answer
 
+// The share link's token this page was opened with, or null (DESIGN 2,
+// "Shares").  Set once by app.js from the address's fragment; kept here
+// only, never stored, logged or put in a URL.
+let shareToken = null;
+
+export function useShare(token) {
+	shareToken = token;
+}
+
+export function sharing() {
+	return shareToken !== null;
+}
+
+// headers (an object) with the share's header added, when there is one.
+export function apiHeaders(headers = {}) {
+	return shareToken === null ? headers : { ...headers, 'Ptyd-Share': shareToken };
+}
+
 // fetch with a deadline (and the caller's signal, if any): rejects
 // (AbortError) when no answer came in time or the caller gave up.
-async function fetchTimed(url, init, timeoutMs, signal) {
+// asText: the answer's text, else its JSON (null when it is not JSON).
+async function fetchTimed(url, init, timeoutMs, signal, asText = false) {
 	const ctl = new AbortController();
 	const timer = timeoutMs ? setTimeout(() => ctl.abort(), timeoutMs) : 0;
 	const give = () => ctl.abort();
 	if (signal)
 		signal.addEventListener('abort', give, { once: true });
 	try {
-		const res = await fetch(url, { ...init, signal: ctl.signal });
+		const res = await fetch(url, { ...init, headers: apiHeaders(init.headers), signal: ctl.signal });
 		let data = null;
 		try {
-			data = await res.json();
+			data = asText ? await res.text() : await res.json();
 		} catch {
 			data = null;
 		}
@@ -58,6 +80,23 @@ export async function getJson(endpoint, signal = null, timeoutMs = PROBE_TIMEOUT
 			status: res.status,
 			why: data && typeof data.error === 'string' ? data.error : null,
 		});
+	return data;
+}
+
+// GET a text answer (a recording): resolves to its text, rejects as
+// getJson does.
+export async function getText(endpoint, signal = null, timeoutMs = 60000) {
+	const { res, data } = await fetchTimed(API + endpoint,
+	    { cache: 'no-store', credentials: 'same-origin' }, timeoutMs, signal, true);
+	if (!res.ok || data === null) {
+		let why = null;
+		try {
+			why = JSON.parse(data).error;
+		} catch {
+			why = null;
+		}
+		throw Object.assign(new Error('HTTP ' + res.status), { status: res.status, why });
+	}
 	return data;
 }
 

@@ -21,7 +21,8 @@ export function pastePreview(text) {
 
 export class Clipboard {
 	// env: {term, host (the terminal's element), $ (an element by id),
-	// settings (values), notice(text), claim()}.
+	// settings (values), notice(text), claim(), readOnly (a page that
+	// never types: a view-only share, the player; copy only)}.
 	constructor(env) {
 		this.env = env;
 		this.listen();
@@ -66,6 +67,10 @@ export class Clipboard {
 	// run each line at its line break.  Then xterm.js brackets it.
 	async paste(raw) {
 		const env = this.env;
+		if (env.readOnly) {
+			env.notice('this page only watches: nothing can be pasted into the terminal');
+			return;
+		}
 		const text = sanitizePaste(raw);
 		if (text !== raw)
 			env.notice('control characters were removed from the paste');

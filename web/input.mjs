@@ -58,6 +58,7 @@ export function halvedLimit(limit, text) {
 
 export class InputQueue {
 	// env: {post(endpoint, body, timeoutMs), sid, viewerId, limits,
+	// readOnly (a view-only share: nothing is ever sent),
 	// live() (is there a shell to type into), ended() (is it gone), notice(text, cause),
 	// clearNotice(cause), rtt(ms), setTimeout, clearTimeout, now()}.
 	constructor(env) {
@@ -71,7 +72,7 @@ export class InputQueue {
 	}
 
 	add(text) {
-		if (this.env.ended())
+		if (this.env.readOnly || this.env.ended())
 			return;
 		const { data, cut } = fitQueue(this.pending, text);
 		if (cut)

@@ -88,6 +88,7 @@ const ANSWERED_OSC = [4, 10, 11, 12, 17, 19];
 
 export class Keys {
 	// env: {term, view, keybar (element), isMac, input (the queue),
+	// readOnly (no keys go anywhere: no key bar),
 	// viewer, link, coarse (the pointer query), settings (values),
 	// copySelection(), openFind(), zoom(delta), layoutChanged()}.
 	constructor(env) {
@@ -195,7 +196,7 @@ export class Keys {
 
 	showBar() {
 		const k = this.env.settings.keybar;
-		this.env.keybar.hidden = !(k === 'on' || (k === 'auto' && this.env.coarse.matches));
+		this.env.keybar.hidden = this.env.readOnly || !(k === 'on' || (k === 'auto' && this.env.coarse.matches));
 		this.env.layoutChanged();
 	}
 

@@ -31,6 +31,11 @@
 // every timer and aborts every request of the one before, and an answer
 // that comes for a state already left is dropped by when(), the one place
 // that asks.  Only the stream's own request passes from connecting to open.
+//
+// A page opened from a share link (env.shared) never starts a shell and
+// cannot list the owner's terminals: it asks GET shared where others ask
+// list, and a share that is no longer valid (403, or the stream's last
+// event share_ended) ends the link at once, with no reconnect.
 
 import { Stream } from './stream.mjs';
 import { RETRY_MAX_MS, backoffMs, retryDelay, transient } from './backoff.mjs';
@@ -88,7 +93,7 @@ class State {
 }
 
 export class Link {
-	// env: {sid, limits, fetch(url, init), getJson(endpoint, signal),
+	// env: {sid, shared (opened from a share link), limits, fetch(url, init), getJson(endpoint, signal),
 	// post(endpoint, body, timeoutMs), setTimeout, clearTimeout, now(),
 	// ui}.  ui: status(kind, text, short), notice(text, cause),
 	// clearNotice(cause), live() (the shell is there: send what waits),
@@ -149,6 +154,12 @@ export class Link {
 
 	// The shell ended or was closed: d as terminal_closed says it.
 	closed(d) {
+		if (d.reason === 'restarted' && this.env.shared) {
+			// A share is for one run of the shell: it ended with it.
+			this.ui.status('closed', 'share ended');
+			this.enter('ended', 'The shell was restarted by its owner: this share has ended.');
+			return;
+		}
 		if (d.reason === 'restarted') {
 			// Another tab replaced the shell under this id: follow it.
 			this.lastId = null;
@@ -159,6 +170,36 @@ export class Link {
 		const [status, text] = endText(d);
 		this.ui.status(d.reason === 'exit' ? 'exited' : 'closed', status);
 		this.enter('ended', 'The shell ' + text + '.');
+	}
+
+	// The stream's share_ended {reason}: revoked or expired.
+	shareEnded(d) {
+		this.ui.status('closed', 'share ended');
+		this.enter('ended', d && d.reason === 'expired' ? 'This share link has expired.'
+		    : 'The owner stopped sharing this terminal.');
+	}
+
+	// The share is refused (403 share not valid): unknown, revoked,
+	// expired, its terminal ended, or for another user.  Nothing will
+	// change that by retrying.
+	shareInvalid() {
+		this.ui.status('closed', 'share not valid');
+		this.enter('ended', 'This share link is not valid (any more): it was revoked, it expired, ' +
+		    'its terminal ended, or it is for another user.');
+	}
+
+	// GET shared's answer as the terminal's {running, rows, cols}
+	// (answered: the page's own, already on its way).
+	askShared(st, ok, answered = null) {
+		this.when(st, answered ?? this.env.getJson('shared', st.signal), ok, (e) => {
+			if (e.status === 403)
+				this.shareInvalid();
+			else
+				this.enter('waiting', {
+					kind: e.status === undefined || transient(e.status) ? 'unreachable' : 'reconnecting',
+					why: e.why || null,
+				});
+		});
 	}
 
 	// Ctrl+C was typed: skip a flood (above; stream.mjs says what one is).
@@ -244,6 +285,10 @@ export class Link {
 	}
 
 	refused(res) {
+		if (res.status === 403 && this.env.shared) {
+			this.shareInvalid();
+			return;
+		}
 		if (res.status === 404) {
 			// Not running: closed elsewhere, reaped, or lingered past.
 			this.enter('recovering');
@@ -266,6 +311,15 @@ const ENTRY = {
 	// size.
 	starting(st, { fresh, listed }) {
 		this.ui.status('connecting', 'starting…', 'starting');
+		if (this.env.shared) {
+			this.askShared(st, (s) => {
+				if (s.running)
+					this.begin(this.ui.isActive() ? null : { rows: s.rows, cols: s.cols });
+				else
+					this.closed({ reason: 'gone', exit_code: null });
+			}, listed);
+			return;
+		}
 		if (fresh) {
 			this.postStart(st, fresh);
 			return;
@@ -322,6 +376,18 @@ const ENTRY = {
 
 	// Is the terminal still there?  Then resume; else say how it ended.
 	recovering(st) {
+		if (this.env.shared) {
+			this.askShared(st, (s) => {
+				if (!s.running) {
+					this.closed({ reason: 'gone', exit_code: null });
+					return;
+				}
+				if (!this.ui.isActive())
+					this.ui.adopt(s.rows, s.cols);
+				this.enter('connecting');
+			});
+			return;
+		}
 		this.when(st, this.env.getJson('list', st.signal), (list) => {
 			const mine = (list.terminals || []).find((t) => t.session_id === this.env.sid);
 			if (mine === undefined) {
@@ -340,7 +406,7 @@ const ENTRY = {
 	// Silence on a stream that never carried a byte: if the server
 	// answers otherwise, something between holds the stream back.
 	probing(st) {
-		this.when(st, this.env.getJson('list', st.signal), () => this.enter('buffered'),
+		this.when(st, this.env.getJson(this.env.shared ? 'shared' : 'list', st.signal), () => this.enter('buffered'),
 		    () => this.enter('waiting', { kind: 'unreachable' }));
 	},
 

@@ -10,12 +10,13 @@ WEB_SRC = web/index.html web/app.js web/style.css web/favicon.svg \
 	web/api.mjs web/backoff.mjs web/clipboard.mjs web/dialogs.mjs \
 	web/input.mjs web/keys.mjs web/link.mjs web/paste.mjs web/predict.mjs \
 	web/settings.mjs web/sse.mjs web/status.mjs web/stream.mjs web/view.mjs \
-	web/viewer.mjs
+	web/viewer.mjs web/cast.mjs web/replay.mjs web/fragment.mjs \
+	web/watchers.mjs web/share.mjs web/player.mjs
 EXTRA_DIST += $(WEB_SRC) web/package.json web/package-lock.json \
 	scripts/build-web
 # The page's checks travel with it (scripts/test --only js, make lint-js).
 EXTRA_DIST += tests/js/pure.test.mjs tests/js/sse.test.mjs \
-	tests/js/link.test.mjs tests/js/eslint.config.mjs \
+	tests/js/link.test.mjs tests/js/watch.test.mjs tests/js/eslint.config.mjs \
 	tests/js/package.json tests/js/package-lock.json
 WEB_XTERM = $(srcdir)/web/node_modules/@xterm/xterm/lib/xterm.mjs
 

@@ -128,6 +128,23 @@ export class Stream {
 		} catch {
 			return true;
 		}
+		// Events without an id of their own stand for no position (the
+		// parser repeats the last id seen on them, as EventSource does):
+		// they never move the position a resume starts from.
+		switch (m.event) {
+		case 'heartbeat':
+			this.endReplay();
+			return true;
+		case 'watchers':
+			if (this.ui.watchers && d !== null && typeof d === 'object')
+				this.ui.watchers(d.watchers);
+			return true;
+		case 'share_ended':
+			link.shareEnded(d);
+			return false;
+		default:
+			break;
+		}
 		if (m.id !== null && m.id !== '')
 			link.lastId = m.id;
 		switch (m.event) {
@@ -138,9 +155,6 @@ export class Stream {
 			return true;
 		case 'screen':
 			this.screen(d, m.id);
-			return true;
-		case 'heartbeat':
-			this.endReplay();
 			return true;
 		case 'gap':
 			this.ui.notice('history gap: ' + d.lost + ' bytes of output were lost while this page was away or behind');

@@ -59,6 +59,7 @@ export class TermView {
 		this.unparsedMax = 0;    // the most it has been (for the tests)
 		this.replayWrites = 0;   // replayed chunks xterm has not parsed yet
 		this.drainWaiters = [];  // resolvers of readers waiting for FLOW_LOW
+		this.readOnly = false;   // never takes keys (setReadOnly)
 		this.open();
 	}
 
@@ -180,8 +181,9 @@ export class TermView {
 	}
 
 	// Output into xterm.js; `replayed` while the stream replays (its
-	// queries are not answered while xterm parses it).
-	write(text, replayed) {
+	// queries are not answered while xterm parses it); parsed() once
+	// xterm has parsed it.
+	write(text, replayed, parsed = null) {
 		if (replayed)
 			this.replayWrites++;
 		this.unparsed += text.length;
@@ -191,12 +193,34 @@ export class TermView {
 				this.replayWrites--;
 			this.unparsed -= text.length;
 			this.predictor.check();
+			if (parsed !== null)
+				parsed();
 			if (this.unparsed <= FLOW_LOW && this.drainWaiters.length > 0) {
 				const waiting = this.drainWaiters;
 				this.drainWaiters = [];
 				waiting.forEach((resolve) => resolve());
 			}
 		});
+	}
+
+	// A recording's output (replay.mjs): written as replayed output is,
+	// resolved once parsed, so the player feeds no faster than xterm.js
+	// draws.
+	feed(text) {
+		return new Promise((resolve) => this.write(text, true, resolve));
+	}
+
+	// The terminal's size set from outside (a recording's, a share's):
+	// nothing is fitted to the box.
+	setSize(cols, rows) {
+		if (this.term.cols !== cols || this.term.rows !== rows)
+			this.term.resize(cols, rows);
+	}
+
+	// A view that never takes keys (a view-only share, the player).
+	setReadOnly(on) {
+		this.readOnly = on;
+		this.term.options.disableStdin = on;
 	}
 
 	// xterm holds so much unparsed that the stream should wait.
@@ -218,7 +242,7 @@ export class TermView {
 
 	// The shell is gone (stdin off, no cursor), or back (a new one).
 	setEnded(over) {
-		this.term.options.disableStdin = over;
+		this.term.options.disableStdin = over || this.readOnly;
 		this.term.options.cursorBlink = over ? false : this.blink();
 		if (over)
 			this.term.write('\x1b[?25l');   // hide the cursor: nothing reads keys now

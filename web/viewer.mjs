@@ -19,7 +19,9 @@ import { INPUT_TIMEOUT_MS } from './input.mjs';
 const RESIZE_DEBOUNCE_MS = 120;
 
 export class Viewer {
-	// env: {term, fit (the fit addon), sid, viewerId, post, live()}.
+	// env: {term, fit (the fit addon), sid, viewerId, post, live(),
+	// readOnly (a view-only share: never the active tab, never a resize:
+	// the view takes the terminal's size, from GET shared and the screen)}.
 	constructor(env) {
 		this.env = env;
 		this.active = false;
@@ -39,6 +41,8 @@ export class Viewer {
 	}
 
 	claim() {
+		if (this.env.readOnly)
+			return;
 		if (!this.active) {
 			this.active = true;
 			this.sentSize = null;   // another tab may have changed it
@@ -74,7 +78,10 @@ export class Viewer {
 	// The active tab's terminal follows its box (window resizes, the bar
 	// wrapping, the on-screen keyboard); other tabs keep the shared size.
 	refit() {
-		if (this.active || this.sharedSize === null) {
+		if (this.env.readOnly) {
+			if (this.sharedSize !== null)
+				this.adoptSize(this.sharedSize.rows, this.sharedSize.cols);
+		} else if (this.active || this.sharedSize === null) {
 			try {
 				this.env.fit.fit();
 			} catch {
@@ -96,7 +103,7 @@ export class Viewer {
 	// active tab sends.
 	async pump() {
 		const env = this.env;
-		if (this.inflight || !env.live() || !this.active)
+		if (this.inflight || !env.live() || !this.active || env.readOnly)
 			return;
 		const want = { rows: env.term.rows, cols: env.term.cols };
 		const s = this.sentSize;

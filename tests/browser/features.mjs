@@ -292,11 +292,12 @@ export function featureTests(test, h) {
 			// Tab from the start of the page reaches every control of the bar.
 			await page.evaluate(() => document.activeElement.blur());
 			const reached = new Set();
-			for (let i = 0; i < 8; i++) {
+			for (let i = 0; i < 9; i++) {
 				await page.keyboard.press('Tab');
 				reached.add(await page.evaluate(() => document.activeElement.id));
 			}
-			for (const id of ['session', 'find-open', 'settings-open', 'terminals', 'new', 'close']) {
+			for (const id of ['session', 'watchers-open', 'find-open',
+				'settings-open', 'terminals', 'new', 'close']) {
 				if (!reached.has(id))
 					throw new Error(`Tab does not reach #${id} (reached ${[...reached].join(' ')})`);
 			}

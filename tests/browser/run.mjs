@@ -29,6 +29,7 @@ import { correctnessTests } from './correctness.mjs';
 import { featureTests } from './features.mjs';
 import { securityTests } from './security.mjs';
 import { statusTests } from './status.mjs';
+import { watchTests } from './watch.mjs';
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const STACK = path.join(REPO, 'scripts', 'ptyd-stack');
@@ -483,6 +484,7 @@ correctnessTests(test, helpers);
 featureTests(test, helpers);
 securityTests(test, helpers);
 statusTests(test, helpers);
+watchTests(test, helpers);
 
 // ---- runner ---------------------------------------------------------------------
 

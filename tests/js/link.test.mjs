@@ -72,7 +72,7 @@ function later() {
 	return Object.assign(p, { resolve, reject });
 }
 
-function setup() {
+function setup(extra = {}) {
 	const clock = new Clock();
 	const log = { status: [], notices: [], output: [], ended: [], fetches: [], lists: [], posts: [] };
 	const ui = {
@@ -101,6 +101,7 @@ function setup() {
 		fetch: (url, init) => { const d = later(); log.fetches.push({ url, init, d }); return d; },
 		getJson: (ep, signal) => { const d = later(); log.lists.push({ ep, signal, d }); return d; },
 		post: (ep, b) => { const d = later(); log.posts.push({ ep, b, d }); return d; },
+		...extra,
 	};
 	return { clock, log, ui, link: new Link(env) };
 }
@@ -423,4 +424,117 @@ test('input: typed before the shell is there, it waits; cleared at the end', asy
 	sent[0].d.resolve({ status: 200 });
 	await settle();
 	assert.equal(sent.length, 1);
+});
+
+test('a watchers event goes to the page and moves no position', async () => {
+	const s = setup();
+	const seen = [];
+	s.ui.watchers = (w) => seen.push(w);
+	const b = await opened(s);
+	b.send('event: watchers\ndata: {"watchers": [{"actor": "bob", "role": "view", "share": 3, "since": 5}]}\n\n');
+	await settle();
+	assert.equal(s.link.lastId, null, 'no id before: none after');
+	b.send('id: 77\nevent: output\ndata: {"text":"x"}\n\n');
+	b.send('event: watchers\ndata: {"watchers": []}\n\n');
+	await settle();
+	assert.equal(s.link.lastId, '77');
+	assert.deepEqual(seen, [[{ actor: 'bob', role: 'view', share: 3, since: 5 }], []]);
+	assert.deepEqual(s.log.output, [['x', true]]);
+	assert.equal(s.link.state, 'open');
+});
+
+// A link opened from a share link, attached through GET shared.
+async function sharedOpen(s) {
+	s.link.start(false);
+	await settle();
+	assert.equal(s.log.lists.at(-1).ep, 'shared');
+	s.log.lists.at(-1).d.resolve({ session_id: SID, role: 'view', running: true, rows: 30, cols: 100 });
+	await settle();
+	assert.equal(s.link.state, 'connecting');
+	const b = body();
+	s.log.fetches.at(-1).d.resolve({ status: 200, body: b });
+	await settle();
+	assert.equal(s.link.state, 'open');
+	return b;
+}
+
+test('a share link: GET shared, never start or list; its size adopted', async () => {
+	const s = setup({ shared: true });
+	const sizes = [];
+	s.ui.isActive = () => false;
+	s.ui.adopt = (rows, cols) => sizes.push([rows, cols]);
+	const b = await sharedOpen(s);
+	assert.deepEqual(sizes, [[30, 100]]);
+	assert.equal(s.log.posts.length, 0, 'no start');
+	assert.ok(s.log.lists.every((l) => l.ep === 'shared'), 'no list');
+	// A dropped stream asks shared again, then resumes.
+	b.send('id: 9\nevent: output\ndata: {"text":"a"}\n\n');
+	await settle();
+	b.end();
+	await settle();
+	await s.clock.advance(250);
+	assert.equal(s.link.state, 'recovering');
+	assert.equal(s.log.lists.at(-1).ep, 'shared');
+	s.log.lists.at(-1).d.resolve({ session_id: SID, role: 'view', running: true, rows: 31, cols: 101 });
+	await settle();
+	assert.equal(s.link.state, 'connecting');
+	assert.match(s.log.fetches.at(-1).url, /last_event_id=9/);
+	assert.deepEqual(sizes.at(-1), [31, 101]);
+	assert.equal(s.log.posts.length, 0);
+});
+
+test('a share ended (revoked or expired) ends the page, with no reconnect', async () => {
+	for (const [reason, words] of [['revoked', /stopped sharing/], ['expired', /expired/]]) {
+		const s = setup({ shared: true });
+		const b = await sharedOpen(s);
+		b.send('event: share_ended\ndata: {"reason": "' + reason + '"}\n\n');
+		await settle();
+		assert.equal(s.link.state, 'ended');
+		assert.match(s.log.ended[0], words);
+		const n = s.log.fetches.length + s.log.lists.length;
+		await s.clock.advance(60000);
+		assert.equal(s.log.fetches.length + s.log.lists.length, n, 'nothing asked after the end');
+	}
+});
+
+test('a share refused (403) ends the page at once, from GET shared or the stream', async () => {
+	const s = setup({ shared: true });
+	s.link.start(false);
+	await settle();
+	s.log.lists.at(-1).d.reject(Object.assign(new Error('HTTP 403'), { status: 403, why: 'share not valid' }));
+	await settle();
+	assert.equal(s.link.state, 'ended');
+	assert.match(s.log.ended[0], /not valid/);
+	await s.clock.advance(60000);
+	assert.equal(s.log.lists.length, 1);
+	assert.equal(s.log.fetches.length, 0);
+
+	const t = setup({ shared: true });
+	t.link.start(false);
+	await settle();
+	t.log.lists.at(-1).d.resolve({ session_id: SID, role: 'view', running: true, rows: 24, cols: 80 });
+	await settle();
+	t.log.fetches.at(-1).d.resolve({ status: 403, body: body() });
+	await settle();
+	assert.equal(t.link.state, 'ended');
+	await t.clock.advance(60000);
+	assert.equal(t.log.fetches.length, 1);
+	assert.equal(t.log.lists.length, 1);
+});
+
+test('a shared shell restarted by its owner ends the share; one not running has ended', async () => {
+	const s = setup({ shared: true });
+	const b = await sharedOpen(s);
+	b.send('id: 5\nevent: terminal_closed\ndata: {"reason": "restarted", "exit_code": null}\n\n');
+	await settle();
+	assert.equal(s.link.state, 'ended');
+	assert.match(s.log.ended[0], /restarted/);
+
+	const t = setup({ shared: true });
+	t.link.start(false);
+	await settle();
+	t.log.lists.at(-1).d.resolve({ session_id: SID, role: 'view', running: false, rows: 24, cols: 80 });
+	await settle();
+	assert.equal(t.link.state, 'ended');
+	assert.equal(t.log.fetches.length, 0);
 });
