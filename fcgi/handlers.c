@@ -392,41 +392,28 @@ list_frame(struct ctx *c, const struct frame_hdr *hdr, const uint8_t *buf,
 	return (0);
 }
 
+/* One item frame of a list into arr: 0 for more, 1 at the list's end,
+ * -1 answered. */
+typedef int (*list_item_fn)(struct ctx *, const struct frame_hdr *,
+    const uint8_t *, json_t *);
+
 /*
- * Read MSG_LIST_ITEMs up to MSG_LIST_END into arr, the first frame
- * already in buf (ptyd_open_first).  0, or -1 answered.
+ * Ask ptyd for a list (the request m of type), read its item frames
+ * into an array with each until the end, and answer {key: [...]}.
  */
-static int
-list_read(struct ctx *c, int fd, struct frame_hdr *hdr, uint8_t *buf,
-    int64_t deadline, json_t *arr)
-{
-	int r;
-
-	while ((r = list_frame(c, hdr, buf, arr)) == 0) {
-		if (client_recv(fd, hdr, buf, REPLY_BUF, deadline) == -1) {
-			ptyd_answer_failed(c->r, errno);
-			return (-1);
-		}
-	}
-	return (r == 1 ? 0 : -1);
-}
-
 static void
-ep_list(struct ctx *c, json_t *body)
+list_call(struct ctx *c, uint16_t type, const void *m, const char *key,
+    list_item_fn each)
 {
 	struct frame_out fo;
 	struct frame_hdr hdr;
-	struct msg_list	 m;
 	uint8_t		*buf = NULL;
 	json_t		*arr = NULL, *o;
 	int64_t		 deadline;
-	int		 fd = -1;
+	int		 fd = -1, r;
 
-	(void)body;
-	memset(&m, 0, sizeof(m));
-	strcpy(m.owner, c->owner);
 	frame_out_init(&fo);
-	if (msg_encode(&fo, MSG_LIST, &m) == -1 ||
+	if (msg_encode(&fo, type, m) == -1 ||
 	    (buf = malloc(REPLY_BUF)) == NULL || (arr = json_array()) == NULL) {
 		http_answer(c->r, CONTRACT_A_INTERNAL);
 		goto out;
@@ -437,17 +424,33 @@ ep_list(struct ctx *c, json_t *body)
 		ptyd_answer_failed(c->r, errno);
 		goto out;
 	}
-	if (list_read(c, fd, &hdr, buf, deadline, arr) == -1)
-		goto out;
-	o = json_pack("{s:O}", "terminals", arr);
-	http_json(c->r, 200, o, NULL);
-	json_decref(o);
+	while ((r = each(c, &hdr, buf, arr)) == 0)
+		if (client_recv(fd, &hdr, buf, REPLY_BUF, deadline) == -1) {
+			ptyd_answer_failed(c->r, errno);
+			goto out;
+		}
+	if (r == 1) {
+		o = json_pack("{s:O}", key, arr);
+		http_json(c->r, 200, o, NULL);
+		json_decref(o);
+	}
 out:
 	if (fd != -1)
 		close(fd);
 	json_decref(arr);
 	free(buf);
 	frame_out_free(&fo);
+}
+
+static void
+ep_list(struct ctx *c, json_t *body)
+{
+	struct msg_list m;
+
+	(void)body;
+	memset(&m, 0, sizeof(m));
+	strcpy(m.owner, c->owner);
+	list_call(c, MSG_LIST, &m, "terminals", list_frame);
 }
 
 /*
@@ -689,46 +692,13 @@ shares_frame(struct ctx *c, const struct frame_hdr *hdr, const uint8_t *buf,
 static void
 ep_shares(struct ctx *c, json_t *body)
 {
-	struct frame_out  fo;
-	struct frame_hdr  hdr;
 	struct msg_shares m;
-	uint8_t		 *buf = NULL;
-	json_t		 *arr = NULL, *o;
-	int64_t		  deadline;
-	int		  fd = -1, r;
 
 	memset(&m, 0, sizeof(m));
 	if (get_sid(c, body, m.sid, sizeof(m.sid)) == -1)
 		return;
 	strcpy(m.owner, c->owner);
-	frame_out_init(&fo);
-	if (msg_encode(&fo, MSG_SHARES, &m) == -1 ||
-	    (buf = malloc(REPLY_BUF)) == NULL || (arr = json_array()) == NULL) {
-		http_answer(c->r, CONTRACT_A_INTERNAL);
-		goto out;
-	}
-	deadline = client_now_ms() + FRONT_CALL_MS;
-	if ((fd = ptyd_open_first(&c->r->conf->ptyd, &fo, &hdr, buf, REPLY_BUF,
-		 deadline)) == -1) {
-		ptyd_answer_failed(c->r, errno);
-		goto out;
-	}
-	while ((r = shares_frame(c, &hdr, buf, arr)) == 0)
-		if (client_recv(fd, &hdr, buf, REPLY_BUF, deadline) == -1) {
-			ptyd_answer_failed(c->r, errno);
-			goto out;
-		}
-	if (r == 1) {
-		o = json_pack("{s:O}", "shares", arr);
-		http_json(c->r, 200, o, NULL);
-		json_decref(o);
-	}
-out:
-	if (fd != -1)
-		close(fd);
-	json_decref(arr);
-	free(buf);
-	frame_out_free(&fo);
+	list_call(c, MSG_SHARES, &m, "shares", shares_frame);
 }
 
 static void
@@ -881,13 +851,7 @@ rec_list_frame(struct ctx *c, const struct frame_hdr *hdr, const uint8_t *buf,
 static void
 ep_recordings(struct ctx *c, json_t *body)
 {
-	struct frame_out      fo;
-	struct frame_hdr      hdr;
 	struct msg_recordings m;
-	uint8_t		     *buf = NULL;
-	json_t		     *arr = NULL, *o;
-	int64_t		      deadline;
-	int		      fd = -1, r;
 
 	(void)body;
 	memset(&m, 0, sizeof(m));
@@ -895,34 +859,7 @@ ep_recordings(struct ctx *c, json_t *body)
 	strcpy(m.owner, c->owner);
 	if (c->has_qsid)
 		strcpy(m.sid, c->qsid);
-	frame_out_init(&fo);
-	if (msg_encode(&fo, MSG_RECORDINGS, &m) == -1 ||
-	    (buf = malloc(REPLY_BUF)) == NULL || (arr = json_array()) == NULL) {
-		http_answer(c->r, CONTRACT_A_INTERNAL);
-		goto out;
-	}
-	deadline = client_now_ms() + FRONT_CALL_MS;
-	if ((fd = ptyd_open_first(&c->r->conf->ptyd, &fo, &hdr, buf, REPLY_BUF,
-		 deadline)) == -1) {
-		ptyd_answer_failed(c->r, errno);
-		goto out;
-	}
-	while ((r = rec_list_frame(c, &hdr, buf, arr)) == 0)
-		if (client_recv(fd, &hdr, buf, REPLY_BUF, deadline) == -1) {
-			ptyd_answer_failed(c->r, errno);
-			goto out;
-		}
-	if (r == 1) {
-		o = json_pack("{s:O}", "recordings", arr);
-		http_json(c->r, 200, o, NULL);
-		json_decref(o);
-	}
-out:
-	if (fd != -1)
-		close(fd);
-	json_decref(arr);
-	free(buf);
-	frame_out_free(&fo);
+	list_call(c, MSG_RECORDINGS, &m, "recordings", rec_list_frame);
 }
 
 /* ?id=N: 1..18 digits.  0, or -1 answered. */

@@ -524,36 +524,52 @@ http_frame_headers(const char *ancestors, char *out, size_t size,
 	return (0);
 }
 
+/* A response's header lines up to the blank line, into b. */
+static void
+http_head(struct buf *b, const struct req *r, int status, const char *ctype,
+    const char *cache, const char *extra, uint64_t len)
+{
+	buf_adds(b, "Status: ");
+	buf_addu64(b, (uint64_t)status);
+	buf_addc(b, ' ');
+	buf_adds(b, http_reason(status));
+	buf_adds(b, "\r\nContent-Type: ");
+	buf_adds(b, ctype);
+	buf_adds(b, "\r\nCache-Control: ");
+	buf_adds(b, cache);
+	buf_adds(b, "\r\n");
+	buf_adds(b,
+	    r->conf != NULL ? r->conf->frame_headers : HTTP_FRAME_DEFAULT);
+	if (extra != NULL)
+		buf_adds(b, extra);
+	buf_adds(b, "Content-Length: ");
+	buf_addu64(b, len);
+	buf_adds(b, "\r\n\r\n");
+}
+
+/* Write what b holds as the response's start. */
+static int
+http_send(struct req *r, int status, struct buf *b)
+{
+	int rv;
+
+	r->responded = 1;
+	r->status = status;
+	rv = b->failed ? -1 : req_write(r, b->p, b->len);
+	buf_free(b);
+	return (rv);
+}
+
 int
 http_respond(struct req *r, int status, const char *ctype, const char *cache,
     const char *extra, const char *body, size_t len)
 {
 	struct buf b;
-	int	   rv;
 
 	buf_init(&b, len + 4096);
-	buf_adds(&b, "Status: ");
-	buf_addu64(&b, (uint64_t)status);
-	buf_addc(&b, ' ');
-	buf_adds(&b, http_reason(status));
-	buf_adds(&b, "\r\nContent-Type: ");
-	buf_adds(&b, ctype);
-	buf_adds(&b, "\r\nCache-Control: ");
-	buf_adds(&b, cache);
-	buf_adds(&b, "\r\n");
-	buf_adds(&b,
-	    r->conf != NULL ? r->conf->frame_headers : HTTP_FRAME_DEFAULT);
-	if (extra != NULL)
-		buf_adds(&b, extra);
-	buf_adds(&b, "Content-Length: ");
-	buf_addu64(&b, len);
-	buf_adds(&b, "\r\n\r\n");
+	http_head(&b, r, status, ctype, cache, extra, len);
 	buf_add(&b, body, len);
-	r->responded = 1;
-	r->status = status;
-	rv = b.failed ? -1 : req_write(r, b.p, b.len);
-	buf_free(&b);
-	return (rv);
+	return (http_send(r, status, &b));
 }
 
 int
@@ -561,28 +577,10 @@ http_respond_head(struct req *r, int status, const char *ctype,
     const char *cache, uint64_t len)
 {
 	struct buf b;
-	int	   rv;
 
 	buf_init(&b, 4096);
-	buf_adds(&b, "Status: ");
-	buf_addu64(&b, (uint64_t)status);
-	buf_addc(&b, ' ');
-	buf_adds(&b, http_reason(status));
-	buf_adds(&b, "\r\nContent-Type: ");
-	buf_adds(&b, ctype);
-	buf_adds(&b, "\r\nCache-Control: ");
-	buf_adds(&b, cache);
-	buf_adds(&b, "\r\n");
-	buf_adds(&b,
-	    r->conf != NULL ? r->conf->frame_headers : HTTP_FRAME_DEFAULT);
-	buf_adds(&b, "Content-Length: ");
-	buf_addu64(&b, len);
-	buf_adds(&b, "\r\n\r\n");
-	r->responded = 1;
-	r->status = status;
-	rv = b.failed ? -1 : req_write(r, b.p, b.len);
-	buf_free(&b);
-	return (rv);
+	http_head(&b, r, status, ctype, cache, NULL, len);
+	return (http_send(r, status, &b));
 }
 
 /* The row's Retry-After, as a header line, into extra ("" if none). */
