@@ -316,6 +316,9 @@ void	     term_evict(struct term *, const char *cap, unsigned int max,
 struct term *term_evict_pick(const char *owner);
 /* status: waitpid's, or TERM_STATUS_UNKNOWN (not our child: no code). */
 #define TERM_STATUS_UNKNOWN (-1)
+/* Places of max_viewers that streams through shares never take: the
+ * owner's own page always finds one (DESIGN 2). */
+#define TERM_OWNER_PLACES 2
 void	     term_child_exited(struct term *, int status, int64_t now);
 void	     term_reap_children(int64_t now);
 void	     term_sigchld(pid_t, int64_t now);

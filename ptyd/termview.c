@@ -45,6 +45,29 @@ term_view_event(struct term *t, const struct viewer *v, enum term_event own,
 	mirror_event(t, now, shared, v->actor, detail);
 }
 
+/*
+ * Whether v may take a place: the limit, and for a stream through a share
+ * all but TERM_OWNER_PLACES of it (half, for a limit below twice that),
+ * so that whoever holds a link cannot fill the places and lock the
+ * owner's own page out.
+ */
+static int
+term_view_room(const struct term *t, const struct viewer *v)
+{
+	const struct viewer *w;
+	unsigned int	     max = ptyd_conf.max_viewers, keep, shared = 0;
+
+	if (t->nviewers >= max)
+		return (0);
+	if (v->share_id == 0)
+		return (1);
+	keep = max >= 2 * TERM_OWNER_PLACES ? TERM_OWNER_PLACES : max / 2;
+	TAILQ_FOREACH (w, &t->viewers, entry)
+		if (w->share_id != 0)
+			shared++;
+	return (shared + keep < max);
+}
+
 enum term_err
 term_attach(const char *owner, const char *sid, struct viewer *v, int has_pos,
     uint64_t pos, const char *actor, int64_t now, uint64_t *resume,
@@ -57,7 +80,7 @@ term_attach(const char *owner, const char *sid, struct viewer *v, int has_pos,
 	*lost = 0;
 	if ((t = term_find(owner, sid)) == NULL)
 		return (TERM_ENOTRUNNING);
-	if (t->nviewers >= ptyd_conf.max_viewers)
+	if (!term_view_room(t, v))
 		return (TERM_EVIEWERS);
 
 	first = ring_boundary(&t->ring, ring_start(&t->ring));

@@ -400,3 +400,29 @@ def test_anonymous_links_only_with_share_anonymous(st, anon, new_sid):
             assert r.status == 200 and r.json()["role"] == "view", r
     finally:
         a.close_term(sid)
+
+
+def test_a_link_cannot_take_the_owners_last_places(make_stack, new_sid):
+    """max_viewers = 4: streams through a share get two places, then 429;
+    the owner's own pages still get the other two."""
+    s = make_stack("share-places", users=USERS,
+                   env=["PTYD_MAX_VIEWERS=4"])
+    a, b = s.client("alice"), s.client("bob")
+    sid = start(a, new_sid)
+    tok = share(a, sid, [], user="bob")["token"]
+    opened = []
+    try:
+        for _ in range(2):
+            opened.append(b.stream(None, headers=hdr(tok)))
+            assert opened[-1].status == 200, opened[-1].body
+        third = b.stream(None, headers=hdr(tok))
+        opened.append(third)
+        assert third.status == 429, third.body
+        for _ in range(2):
+            opened.append(a.stream(sid))
+            assert opened[-1].status == 200, opened[-1].body
+        opened.append(a.stream(sid))
+        assert opened[-1].status == 429, opened[-1].body
+    finally:
+        for v in opened:
+            v.close()
