@@ -35,6 +35,8 @@
 #include "utf8.h"
 
 #define REPLY_BUF (PROTO_HDR_LEN + 16 * 1024)
+/* The watchers' list at its longest (64 names of 256 bytes) is more. */
+#define WATCHERS_REPLY_BUF (PROTO_HDR_LEN + 16 + PROTO_WATCHERS_BYTES)
 
 /*
  * May msg reach ptyd twice (ptyd_call retries it on a new connection when
@@ -58,28 +60,27 @@ call_retry_safe(uint16_t type, const void *msg)
 }
 
 /*
- * Send msg and read one reply.  Returns 0 with the reply of type want
- * decoded into out; otherwise -1, and unless quiet the error has been
- * answered.
+ * Send msg and read one reply into buf (size bytes).  Returns 0 with the
+ * reply of type want decoded into out, whose bytes fields point into buf;
+ * otherwise -1, and unless quiet the error has been answered.  call_as:
+ * the same into a buffer of its own, for replies without bytes fields.
  */
 static int
-call_as(struct ctx *c, uint16_t type, const void *msg, uint16_t want, void *out,
-    int quiet)
+call_in(struct ctx *c, uint16_t type, const void *msg, uint16_t want, void *out,
+    int quiet, uint8_t *buf, size_t size)
 {
 	struct frame_out fo;
 	struct frame_hdr hdr;
 	struct msg_error me;
-	uint8_t		*buf = NULL;
 	int		 rv = -1;
 
 	frame_out_init(&fo);
-	if (msg_encode(&fo, type, msg) == -1 ||
-	    (buf = malloc(REPLY_BUF)) == NULL) {
+	if (msg_encode(&fo, type, msg) == -1) {
 		if (!quiet)
 			http_answer(c->r, CONTRACT_A_INTERNAL);
 		goto out;
 	}
-	if (ptyd_call(&c->r->conf->ptyd, &fo, &hdr, buf, REPLY_BUF,
+	if (ptyd_call(&c->r->conf->ptyd, &fo, &hdr, buf, size,
 		call_retry_safe(type, msg),
 		client_now_ms() + FRONT_CALL_MS) == -1) {
 		if (!quiet)
@@ -106,8 +107,24 @@ call_as(struct ctx *c, uint16_t type, const void *msg, uint16_t want, void *out,
 	}
 	rv = 0;
 out:
-	free(buf);
 	frame_out_free(&fo);
+	return (rv);
+}
+
+static int
+call_as(struct ctx *c, uint16_t type, const void *msg, uint16_t want, void *out,
+    int quiet)
+{
+	uint8_t *buf;
+	int	 rv;
+
+	if ((buf = malloc(REPLY_BUF)) == NULL) {
+		if (!quiet)
+			http_answer(c->r, CONTRACT_A_INTERNAL);
+		return (-1);
+	}
+	rv = call_in(c, type, msg, want, out, quiet, buf, REPLY_BUF);
+	free(buf);
 	return (rv);
 }
 
@@ -756,14 +773,23 @@ ep_watchers(struct ctx *c, json_t *body)
 	struct msg_watchers	  m;
 	struct msg_watchers_reply r;
 	struct buf		  b;
+	uint8_t			 *rb;
 
 	memset(&m, 0, sizeof(m));
 	if (get_sid(c, body, m.sid, sizeof(m.sid)) == -1)
 		return;
 	strcpy(m.owner, c->owner);
 	share_copy(c, m.share, sizeof(m.share));
-	if (call(c, MSG_WATCHERS, &m, MSG_WATCHERS_REPLY, &r) == -1)
+	/* r.data points into rb: kept until the answer is made. */
+	if ((rb = malloc(WATCHERS_REPLY_BUF)) == NULL) {
+		http_answer(c->r, CONTRACT_A_INTERNAL);
 		return;
+	}
+	if (call_in(c, MSG_WATCHERS, &m, MSG_WATCHERS_REPLY, &r, 0, rb,
+		WATCHERS_REPLY_BUF) == -1) {
+		free(rb);
+		return;
+	}
 	buf_init(&b, 64 * 1024);
 	if (sse_watchers_json(&b, &r) == -1)
 		http_answer(c->r, CONTRACT_A_INTERNAL);
@@ -771,6 +797,7 @@ ep_watchers(struct ctx *c, json_t *body)
 		http_respond(c->r, 200, "application/json", "no-store", NULL,
 		    b.p, b.len);
 	buf_free(&b);
+	free(rb);
 }
 
 /* ---- recordings (DESIGN 4) ---------------------------------------------- */

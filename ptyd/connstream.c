@@ -646,11 +646,51 @@ conn_stream_kick(struct conn *c)
 	ev_defer(&conn_pump_defer);
 }
 
+/*
+ * v's share ended: from now on the stream holds nothing of the terminal,
+ * whatever its socket does (a viewer that reads nothing must not hold the
+ * shell back, nor fill a viewer's place, until the stall timeout).  The
+ * rest of a frame partly written is copied out of the ring (at most a
+ * frame; a share's stream has no watchers frame, so the side frame is
+ * free) and the viewer leaves the terminal now; share_ended follows that
+ * rest (conn_stream_side).  The caller walks the viewers safely.
+ */
+static void
+conn_stream_letgo(struct conn *c)
+{
+	struct conn_batch b;
+	size_t		  off = 0;
+	int		  i;
+
+	if (c->inflight) {
+		b.niov = 0;
+		b.total = 0;
+		if (c->wframe != NULL || conn_batch_inflight(c, &b) == -1) {
+			conn_destroy(c);
+			return;
+		}
+		c->wframe = xmalloc(b.total);
+		for (i = 0; i < b.niov; i++) {
+			memcpy(c->wframe + off, b.iov[i].iov_base,
+			    b.iov[i].iov_len);
+			off += b.iov[i].iov_len;
+		}
+		c->wlen = b.total;
+		c->woff = 0;
+		c->inflight = 0;
+	}
+	term_detach(&c->v, ev_now());
+}
+
 static void
 conn_viewer_wake(struct viewer *v)
 {
 	struct conn *c = v->arg;
 
+	if (c->state != CONN_STREAM)
+		return;
+	if (v->share_end != NULL && v->term != NULL)
+		conn_stream_letgo(c);
 	if (c->state == CONN_STREAM && !c->blocked)
 		conn_stream_kick(c);
 }

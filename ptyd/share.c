@@ -267,7 +267,7 @@ static void
 share_end(struct share *s, const char *reason, const char *actor, int64_t now)
 {
 	struct term   *t = s->term;
-	struct viewer *v;
+	struct viewer *v, *next;
 	char	       detail[96];
 
 	share_slot_clear(s);
@@ -278,12 +278,16 @@ share_end(struct share *s, const char *reason, const char *actor, int64_t now)
 	    strcmp(reason, "revoked") == 0 ? TERM_EV_UNSHARE :
 					     TERM_EV_SHARE_END,
 	    actor, detail);
+	/* A stream told leaves the terminal at once (connstream.c): the
+	 * walk keeps its next viewer first. */
 	if (strcmp(reason, "terminal") != 0)
-		TAILQ_FOREACH (v, &t->viewers, entry)
+		for (v = TAILQ_FIRST(&t->viewers); v != NULL; v = next) {
+			next = TAILQ_NEXT(v, entry);
 			if (v->share_id == s->id && v->share_end == NULL) {
 				v->share_end = reason;
 				v->wake(v);
 			}
+		}
 	share_free(s);
 }
 

@@ -317,6 +317,9 @@ def test_joins_and_leaves_are_audited_with_share_and_viewer(st, new_sid,
     with b.stream(None, headers=hdr(j["token"])) as s:
         assert s.status == 200
         read_output_until(s, say(a, sid, "hello"))
+    # Bob's leave before the unshare (else the unshare ends his stream).
+    wait_for(lambda: a.get("watchers", {"session_id": sid})
+             .json()["watchers"] == [], 5, what="bob gone")
     a.post("unshare", {"session_id": sid, "share_id": j["share_id"]})
     a.close_term(sid)
     tid = wait_for(lambda: (st.db_terminal(sid, owner="alice") or {})
@@ -347,6 +350,77 @@ def test_joins_and_leaves_are_audited_with_share_and_viewer(st, new_sid,
     got = [r for r in st.db(q) if r["share_id"] == j["share_id"]]
     assert got and (got[0]["user"], got[0]["ended"], got[0]["joins"]) == \
         ("bob", "revoked", 1), got
+
+
+def test_a_control_share_reaches_no_owner_endpoint_nor_other_terminal(
+        st, new_sid, tokens):
+    a, b = st.client("alice"), st.client("bob")
+    sid, other = start(a, new_sid), start(a, new_sid)
+    try:
+        h = hdr(share(a, sid, tokens, role="control")["token"])
+        for method, ep, body in (
+                ("POST", "start", {"session_id": other}),
+                ("POST", "share", {"session_id": sid, "role": "control",
+                                   "expires_in": 600, "user": "bob"}),
+                ("GET", "shares", {"session_id": sid}),
+                ("POST", "unshare", {"session_id": sid, "share_id": 1}),
+                ("GET", "list", None), ("GET", "metrics", None),
+                ("GET", "limits", None), ("GET", "health", None)):
+            r = b.post(ep, body, headers=h) if method == "POST" else \
+                b.get(ep, body, headers=h)
+            refused(r, 403, NOT_SHARED)
+        # Another terminal of alice's, named in the query or the body.
+        mismatch = {"error": "session_id does not match the share"}
+        refused(b.post("input", {"session_id": other, "data": "x"},
+                       headers=h), 400, mismatch)
+        refused(b.post("resize", {"rows": 9, "cols": 40},
+                       query={"session_id": other}, headers=h), 400, mismatch)
+        refused(b.get("watchers", {"session_id": other}, headers=h), 400,
+                mismatch)
+        s = b.stream(other, headers=h)
+        assert s.status == 400, s.body
+        assert a.terminals()[other]["rows"] != 9
+    finally:
+        a.close_term(sid)
+        a.close_term(other)
+
+
+def test_a_revoked_stream_that_reads_nothing_lets_go_at_once(st, new_sid,
+                                                             tokens):
+    """A viewer that stopped reading holds the shell back (backpressure)
+    until the stall timeout; once its share is revoked it must hold
+    nothing: gone from the watchers and the shell free at once, not
+    stall_timeout (10 s) later, whatever its socket does."""
+    a, b = st.client("alice"), st.client("bob")
+    sid = start(a, new_sid)
+    try:
+        j = share(a, sid, tokens)
+        s = b.stream(None, headers=hdr(j["token"]), rcvbuf=4096)
+        assert s.status == 200
+        # More than the ring and every buffer between: bob, reading
+        # nothing, is a full ring behind and the shell waits for him.
+        done = os.path.join(st.state, "done-" + sid)
+        r = a.input(sid, "head -c 6000000 /dev/zero | tr '\\0' x; "
+                    "touch %s\r" % done)
+        assert r.status == 200, r
+        time.sleep(1.5)
+        assert [w["share"] for w in a.get(
+            "watchers", {"session_id": sid}).json()["watchers"]] \
+            == [j["share_id"]]
+        assert a.post("unshare", {"session_id": sid,
+                                  "share_id": j["share_id"]}).json() \
+            == {"ok": True, "revoked": True}
+        wait_for(lambda: a.get("watchers", {"session_id": sid})
+                 .json()["watchers"] == [], 2,
+                 what="the revoked viewer gone from the watchers")
+        assert not os.path.exists(done)
+        wait_for(lambda: os.path.exists(done), 5, what="the shell free")
+        # What bob still gets ends with share_ended.
+        ev = events_until_end(s, timeout=10)
+        assert ev and ev[-1].name == "share_ended", ev[-3:]
+        s.close()
+    finally:
+        a.close_term(sid)
 
 
 def test_no_token_is_written_anywhere(st, tokens):

@@ -68,6 +68,15 @@ def test_the_owner_sees_who_joins_and_leaves(st, new_sid):
         r = b.get("watchers", headers=h)
         assert r.status == 200 and shape(r.json()["watchers"]) == \
             shape(joined), r
+        # Every answer is made from the reply it read: ptyd.fcgi once
+        # made it from a buffer it had freed (garbage, or another
+        # request's bytes; the sanitizer build says so at once).
+        for i in range(20):
+            r = a.get("watchers", {"session_id": sid}) if i % 2 else \
+                b.get("watchers", headers=h)
+            ws = r.json()["watchers"]
+            assert r.status == 200 and shape(ws) == shape(joined), r
+            assert all(abs(w["since"] - t0) < 30 for w in ws), ws
         # Bob's stream is no owner's: it gets output, never the list.
         cmd, m = marker("w" + secrets.token_hex(3))
         assert a.input(sid, cmd).status == 200
