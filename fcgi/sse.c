@@ -243,6 +243,19 @@ sse_watchers(struct buf *b, const struct msg_watchers_reply *m)
 }
 
 int
+sse_resize(struct buf *b, unsigned int rows, unsigned int cols)
+{
+	char t[64];
+
+	snprintf(t, sizeof(t),
+	    "event: resize\ndata: {\"rows\": %u, "
+	    "\"cols\": %u}",
+	    rows, cols);
+	buf_adds(b, t);
+	return (sse_tail(b));
+}
+
+int
 sse_share_ended(struct buf *b, const char *reason)
 {
 	buf_adds(b, "event: share_ended\ndata: {\"reason\": \"");

@@ -67,6 +67,10 @@ int sse_watchers_json(struct buf *, const struct msg_watchers_reply *m);
  * event when the share it was opened through ends. */
 int sse_share_ended(struct buf *, const char *reason);
 
+/* resize {"rows": R, "cols": C}, no id: the terminal's size from here
+ * on in the stream (DESIGN 3). */
+int sse_resize(struct buf *, unsigned int rows, unsigned int cols);
+
 /* Standard base64 of data appended to out. */
 int sse_base64(struct buf *out, const uint8_t *data, size_t len);
 

@@ -373,6 +373,7 @@ stream_reattach(struct stream *s, int64_t now)
 	m.mode = s->mode;
 	m.role = s->role;
 	m.watchers = 1;
+	m.sizes = 1;
 	frame_out_init(&fo);
 	if (msg_encode(&fo, MSG_ATTACH, &m) == 0)
 		fd = ptyd_open_now(&s->r->conf->ptyd, &fo);
@@ -442,9 +443,17 @@ stream_frame(struct stream *s, const struct frame_hdr *h, const uint8_t *p)
 	struct msg_replay mr;
 	struct msg_watchers_reply mw;
 	struct msg_share_end	  me;
+	struct msg_resize_ev	  mz;
 	enum stream_end	  e;
 
 	switch (h->type) {
+	case MSG_RESIZE_EV:
+		/* As watchers: no id, and a held character's start stays
+		 * held (it ends in the output after). */
+		if (msg_decode(MSG_RESIZE_EV, p, h->len, &mz) == -1 ||
+		    sse_resize(&s->out, mz.rows, mz.cols) == -1)
+			break;
+		return (END_NONE);
 	case MSG_WATCHERS_EV:
 		/* Between two events: text held back for a character's
 		 * end stays held (it has no id of its own to lose). */
@@ -867,6 +876,7 @@ stream_attach(struct stream *s, const struct ctx *c, struct frame_out *fo)
 	m.mode = (uint8_t)s->mode;
 	m.role = s->role;
 	m.watchers = 1;
+	m.sizes = 1;
 	if (msg_encode(fo, MSG_ATTACH, &m) == -1) {
 		http_answer(s->r, CONTRACT_A_INTERNAL);
 		return (-1);

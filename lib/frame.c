@@ -96,6 +96,7 @@ static const struct field attach_fields[] = {
 	TEXT(msg_attach, share, PROTO_TOKEN_MAX),
 	NUM(F_U8, msg_attach, role),
 	NUM(F_U8, msg_attach, watchers),
+	NUM(F_U8, msg_attach, sizes),
 };
 static const struct field list_fields[] = {
 	NUM(F_U8, msg_list, all_owners),
@@ -167,6 +168,10 @@ static const struct field watchers_reply_fields[] = {
 };
 static const struct field share_end_fields[] = {
 	TEXT(msg_share_end, reason, PROTO_REASON_MAX),
+};
+static const struct field resize_ev_fields[] = {
+	NUM(F_U16, msg_resize_ev, rows),
+	NUM(F_U16, msg_resize_ev, cols),
 };
 static const struct field error_fields[] = {
 	NUM(F_U16, msg_error, code),
@@ -349,6 +354,7 @@ static const struct msg_desc msgs[] = {
 	DESC(MSG_WATCHERS_REPLY, watchers_reply_fields),
 	DESC(MSG_WATCHERS_EV, watchers_reply_fields),
 	DESC(MSG_SHARE_END, share_end_fields),
+	DESC(MSG_RESIZE_EV, resize_ev_fields),
 	DESC(MSG_RECORDINGS, recordings_fields),
 	DESC(MSG_RECORDING, recording_fields),
 	DESC0(MSG_REC_PRUNE),

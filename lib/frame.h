@@ -118,6 +118,7 @@ struct msg_attach {
 	char	 share[PROTO_TOKEN_MAX + 1];
 	uint8_t	 role;	   /* PROTO_ROLE_*, 0: what the request may */
 	uint8_t	 watchers; /* 1: MSG_WATCHERS_EV wanted (ptyd.fcgi) */
+	uint8_t	 sizes;	   /* 1: MSG_RESIZE_EV wanted (ptyd.fcgi) */
 };
 
 struct msg_list {
@@ -373,6 +374,11 @@ struct msg_watchers_reply {
 
 struct msg_share_end {
 	char reason[PROTO_REASON_MAX + 1];
+};
+
+struct msg_resize_ev {
+	uint16_t rows;
+	uint16_t cols;
 };
 
 /* One watcher of a WATCHERS reply or event. */

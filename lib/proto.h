@@ -49,8 +49,9 @@
  * token, ATTACH a role; SHARE, SHARES, UNSHARE, SHARED, WATCHERS and their
  * replies; the stream's WATCHERS_EV and SHARE_END.  9: recordings
  * (MSG_START's record, MSG_STARTED's recording, MSG_RECORDINGS,
- * MSG_RECORDING with its descriptor, MSG_REC_PRUNE). */
-#define PROTO_VERSION	  9
+ * MSG_RECORDING with its descriptor, MSG_REC_PRUNE).  10: MSG_ATTACH's
+ * sizes, the stream's RESIZE_EV. */
+#define PROTO_VERSION	  10
 #define PROTO_HDR_LEN	  8
 #define PROTO_MAX_PAYLOAD (256 * 1024)
 
@@ -102,7 +103,8 @@ enum {
 	/* str owner, str session_id, u8 has_pos, u64 pos, str actor,
 	 * u8 mode (PROTO_ATTACH_*), str share, u8 role (PROTO_ROLE_*; 0:
 	 * what the request may), u8 watchers (1: the owner's stream wants
-	 * MSG_WATCHERS_EV; other clients never see one) */
+	 * MSG_WATCHERS_EV; other clients never see one), u8 sizes (1:
+	 * MSG_RESIZE_EV wanted) */
 	MSG_ATTACH = 0x0105,
 	/* u8 all_owners, str owner */
 	MSG_LIST = 0x0106,
@@ -239,6 +241,11 @@ enum {
 	/* str reason ("revoked" or "expired"): the last frame of a stream
 	 * opened through a share that ended. */
 	MSG_SHARE_END = 0x0308,
+	/* u16 rows, u16 cols: the pty's size from here on in the stream
+	 * (no position of its own: output before the change comes before
+	 * it, output after after it), and once after the attach's replay;
+	 * to a viewer that asked (MSG_ATTACH's sizes) only. */
+	MSG_RESIZE_EV = 0x0309,
 };
 
 /* A viewer's role. */

@@ -144,6 +144,14 @@ conn_attach(struct conn *c, const struct msg_attach *m,
 	c->state = CONN_STREAM;
 	ev_timer_stop(&c->timer);
 	c->replay_end = ring_end(&c->v.term->ring);
+	/* The size it joins at, once its replay is out (a terminal that
+	 * has ended has none to follow); changes from here on where they
+	 * stand in the output. */
+	c->v.size_wanted = m->sizes != 0;
+	c->v.size_due = c->v.size_wanted && !term_finished(c->v.term);
+	c->v.size_seq = c->v.term->size_seq;
+	c->v.size_rows = c->v.term->rows;
+	c->v.size_cols = c->v.term->cols;
 	ma.base = c->v.term->base;
 	ma.end = c->replay_end;
 	conn_queue_ctl(c, MSG_ATTACHED, &ma);
@@ -225,10 +233,44 @@ conn_queue_exit(struct conn *c)
 }
 
 /*
+ * The pty's size, to a viewer that asked, once its replay is out and at
+ * each change it has reached since (the output is cut where one stands:
+ * conn_batch_build); changes it passed at once are coalesced, the last
+ * one wins.  Queued as a control frame: none is left when this runs.
+ * 1 to go on; 0 when the socket is full (blocked) or the connection gone.
+ */
+static int
+conn_stream_size(struct conn *c, int64_t now)
+{
+	struct msg_resize_ev mr;
+	uint16_t	     rows, cols;
+
+	if (!c->v.size_wanted || c->inflight || c->v.term == NULL ||
+	    c->v.pos < c->replay_end)
+		return (1);
+	if (term_size_reached(c->v.term, &c->v.size_seq, c->v.pos, &rows,
+		&cols) &&
+	    (rows != c->v.size_rows || cols != c->v.size_cols)) {
+		c->v.size_rows = rows;
+		c->v.size_cols = cols;
+		c->v.size_due = 1;
+	}
+	if (!c->v.size_due)
+		return (1);
+	c->v.size_due = 0;
+	mr.rows = c->v.size_rows;
+	mr.cols = c->v.size_cols;
+	c->ctl_len = c->ctl_off = 0;
+	conn_queue_ctl(c, MSG_RESIZE_EV, &mr);
+	return (conn_stream_ctl(c, now));
+}
+
+/*
  * Between two output frames (none partly written): the watchers, owed to
  * an owner's stream once its replay is out and after joins and leaves;
- * and a share's end, the last frame of a stream opened through it.  1 to
- * go on; 0 when the socket is full (blocked) or the connection gone.
+ * the pty's size; and a share's end, the last frame of a stream opened
+ * through it.  1 to go on; 0 when the socket is full (blocked) or the
+ * connection gone.
  */
 static int
 conn_stream_side(struct conn *c, int64_t now)
@@ -259,6 +301,8 @@ conn_stream_side(struct conn *c, int64_t now)
 		c->wframe = NULL;
 		c->wlen = c->woff = 0;
 	}
+	if (!conn_stream_size(c, now))
+		return (0);
 	if (c->v.share_end != NULL && !c->inflight && !c->exit_queued) {
 		memset(&me, 0, sizeof(me));
 		snprintf(me.reason, sizeof(me.reason), "%s", c->v.share_end);
@@ -434,6 +478,10 @@ conn_batch_build(struct conn *c, struct conn_batch *b, size_t room,
 		p += c->flen;
 	}
 	limit = term_viewer_limit(t, p);
+	/* A size change the viewer has not passed: output stops where it
+	 * stands, until conn_stream_size has sent it. */
+	if (c->v.size_wanted && (e = term_size_next(t, c->v.size_seq)) < limit)
+		limit = e > p ? e : p;
 	allow = p < c->replay_end ? conn_replay_allowance(now) : 0;
 	if (p < c->replay_end && allow <= 0 && b->nframes == 0)
 		return (2);

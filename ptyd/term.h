@@ -41,6 +41,10 @@ struct term;
 struct termhdr;
 struct kadopt;
 
+/* Size changes a terminal keeps for viewers behind (struct term's
+ * sizes): one further behind than that gets the older ones coalesced. */
+#define TERM_SIZES 4
+
 /* Error codes; request.c maps them to PROTO_ERR_*. */
 enum term_err {
 	TERM_OK = 0,
@@ -77,6 +81,13 @@ struct viewer {
 	int	    watch_due;	  /* a watchers frame is owed */
 	int	    watch_wanted; /* the client asked for them */
 	const char *share_end;	  /* its share ended: "revoked", "expired" */
+	/* The pty's size as the stream tells it (MSG_RESIZE_EV, DESIGN
+	 * 3), to a viewer that asked: the last change of t->sizes it has
+	 * passed, and the size owed where it stands (size_due). */
+	int	 size_wanted;
+	int	 size_due;
+	uint64_t size_seq;
+	uint16_t size_rows, size_cols;
 };
 TAILQ_HEAD(viewer_list, viewer);
 
@@ -129,6 +140,15 @@ struct term {
 
 	uint16_t    rows;
 	uint16_t    cols;
+	/* The last TERM_SIZES changes of rows x cols, each at the ring's
+	 * end when it was made, the one numbered n (1, 2, ...: size_seq
+	 * so far) at sizes[(n - 1) % TERM_SIZES]: a viewer behind gets
+	 * each at its place in the output (termio.c). */
+	struct term_size {
+		uint64_t pos;
+		uint16_t rows, cols;
+	} sizes[TERM_SIZES];
+	uint64_t       size_seq;
 	uint64_t    base; /* first position */
 	struct ring ring;
 	struct screen *screen; /* the emulator's view, from the first need */
@@ -291,6 +311,15 @@ void term_screen_finish(struct term *);
 int term_screen_may_step(void);
 /* Where output to v may end now (holds back an incomplete character). */
 uint64_t term_viewer_limit(const struct term *, uint64_t pos);
+/*
+ * The size changes after *seq (MSG_RESIZE_EV, termio.c): where the first
+ * kept one stands (UINT64_MAX: none), output to a viewer that has passed
+ * *seq stops there; and the last at or before pos, which moves *seq past
+ * it (1 with its size, 0 if none).
+ */
+uint64_t term_size_next(const struct term *, uint64_t seq);
+int	 term_size_reached(const struct term *, uint64_t *seq, uint64_t pos,
+	 uint16_t *rows, uint16_t *cols);
 /* A viewer made progress: reading the pty may resume. */
 void term_viewer_progress(struct term *);
 /* How many bytes may be read without overwriting what a viewer needs. */

@@ -3,7 +3,8 @@
  * queued input, backpressure, its size, and spawning its shell.
  *
  * Owns: everything done with the pty master fd while it is open, and when
- * to stop reading it (a viewer a full ring behind).  Does not own: the
+ * to stop reading it (a viewer a full ring behind); the size changes
+ * kept for the stream's MSG_RESIZE_EV (where each stands in the output).  Does not own: the
  * terminal object or registry (term.c), what happens when the shell ends
  * (termlife.c: EIO here only hands over), or the viewers (termview.c).
  */
@@ -368,6 +369,65 @@ term_spawn(struct term *t)
 	return (0);
 }
 
+/*
+ * A change of size stands at the ring's end: what the shell wrote before
+ * it reaches a viewer before the event, what it writes after, after.
+ */
+static void
+term_size_note(struct term *t)
+{
+	struct term_size *z;
+
+	t->size_seq++;
+	z = &t->sizes[(t->size_seq - 1) % TERM_SIZES];
+	z->pos = ring_end(&t->ring);
+	z->rows = t->rows;
+	z->cols = t->cols;
+	term_wake_viewers(t);
+}
+
+/* The kept changes after seq: the oldest kept, or seq + 1. */
+static uint64_t
+term_size_first(const struct term *t, uint64_t seq)
+{
+	if (t->size_seq > TERM_SIZES && seq < t->size_seq - TERM_SIZES)
+		return (t->size_seq - TERM_SIZES + 1);
+	return (seq + 1);
+}
+
+uint64_t
+term_size_next(const struct term *t, uint64_t seq)
+{
+	uint64_t n = term_size_first(t, seq);
+
+	if (n > t->size_seq)
+		return (UINT64_MAX);
+	return (t->sizes[(n - 1) % TERM_SIZES].pos);
+}
+
+/* A viewer further behind than TERM_SIZES changes misses the oldest: it
+ * gets the next kept one where that stands, the size it needs from there
+ * on. */
+int
+term_size_reached(const struct term *t, uint64_t *seq, uint64_t pos,
+    uint16_t *rows, uint16_t *cols)
+{
+	const struct term_size *z;
+	uint64_t		n;
+	int			found = 0;
+
+	for (n = term_size_first(t, *seq); n <= t->size_seq; n++) {
+		z = &t->sizes[(n - 1) % TERM_SIZES];
+		if (z->pos > pos)
+			break;
+		*seq = n;
+		*rows = z->rows;
+		*cols = z->cols;
+		found = 1;
+	}
+	return (found);
+}
+
 void
 term_set_size(struct term *t, unsigned int rows, unsigned int cols)
 {
@@ -378,6 +438,8 @@ term_set_size(struct term *t, unsigned int rows, unsigned int cols)
 		t->rows = (uint16_t)rows;
 	if (cols != 0)
 		t->cols = (uint16_t)cols;
+	if (t->rows != was_rows || t->cols != was_cols)
+		term_size_note(t);
 	if (t->rec_id != 0 && (t->rows != was_rows || t->cols != was_cols))
 		rec_resize(t, ev_now());
 	if (t->screen != NULL)

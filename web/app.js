@@ -242,6 +242,14 @@ async function terminalMode() {
 				notice('the shell was restarted from another tab');
 			},
 			output: (text, replayed) => view.write(text, replayed),
+			// The stream's resize: once xterm has parsed the output
+			// before it, so that is drawn at the size it was written
+			// for.  A tab that sizes the terminal itself (the active
+			// one) takes nothing from it: adoptSize sets only an
+			// inactive tab's, so two tabs never resize each other.
+			resized(rows, cols) {
+				view.write('', false, () => viewer.adoptSize(rows, cols));
+			},
 			full: () => view.full(),
 			behind: () => view.behind(),
 			drained: () => view.drained(),
@@ -344,14 +352,9 @@ async function terminalMode() {
 	}
 	if (readOnly) {
 		// The terminal's size is its owner's: a view-only page follows it
-		// (GET shared) and never sends one.  The stream has no event for a
-		// resize, so it is asked now and then.
+		// (GET shared now and at each reattach, then the stream's resize
+		// events) and never sends one.
 		viewer.adoptSize(shared.rows, shared.cols);
-		setInterval(() => {
-			if (!link.live)
-				return;
-			getJson('shared').then((d) => viewer.adoptSize(d.rows, d.cols), () => {});
-		}, 10000);
 	}
 
 	// Closing the tab leaves the shell running, but a full-screen program (an

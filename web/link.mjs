@@ -99,7 +99,8 @@ export class Link {
 	// clearNotice(cause), live() (the shell is there: send what waits),
 	// ended(text), restarted(), output(text, replayed), full(), behind(),
 	// drained() (a promise), isActive(), adopt(rows, cols), size(),
-	// sizeSent(size).
+	// sizeSent(size); optional: watchers(list), resized(rows, cols)
+	// (the stream's resize event, in order with output).
 	constructor(env) {
 		this.env = env;
 		this.ui = env.ui;

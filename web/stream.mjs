@@ -139,6 +139,12 @@ export class Stream {
 			if (this.ui.watchers && d !== null && typeof d === 'object')
 				this.ui.watchers(d.watchers);
 			return true;
+		case 'resize':
+			// The terminal's size from here on in the output (after
+			// what came before it): the page decides what it sets.
+			if (this.ui.resized && d !== null && Number.isInteger(d.rows) && Number.isInteger(d.cols))
+				this.ui.resized(d.rows, d.cols);
+			return true;
 		case 'share_ended':
 			link.shareEnded(d);
 			return false;

@@ -21,7 +21,8 @@ const RESIZE_DEBOUNCE_MS = 120;
 export class Viewer {
 	// env: {term, fit (the fit addon), sid, viewerId, post, live(),
 	// readOnly (a view-only share: never the active tab, never a resize:
-	// the view takes the terminal's size, from GET shared and the screen)}.
+	// the view takes the terminal's size, from GET shared, the screen and
+	// the stream's resize events)}.
 	constructor(env) {
 		this.env = env;
 		this.active = false;
@@ -65,7 +66,9 @@ export class Viewer {
 	}
 
 	// An inactive tab shows the terminal at the size the active one gave
-	// it, so lines wrap where the shell thinks they do.
+	// it, so lines wrap where the shell thinks they do (told by the
+	// channel, the list, the screen or the stream's resize event).  The
+	// active tab keeps its own: it is the one that sizes the terminal.
 	adoptSize(rows, cols) {
 		if (!Number.isInteger(rows) || !Number.isInteger(cols))
 			return;

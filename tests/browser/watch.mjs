@@ -1,7 +1,8 @@
 // watch.mjs -- browser tests of watching, sharing and replaying (issue
 // 34): the owner's watchers list, the share dialog, a view-only page that
-// cannot type or resize and keeps no token in its address, a share that
-// ends, and the player of a recording.
+// cannot type or resize and keeps no token in its address, one that
+// follows its owner's size from the stream, a share that ends, and the
+// player of a recording.
 //
 // Owns: these tests and their stack (two users, alice and bob, behind
 // nginx's auth_basic, so ptyd.fcgi runs with auth = front; recording on).
@@ -208,6 +209,53 @@ export function watchTests(test, h) {
 				if (/status of 403|net::ERR_(INCOMPLETE_CHUNKED_ENCODING|EMPTY_RESPONSE)/.test(errors[i]))
 					console.log(`# expected: ${errors.splice(i, 1)[0]}`);
 			}
+		} finally {
+			await actx.close();
+			await bctx.close();
+		}
+	});
+
+	test('a view-only page takes the owner\'s new size within a second, asking nothing', async ({ browser, errors }) => {
+		// It asked GET shared every 10 s; the stream's resize event says it now.
+		const st = await stack(h);
+		const actx = await context(browser, h, ALICE);
+		const bctx = await context(browser, h, BOB);
+		try {
+			const alice = await h.openPage(actx, errors, `${st.base}?session=${h.newSid('follow')}`);
+			await h.type(alice, 'echo follow-me');
+			await h.waitLine(alice, 'follow-me');
+			const link = await shareByDialog(alice, 'view', 'bob');
+			await alice.keyboard.press('Escape');
+			const bob = h.watchPage(await bctx.newPage(), errors);
+			await bob.goto(link);
+			await bob.waitForSelector('#status[data-kind="connected"]', { timeout: 30000 });
+			await h.waitLine(bob, 'follow-me');
+			const size = (p) => p.evaluate(() => [window.ptyd.term.rows, window.ptyd.term.cols]);
+			const was = await size(alice);
+			if (JSON.stringify(await size(bob)) !== JSON.stringify(was))
+				throw new Error(`bob does not start at alice's size: ${await size(bob)} vs ${was}`);
+			const api = recordApi(bob);
+
+			// Alice's window shrinks: her page sends its new size.
+			await alice.setViewportSize({ width: 760, height: 460 });
+			const now = await h.poll(async () => {
+				const s = await alice.evaluate(() => window.ptyd.sentSize);
+				return s && (s.rows !== was[0] || s.cols !== was[1]) ? [s.rows, s.cols] : null;
+			}, 'alice\'s page to send its new size', 10000);
+			const t0 = Date.now();
+			await h.poll(async () => JSON.stringify(await size(bob)) === JSON.stringify(now),
+			    `bob's terminal to take ${now}`, 5000);
+			const took = Date.now() - t0;
+			console.log(`# the view-only page followed ${was} -> ${now} in ${took} ms`);
+			if (took > 1000)
+				throw new Error(`bob took ${took} ms to follow the owner's size`);
+			if (api.some((r) => /\/api\/terminal\/shared/.test(r.url)))
+				throw new Error('the view-only page asked GET shared for the size');
+			// Output after the change is drawn at the new size.
+			await h.type(alice, 'echo drawn-after');
+			await h.waitLine(bob, 'drawn-after');
+			if (JSON.stringify(await size(bob)) !== JSON.stringify(now))
+				throw new Error('bob\'s size moved again');
 		} finally {
 			await actx.close();
 			await bctx.close();

@@ -229,9 +229,9 @@ def test_sse_framing_ids_increase_and_differ_by_bytes_carried(stack, term):
     assert len(events) >= 2
     prev = None
     for e in events:
-        if e.name == "watchers":
-            # The owner's list (DESIGN 3): no id, it stands for no
-            # position.
+        if e.name in ("watchers", "resize"):
+            # The owner's list and the terminal's size (DESIGN 3): no
+            # id, they stand for no position.
             assert [k for k, _ in e.fields] == ["event", "data"], e.lines
             continue
         # id: N / event: NAME / data: JSON, in that order, ": " after keys.

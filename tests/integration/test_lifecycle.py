@@ -160,7 +160,7 @@ def test_start_on_a_lingering_terminal_spawns_a_fresh_shell(lingering,
     assert r.json()["running"] is True and r.json()["pid"] != pid1
     with c.stream(sid) as v:
         ev = v.next_event()
-        while ev.name == "watchers":    # no position (DESIGN 3)
+        while ev.name in ("watchers", "resize"):  # no position (DESIGN 3)
             ev = v.next_event()
         assert ev.name == "output" and ev.id > old[-1].id
     c.close_term(sid)

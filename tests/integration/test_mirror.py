@@ -267,7 +267,7 @@ def test_sigkilled_daemon_rows_become_lost_on_restart_and_ids_grow(
     assert r.status == 200
     with c.stream(sids[0]) as v:
         ev = v.next_event()
-        while ev.id is None:        # watchers: no position
+        while ev.id is None:        # watchers, resize: no position
             ev = v.next_event()
         assert ev.id > old_last, (ev.id, old_last)
     with c.stream(sids[0], last_event_id=old_last) as v:

@@ -177,7 +177,7 @@ def test_a_viewer_ptyd_cut_off_goes_on_byte_exact(make_stack, new_sid):
         assert not tr.gaps
         assert not tr.inexact
         assert [e for e in tr.other
-                if e.name not in ("heartbeat", "watchers")] == []
+                if e.name not in ("heartbeat", "watchers", "resize")] == []
         got = between(tr, begin, end)
         assert got == b"\r\n".join(b"%d \xc3\xa9\xe2\x82\xac" % i
                                    for i in range(1, n + 1))
@@ -246,7 +246,7 @@ def test_ptyd_killed_for_good_stream_ends_when_the_window_runs_out(
             end - t0
         assert s.body_done
         assert [e for e in events
-                if e.name not in ("heartbeat", "watchers")] == []
+                if e.name not in ("heartbeat", "watchers", "resize")] == []
         # Beats all along: about one a second.
         assert len([t for t, _ in s.comments if t >= t0]) >= 3
     assert reattaches(c, "expired") == expired + 1

@@ -216,7 +216,7 @@ def test_restart_spawns_new_shell_closes_old_viewers_and_ids_grow(stack,
     # output: it is older than everything, so the whole backlog comes.
     with c.stream(sid, last_event_id=told.end) as stale:
         first = stale.next_event()
-        while first.id is None:     # watchers: no position
+        while first.id is None:     # watchers, resize: no position
             first = stale.next_event()
         assert first.id > old_max
         t3 = Transcript()

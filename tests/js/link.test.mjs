@@ -538,3 +538,25 @@ test('a shared shell restarted by its owner ends the share; one not running has 
 	assert.equal(t.link.state, 'ended');
 	assert.equal(t.log.fetches.length, 0);
 });
+
+test('a resize event goes to the page in its place among the output and moves no position', async () => {
+	// A view-only page asked GET shared every 10 s for the owner's size;
+	// the stream's resize event now says it, where it falls in the output.
+	const s = setup();
+	const seen = [];
+	s.ui.output = (text) => seen.push(text);
+	s.ui.resized = (rows, cols) => seen.push({ rows, cols });
+	const b = await opened(s);
+	b.send('id: 10\nevent: output\ndata: {"text":"before"}\n\n');
+	b.send('event: resize\ndata: {"rows": 30, "cols": 100}\n\n');
+	b.send('id: 15\nevent: output\ndata: {"text":"after"}\n\n');
+	b.send('event: resize\ndata: {"rows": "x", "cols": 100}\n\n');
+	await settle();
+	assert.deepEqual(seen, ['before', { rows: 30, cols: 100 }, 'after']);
+	assert.equal(s.link.lastId, '15');
+	b.send('event: resize\ndata: {"rows": 31, "cols": 100}\n\n');
+	await settle();
+	assert.equal(s.link.lastId, '15', 'no id of its own');
+	assert.deepEqual(seen.at(-1), { rows: 31, cols: 100 });
+	assert.equal(s.link.state, 'open');
+});
