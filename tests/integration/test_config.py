@@ -165,16 +165,28 @@ def ctl(conf, *args):
     return run([CTL, "--config", conf] + list(args))
 
 
-def held_to_the_cap(conf, prefix):
-    """Start three terminals under max_terminals = 2: the oldest unwatched
-    one makes room (DESIGN 4), so two are left (with the default cap of
-    32, three).  Their session ids."""
-    for i in (1, 2, 3):
-        r = ctl(conf, "start", "%s-%d" % (prefix, i))
-        assert r.returncode == 0, r.stderr
+def terminals(conf):
     r = ctl(conf, "list", "--json")
     assert r.returncode == 0, r.stderr
-    return sorted(t["session_id"] for t in json.loads(r.stdout)["terminals"])
+    return json.loads(r.stdout)["terminals"]
+
+
+def held_to_the_cap(conf, prefix):
+    """Start three terminals under max_terminals = 2: the least recently
+    active one makes room (DESIGN 4), so two are left (with the default
+    cap of 32, three).  Their session ids, and the two the rule keeps:
+    the third and whichever of the first two spoke last."""
+    for i in (1, 2):
+        r = ctl(conf, "start", "%s-%d" % (prefix, i))
+        assert r.returncode == 0, r.stderr
+    # Both shells' prompts out, so no output moves the order after this.
+    wait_for(lambda: all(t["last_activity"] > t["started_at"]
+                         for t in terminals(conf)), 10, what="the prompts")
+    keep = max(terminals(conf), key=lambda t: t["last_activity"])
+    r = ctl(conf, "start", "%s-3" % prefix)
+    assert r.returncode == 0, r.stderr
+    return (sorted(t["session_id"] for t in terminals(conf)),
+            sorted([keep["session_id"], "%s-3" % prefix]))
 
 
 def test_one_file_sets_up_ptyd_and_ptydctl_finds_it(tmp_path):
@@ -194,7 +206,8 @@ def test_one_file_sets_up_ptyd_and_ptydctl_finds_it(tmp_path):
         assert re.search(rb"^keeper_pid\s+%d$" % p.pid,
                          ctl(conf, "stats").stdout,
                          re.M)
-        assert held_to_the_cap(conf, "cf") == ["cf-2", "cf-3"]
+        held, kept = held_to_the_cap(conf, "cf")
+        assert held == kept
     finally:
         p.terminate()
         p.wait(timeout=15)
@@ -250,8 +263,8 @@ def test_autostart_passes_the_settings_and_a_replacement_gets_them(
             assert s["max_terminals"] == [("2", conf + ":3")]
             # And the running one holds to it.
             assert re.match(rb"pid\s+%d\n" % pid, ctl(conf, "stats").stdout)
-            assert held_to_the_cap(conf, "as%d" % round) == \
-                ["as%d-2" % round, "as%d-3" % round]
+            held, kept = held_to_the_cap(conf, "as%d" % round)
+            assert held == kept
             # Gone for good, keeper first (it would start another: DESIGN
             # 10), so that the next request's autostart replaces it.
             kp = proc_ppid(pid)
