@@ -32,7 +32,8 @@ expect(const char *want)
 {
 	cr_expect_eq(out.len, strlen(want), "got %.*s want %s", (int)out.len,
 	    out.p, want);
-	cr_expect(out.len == strlen(want) && memcmp(out.p, want, out.len) == 0,
+	cr_expect(out.len == strlen(want) &&
+	    (out.len == 0 || memcmp(out.p, want, out.len) == 0),
 	    "got %.*s want %s", (int)out.len, out.p, want);
 	buf_reset(&out);
 }
