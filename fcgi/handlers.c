@@ -375,33 +375,52 @@ list_item_json(const struct msg_list_item *it)
 	    us_to_json(it->started_at_us)));
 }
 
-/* One reply frame of a list, in buf: an item of ours goes into arr.
- * 1 at MSG_LIST_END, 0 for more, -1 answered. */
-static int
-list_frame(struct ctx *c, const struct frame_hdr *hdr, const uint8_t *buf,
-    json_t *arr)
+/* A terminal of the list as JSON; *skip for another owner's (ptyd
+ * already filters by owner; never show another's). */
+static json_t *
+list_item(const struct ctx *c, const void *p, int *skip)
 {
-	struct msg_list_item it;
-	struct msg_error     me;
-	json_t		    *item;
+	const struct msg_list_item *it = p;
 
-	if (hdr->type == MSG_LIST_END)
+	*skip = strcmp(it->owner, c->owner) != 0;
+	return (*skip ? NULL : list_item_json(it));
+}
+
+/* A list ptyd answers with item frames up to an end frame: their types,
+ * the decoded item's size, and one item as JSON (NULL: out of memory, or
+ * *skip to leave it out). */
+struct list_kind {
+	const char *key; /* of the JSON answer's array */
+	uint16_t    item_type, end_type;
+	size_t	    size;
+	json_t *(*json)(const struct ctx *, const void *, int *);
+};
+
+/* One reply frame of a list, in buf, into arr: 0 for more, 1 at the
+ * list's end, -1 answered. */
+static int
+list_frame(struct ctx *c, const struct list_kind *k,
+    const struct frame_hdr *hdr, const uint8_t *buf, void *it, json_t *arr)
+{
+	struct msg_error me;
+	json_t		*item;
+	int		 skip = 0;
+
+	if (hdr->type == k->end_type)
 		return (1);
 	if (hdr->type == MSG_ERROR &&
 	    msg_decode(MSG_ERROR, buf + PROTO_HDR_LEN, hdr->len, &me) == 0) {
 		ptyd_answer_error(c->r, &me);
 		return (-1);
 	}
-	if (hdr->type != MSG_LIST_ITEM ||
-	    msg_decode(MSG_LIST_ITEM, buf + PROTO_HDR_LEN, hdr->len, &it) ==
-		-1) {
+	if (hdr->type != k->item_type ||
+	    msg_decode(k->item_type, buf + PROTO_HDR_LEN, hdr->len, it) == -1) {
 		http_answer(c->r, CONTRACT_A_INTERNAL);
 		return (-1);
 	}
-	/* ptyd already filters by owner; never show another's. */
-	if (strcmp(it.owner, c->owner) != 0)
+	item = k->json(c, it, &skip);
+	if (skip)
 		return (0);
-	item = list_item_json(&it);
 	if (item == NULL || json_array_append_new(arr, item) == -1) {
 		http_answer(c->r, CONTRACT_A_INTERNAL);
 		return (-1);
@@ -409,29 +428,26 @@ list_frame(struct ctx *c, const struct frame_hdr *hdr, const uint8_t *buf,
 	return (0);
 }
 
-/* One item frame of a list into arr: 0 for more, 1 at the list's end,
- * -1 answered. */
-typedef int (*list_item_fn)(struct ctx *, const struct frame_hdr *,
-    const uint8_t *, json_t *);
-
 /*
  * Ask ptyd for a list (the request m of type), read its item frames
- * into an array with each until the end, and answer {key: [...]}.
+ * into an array until the end, and answer {key: [...]}.
  */
 static void
-list_call(struct ctx *c, uint16_t type, const void *m, const char *key,
-    list_item_fn each)
+list_call(struct ctx *c, uint16_t type, const void *m,
+    const struct list_kind *k)
 {
 	struct frame_out fo;
 	struct frame_hdr hdr;
 	uint8_t		*buf = NULL;
+	void		*it = NULL;
 	json_t		*arr = NULL, *o;
 	int64_t		 deadline;
 	int		 fd = -1, r;
 
 	frame_out_init(&fo);
 	if (msg_encode(&fo, type, m) == -1 ||
-	    (buf = malloc(REPLY_BUF)) == NULL || (arr = json_array()) == NULL) {
+	    (buf = malloc(REPLY_BUF)) == NULL ||
+	    (it = malloc(k->size)) == NULL || (arr = json_array()) == NULL) {
 		http_answer(c->r, CONTRACT_A_INTERNAL);
 		goto out;
 	}
@@ -441,13 +457,13 @@ list_call(struct ctx *c, uint16_t type, const void *m, const char *key,
 		ptyd_answer_failed(c->r, errno);
 		goto out;
 	}
-	while ((r = each(c, &hdr, buf, arr)) == 0)
+	while ((r = list_frame(c, k, &hdr, buf, it, arr)) == 0)
 		if (client_recv(fd, &hdr, buf, REPLY_BUF, deadline) == -1) {
 			ptyd_answer_failed(c->r, errno);
 			goto out;
 		}
 	if (r == 1) {
-		o = json_pack("{s:O}", key, arr);
+		o = json_pack("{s:O}", k->key, arr);
 		http_json(c->r, 200, o, NULL);
 		json_decref(o);
 	}
@@ -455,6 +471,7 @@ out:
 	if (fd != -1)
 		close(fd);
 	json_decref(arr);
+	free(it);
 	free(buf);
 	frame_out_free(&fo);
 }
@@ -462,12 +479,14 @@ out:
 static void
 ep_list(struct ctx *c, json_t *body)
 {
+	static const struct list_kind k = { "terminals", MSG_LIST_ITEM,
+		MSG_LIST_END, sizeof(struct msg_list_item), list_item };
 	struct msg_list m;
 
 	(void)body;
 	memset(&m, 0, sizeof(m));
 	strcpy(m.owner, c->owner);
-	list_call(c, MSG_LIST, &m, "terminals", list_frame);
+	list_call(c, MSG_LIST, &m, &k);
 }
 
 /*
@@ -671,51 +690,33 @@ ep_share(struct ctx *c, json_t *body)
 	json_decref(o);
 }
 
-/* One reply frame of GET shares into arr: 1 at MSG_LIST_END, 0 for
- * more, -1 answered. */
-static int
-shares_frame(struct ctx *c, const struct frame_hdr *hdr, const uint8_t *buf,
-    json_t *arr)
+/* A share of GET shares as JSON. */
+static json_t *
+share_item(const struct ctx *c, const void *p, int *skip)
 {
-	struct msg_share_item it;
-	struct msg_error      me;
-	json_t		     *item;
+	const struct msg_share_item *it = p;
 
-	if (hdr->type == MSG_LIST_END)
-		return (1);
-	if (hdr->type == MSG_ERROR &&
-	    msg_decode(MSG_ERROR, buf + PROTO_HDR_LEN, hdr->len, &me) == 0) {
-		ptyd_answer_error(c->r, &me);
-		return (-1);
-	}
-	if (hdr->type != MSG_SHARE_ITEM ||
-	    msg_decode(MSG_SHARE_ITEM, buf + PROTO_HDR_LEN, hdr->len, &it) ==
-		-1) {
-		http_answer(c->r, CONTRACT_A_INTERNAL);
-		return (-1);
-	}
-	item = json_pack("{s:i, s:s, s:o, s:o, s:o, s:i}", "share_id",
-	    (json_int_t)it.share_id, "role", role_name(it.role), "user",
-	    it.has_user ? json_string(it.user) : json_null(), "created_at",
-	    us_to_json(it.created_at_us), "expires_at",
-	    us_to_json(it.expires_at_us), "viewers", (json_int_t)it.viewers);
-	if (item == NULL || json_array_append_new(arr, item) == -1) {
-		http_answer(c->r, CONTRACT_A_INTERNAL);
-		return (-1);
-	}
-	return (0);
+	(void)c;
+	(void)skip;
+	return (json_pack("{s:i, s:s, s:o, s:o, s:o, s:i}", "share_id",
+	    (json_int_t)it->share_id, "role", role_name(it->role), "user",
+	    it->has_user ? json_string(it->user) : json_null(), "created_at",
+	    us_to_json(it->created_at_us), "expires_at",
+	    us_to_json(it->expires_at_us), "viewers", (json_int_t)it->viewers));
 }
 
 static void
 ep_shares(struct ctx *c, json_t *body)
 {
+	static const struct list_kind k = { "shares", MSG_SHARE_ITEM,
+		MSG_LIST_END, sizeof(struct msg_share_item), share_item };
 	struct msg_shares m;
 
 	memset(&m, 0, sizeof(m));
 	if (get_sid(c, body, m.sid, sizeof(m.sid)) == -1)
 		return;
 	strcpy(m.owner, c->owner);
-	list_call(c, MSG_SHARES, &m, "shares", shares_frame);
+	list_call(c, MSG_SHARES, &m, &k);
 }
 
 static void
@@ -845,39 +846,20 @@ rec_item_json(const struct msg_rec_item *it)
 	    "cols", (json_int_t)it->cols, "rows", (json_int_t)it->rows));
 }
 
-/* One frame of the list: 1 at MSG_REC_END, 0 for more, -1 answered. */
-static int
-rec_list_frame(struct ctx *c, const struct frame_hdr *hdr, const uint8_t *buf,
-    json_t *arr)
+/* A recording of GET recordings as JSON. */
+static json_t *
+rec_item(const struct ctx *c, const void *p, int *skip)
 {
-	struct msg_rec_item it;
-	struct msg_error    me;
-	json_t		   *item;
-
-	if (hdr->type == MSG_REC_END)
-		return (1);
-	if (hdr->type == MSG_ERROR &&
-	    msg_decode(MSG_ERROR, buf + PROTO_HDR_LEN, hdr->len, &me) == 0) {
-		ptyd_answer_error(c->r, &me);
-		return (-1);
-	}
-	if (hdr->type != MSG_REC_ITEM ||
-	    msg_decode(MSG_REC_ITEM, buf + PROTO_HDR_LEN, hdr->len, &it) ==
-		-1) {
-		http_answer(c->r, CONTRACT_A_INTERNAL);
-		return (-1);
-	}
-	item = rec_item_json(&it);
-	if (item == NULL || json_array_append_new(arr, item) == -1) {
-		http_answer(c->r, CONTRACT_A_INTERNAL);
-		return (-1);
-	}
-	return (0);
+	(void)c;
+	(void)skip;
+	return (rec_item_json(p));
 }
 
 static void
 ep_recordings(struct ctx *c, json_t *body)
 {
+	static const struct list_kind k = { "recordings", MSG_REC_ITEM,
+		MSG_REC_END, sizeof(struct msg_rec_item), rec_item };
 	struct msg_recordings m;
 
 	(void)body;
@@ -886,7 +868,7 @@ ep_recordings(struct ctx *c, json_t *body)
 	strcpy(m.owner, c->owner);
 	if (c->has_qsid)
 		strcpy(m.sid, c->qsid);
-	list_call(c, MSG_RECORDINGS, &m, "recordings", rec_list_frame);
+	list_call(c, MSG_RECORDINGS, &m, &k);
 }
 
 /* ?id=N: 1..18 digits.  0, or -1 answered. */
