@@ -255,6 +255,11 @@ def test_autostart_passes_the_settings_and_a_replacement_gets_them(
         for round in range(2):
             pid = cgi_health(args, env)
             pids.append(pid)
+            # Its keeper, known before any assertion, so that a failure
+            # below leaves no keeper behind (the finally kills it).
+            kp = proc_ppid(pid)
+            if (proc_cmdline(kp) or [""])[0] == "ptyd-keeper":
+                keepers.append(kp)
             assert proc_cmdline(pid) == want
             # The same command line, asked what it runs with.
             r = run([PTYD] + want[1:] + ["--print-config"], env=env)
@@ -267,9 +272,7 @@ def test_autostart_passes_the_settings_and_a_replacement_gets_them(
             assert held == kept
             # Gone for good, keeper first (it would start another: DESIGN
             # 10), so that the next request's autostart replaces it.
-            kp = proc_ppid(pid)
-            if (proc_cmdline(kp) or [""])[0] == "ptyd-keeper":
-                keepers.append(kp)
+            if kp in keepers:
                 os.kill(kp, signal.SIGKILL)
             os.kill(pid, signal.SIGKILL)
             wait_for(lambda: proc_state(pid) in (None, "Z"), 10,
