@@ -16,7 +16,8 @@ EXTRA_DIST += $(WEB_SRC) web/package.json web/package-lock.json \
 	scripts/build-web
 # The page's checks travel with it (scripts/test --only js, make lint-js).
 EXTRA_DIST += tests/js/pure.test.mjs tests/js/sse.test.mjs \
-	tests/js/link.test.mjs tests/js/watch.test.mjs tests/js/eslint.config.mjs \
+	tests/js/link.test.mjs tests/js/watch.test.mjs tests/js/viewer.test.mjs \
+	tests/js/eslint.config.mjs \
 	tests/js/package.json tests/js/package-lock.json
 WEB_XTERM = $(srcdir)/web/node_modules/@xterm/xterm/lib/xterm.mjs
 
