@@ -21,6 +21,7 @@ EXTRA_DIST += .clang-format .clang-tidy .editorconfig \
 	tests/browser/run.mjs tests/browser/correctness.mjs \
 	tests/browser/features.mjs tests/browser/status.mjs \
 	tests/browser/security.mjs tests/browser/watch.mjs \
+	tests/browser/front.mjs \
 	tests/browser/package.json \
 	tests/browser/package-lock.json \
 	tests/daemon/README tests/fuzz/make-corpus.py \

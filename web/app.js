@@ -120,7 +120,7 @@ async function askShared() {
 		try {
 			return await getJson('shared');
 		} catch (e) {
-			if (e.status !== undefined && !transient(e.status)) {
+			if (e.status !== undefined && !transient(e.status, e.why)) {
 				dead('closed', 'share not valid', e.status === 403
 				    ? 'This share link is not valid (any more): it was revoked, it expired, its terminal ended, or it is for another user.'
 				    : 'The share could not be opened: ' + (e.why || e.message) + '.');

@@ -17,8 +17,9 @@
 //
 // Exactly once: every piece gets an input_id, this page's own id and a
 // sequence number, and a piece that got no clear answer (a network error,
-// a timeout, 503, 429) goes again with the same id and the same text, never
-// merged with what was typed since.  ptyd drops a repeated id and answers
+// a timeout, 503, 429, a front's 500 for a ptyd.fcgi that died under it)
+// goes again with the same id and the same text, never merged with what
+// was typed since.  ptyd drops a repeated id and answers
 // it as done, so a piece that did reach the shell before its answer was
 // lost is not typed twice.
 
@@ -129,9 +130,11 @@ export class InputQueue {
 			this.pump();
 			return;
 		}
-		if (r === null || transient(r.status)) {
-			// 429: the shell is not reading; 503: ptyd is away.  The
-			// same piece with the same id goes again, later.
+		if (r === null || transient(r.status, r.data?.error)) {
+			// 429: the shell is not reading; 503: ptyd is away; 500
+			// "ptyd.fcgi is not running": it died under this request,
+			// which may or may not have reached ptyd.  The same piece
+			// with the same id goes again, later.
 			const wait = retryDelay(r, this.attempt++);
 			if (r === null)
 				env.notice('typing is not reaching the server: retrying (attempt ' + this.attempt + ')', 'input');

@@ -197,7 +197,7 @@ export class Link {
 				this.shareInvalid();
 			else
 				this.enter('waiting', {
-					kind: e.status === undefined || transient(e.status) ? 'unreachable' : 'reconnecting',
+					kind: e.status === undefined || transient(e.status, e.why) ? 'unreachable' : 'reconnecting',
 					why: e.why || null,
 				});
 		});
@@ -241,7 +241,7 @@ export class Link {
 			if (r !== null && r.status === 200) {
 				this.ui.sizeSent(size);
 				this.begin(null);
-			} else if (r === null || transient(r.status)) {
+			} else if (r === null || transient(r.status, r.data?.error)) {
 				this.enter('start-wait', { fresh, r });
 			} else {
 				this.ui.status('error', 'cannot start: ' + errorText(r), 'cannot start');
@@ -281,11 +281,11 @@ export class Link {
 		this.enter('recovering');
 	}
 
-	lost(why) {
-		this.enter('waiting', { kind: why === 'unreachable' ? 'unreachable' : 'reconnecting' });
+	lost(why, words = null) {
+		this.enter('waiting', { kind: why === 'unreachable' ? 'unreachable' : 'reconnecting', why: words });
 	}
 
-	refused(res) {
+	refused(st, res) {
 		if (res.status === 403 && this.env.shared) {
 			this.shareInvalid();
 			return;
@@ -297,6 +297,15 @@ export class Link {
 		}
 		if (res.status === 429)
 			this.ui.notice('too many viewers on this terminal: retrying', 'stream');
+		if (res.status === 500 && typeof res.json === 'function') {
+			// A front's 500 for a ptyd.fcgi that died under the request
+			// says so in its body: the server is away, not broken.
+			this.when(st, res.json().catch(() => null), (d) => {
+				const why = d && typeof d.error === 'string' ? d.error : null;
+				this.lost(transient(res.status, why) ? 'unreachable' : 'network', why);
+			});
+			return;
+		}
 		this.lost(transient(res.status) ? 'unreachable' : 'network');
 	}
 
@@ -354,7 +363,7 @@ const ENTRY = {
 			if (res.status === 200)
 				this.enter('open', res);
 			else
-				this.refused(res);
+				this.refused(st, res);
 		}, () => this.lost('network'));
 	},
 
@@ -399,7 +408,7 @@ const ENTRY = {
 				this.ui.adopt(mine.rows, mine.cols);
 			this.enter('connecting');
 		}, (e) => this.enter('waiting', {
-			kind: e.status === undefined || transient(e.status) ? 'unreachable' : 'reconnecting',
+			kind: e.status === undefined || transient(e.status, e.why) ? 'unreachable' : 'reconnecting',
 			why: e.why || null,
 		}));
 	},

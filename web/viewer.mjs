@@ -125,7 +125,7 @@ export class Viewer {
 			this.sentSize = want;
 			this.retry = 0;
 			this.pump();
-		} else if (r === null || transient(r.status)) {
+		} else if (r === null || transient(r.status, r.data?.error)) {
 			this.retryTimer = setTimeout(() => this.pump(), backoffMs(this.retry++));
 		}
 	}

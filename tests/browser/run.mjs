@@ -27,6 +27,7 @@ import { chromium } from 'playwright-core';
 
 import { correctnessTests } from './correctness.mjs';
 import { featureTests } from './features.mjs';
+import { frontTests } from './front.mjs';
 import { securityTests } from './security.mjs';
 import { statusTests } from './status.mjs';
 import { watchTests } from './watch.mjs';
@@ -485,6 +486,7 @@ featureTests(test, helpers);
 securityTests(test, helpers);
 statusTests(test, helpers);
 watchTests(test, helpers);
+frontTests(test, helpers);
 
 // ---- runner ---------------------------------------------------------------------
 

@@ -257,6 +257,58 @@ test('start: a busy server is retried after its Retry-After, a refusal ends it',
 	assert.equal(s.log.live, undefined);
 });
 
+// What lighttpd, Apache mod_fcgid and mod_cgid answer for a request their
+// ptyd.fcgi died under, and ptyd.fcgi's own 500.
+const GONE = { status: 500, data: { error: 'ptyd.fcgi is not running' }, retryAfterMs: 1000 };
+const BROKEN = { status: 500, data: { error: 'internal error' }, retryAfterMs: 0 };
+const jsonRes = (a) => ({ status: a.status, body: null, json: () => Promise.resolve(a.data) });
+
+test('start: a front\'s 500 for a dead ptyd.fcgi is retried; ptyd.fcgi\'s own 500 ends it', async () => {
+	const s = setup();
+	s.link.start(true);
+	s.log.posts.at(-1).d.resolve(GONE);
+	await settle();
+	assert.equal(s.link.state, 'start-wait');
+	assert.equal(s.log.status.at(-1).text, 'server busy (ptyd.fcgi is not running), retrying (attempt 1)');
+	await s.clock.advance(1000);
+	assert.equal(s.link.state, 'starting');
+	assert.equal(s.log.posts.length, 2);
+	s.log.posts.at(-1).d.resolve(BROKEN);
+	await settle();
+	assert.equal(s.link.state, 'ended');
+	assert.deepEqual(s.log.ended, ['The shell could not be started: internal error.']);
+});
+
+test('the stream and the list: a front\'s 500 for a dead ptyd.fcgi is a server away', async () => {
+	const s = setup();
+	await opened(s);
+	s.link.drop();
+	await s.clock.advance(250);
+	assert.equal(s.link.state, 'recovering');
+	s.log.lists.at(-1).d.reject(Object.assign(new Error('HTTP 500'), { status: 500, why: GONE.data.error }));
+	await settle();
+	assert.equal(s.link.state, 'waiting');
+	assert.equal(s.log.status.at(-1).kind, 'unreachable');
+	assert.equal(s.log.status.at(-1).text, 'ptyd.fcgi is not running, retrying (attempt 2)');
+	await s.clock.advance(500);
+	s.log.lists.at(-1).d.resolve({ terminals: [{ session_id: SID, running: true }] });
+	await settle();
+	assert.equal(s.link.state, 'connecting');
+	s.log.fetches.at(-1).d.resolve(jsonRes(GONE));
+	await settle();
+	assert.equal(s.link.state, 'waiting');
+	assert.equal(s.log.status.at(-1).kind, 'unreachable');
+	assert.equal(s.log.status.at(-1).text, 'ptyd.fcgi is not running, retrying (attempt 3)');
+	// ptyd.fcgi's own 500 on the stream: reconnected as before, not as away.
+	await s.clock.advance(1000);
+	s.log.lists.at(-1).d.resolve({ terminals: [{ session_id: SID, running: true }] });
+	await settle();
+	s.log.fetches.at(-1).d.resolve(jsonRes(BROKEN));
+	await settle();
+	assert.equal(s.link.state, 'waiting');
+	assert.equal(s.log.status.at(-1).kind, 'reconnecting');
+});
+
 test('a running terminal is attached without start', async () => {
 	const s = setup();
 	const listed = Promise.resolve({ terminals: [{ session_id: SID, running: true, rows: 5, cols: 9 }] });
@@ -397,6 +449,36 @@ test('input: a piece with no answer goes again with its id, not merged', async (
 	sent[2].d.resolve({ status: 200 });
 	await settle();
 	assert.deepEqual(sent[3].b, { session_id: SID, data: '\rx', input_id: 'v:2' });
+});
+
+test('input: a front\'s 500 for a dead ptyd.fcgi sends the piece again, same id', async () => {
+	const { q, sent, clock, notices } = queue();
+	q.add('ls');
+	q.add('\r');
+	sent[0].d.resolve(GONE);
+	await settle();
+	await clock.advance(999);
+	assert.equal(sent.length, 1, 'nothing before its Retry-After');
+	await clock.advance(1);
+	assert.deepEqual(sent[1].b, { session_id: SID, data: 'ls', input_id: 'v:1' });
+	sent[1].d.resolve({ status: 200 });
+	await settle();
+	assert.deepEqual(sent[2].b, { session_id: SID, data: '\r', input_id: 'v:2' });
+	assert.deepEqual(notices, []);
+});
+
+test('input: ptyd.fcgi\'s own 500 is final: the piece is not sent again', async () => {
+	const { q, sent, clock, notices } = queue();
+	q.add('ls');
+	q.add('\r');
+	sent[0].d.resolve(BROKEN);
+	await settle();
+	assert.deepEqual(notices, ['input not delivered: internal error']);
+	assert.deepEqual(sent[1].b, { session_id: SID, data: '\r', input_id: 'v:2' });
+	sent[1].d.resolve({ status: 200 });
+	await settle();
+	await clock.advance(60000);
+	assert.equal(sent.length, 2);
 });
 
 test('input: 413 halves the pieces and loses nothing', async () => {

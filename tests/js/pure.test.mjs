@@ -5,7 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 
-import { backoffMs, transient, retryAfterMs, retryDelay, RETRY_MIN_MS, RETRY_MAX_MS } from '../../web/backoff.mjs';
+import { backoffMs, transient, retryAfterMs, retryDelay, RETRY_MIN_MS, RETRY_MAX_MS, FCGI_GONE } from '../../web/backoff.mjs';
 import { settingValue, resolveSettings, parseStored, Settings, DEFAULTS, STORE_KEY } from '../../web/settings.mjs';
 import { takeCodePoints, fitQueue, halvedLimit } from '../../web/input.mjs';
 import { sanitizePaste, isMultiLine, pasteLines, hasControl } from '../../web/paste.mjs';
@@ -27,6 +27,23 @@ test('only 429, 502, 503 and 504 are worth repeating', () => {
 		assert.equal(transient(s), true, s);
 	for (const s of [200, 400, 403, 404, 409, 413, 500])
 		assert.equal(transient(s), false, s);
+});
+
+test('a 500 is repeated only when a front says ptyd.fcgi died under it', () => {
+	// lighttpd, Apache mod_fcgid and mod_cgid answer this for a request
+	// their ptyd.fcgi died under (lighttpd/ptyd-error.json, apache/).
+	assert.equal(FCGI_GONE, 'ptyd.fcgi is not running');
+	assert.equal(transient(500, 'ptyd.fcgi is not running'), true);
+	// ptyd.fcgi's own 500s are final: retrying them would loop.
+	for (const e of [undefined, null, '', 'internal error', 'could not start the shell',
+		'ptyd.fcgi cannot read its settings: see the web server\'s error log',
+		'ptyd.fcgi is not running ', 'PTYD.FCGI IS NOT RUNNING', 'ptyd is not running', 42])
+		assert.equal(transient(500, e), false, String(e));
+	// The words change nothing for any other status.
+	assert.equal(transient(503, 'ptyd.fcgi is not running'), true);
+	assert.equal(transient(503, 'internal error'), true);
+	for (const s of [200, 400, 404, 413, 501])
+		assert.equal(transient(s, 'ptyd.fcgi is not running'), false, s);
 });
 
 test('Retry-After is seconds; anything else is no wait', () => {

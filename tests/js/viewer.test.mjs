@@ -5,7 +5,7 @@
 // owner tabs of different window sizes would otherwise resize each
 // other forever).
 
-import { test } from 'node:test';
+import { mock, test } from 'node:test';
 import assert from 'node:assert/strict';
 
 globalThis.window = globalThis.window ?? {};   // no BroadcastChannel here
@@ -53,4 +53,38 @@ test('the active tab keeps its own size; an inactive one follows', () => {
 	assert.equal(v.active, false);
 	v.adoptSize(41, 121);
 	assert.deepEqual(term.resizes, [[40, 120], [41, 121]]);
+});
+
+// A resize the front answered: the same size goes again after a backoff
+// only when the answer says the server is away.
+async function resizeAnswered(answer) {
+	mock.timers.enable({ apis: ['setTimeout'] });
+	try {
+		const term = fakeTerm(24, 80);
+		const posts = [];
+		const v = new Viewer({ term, fit: { fit() {} }, sid: 's', viewerId: 'v', live: () => true,
+			readOnly: false, post: (ep, b) => {
+				posts.push([ep, b]);
+				return Promise.resolve(posts.length === 1 ? answer : { status: 200, data: {} });
+			} });
+		v.claim();
+		for (let i = 0; i < 3; i++)
+			await new Promise((r) => setImmediate(r));
+		mock.timers.tick(250);
+		for (let i = 0; i < 3; i++)
+			await new Promise((r) => setImmediate(r));
+		return { posts, sent: v.sentSize };
+	} finally {
+		mock.timers.reset();
+	}
+}
+
+test('a resize a front answered 500 "ptyd.fcgi is not running" goes again; ptyd.fcgi\'s own 500 does not', async () => {
+	const gone = await resizeAnswered({ status: 500, data: { error: 'ptyd.fcgi is not running' } });
+	assert.equal(gone.posts.length, 2);
+	assert.deepEqual(gone.posts[1], ['resize', { session_id: 's', rows: 24, cols: 80 }]);
+	assert.deepEqual(gone.sent, { rows: 24, cols: 80 });
+	const broken = await resizeAnswered({ status: 500, data: { error: 'internal error' } });
+	assert.equal(broken.posts.length, 1);
+	assert.equal(broken.sent, null);
 });
