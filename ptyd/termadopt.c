@@ -42,7 +42,8 @@
 static struct ev_timer term_hold_timer;
 static int	       term_hold_inited;
 
-/* The holds end: each terminal reads on, paced by the viewers back. */
+/* The holds no viewer came back to end (term_attach ends the others):
+ * each terminal reads on, paced by the viewers it has. */
 static void
 term_adopt_hold_cb(void *arg)
 {
@@ -147,8 +148,8 @@ term_adopt_object(struct kadopt *a, struct termhdr *h, int64_t now)
 	/* Its viewers went with the last ptyd: the grace starts now. */
 	t->unwatched_since = now;
 	/* Where they stood, if the pty had to wait for them: it waits for
-	 * them to come back (a re-attach takes a moment), not longer than
-	 * a stuck viewer would be waited for. */
+	 * them to come back (a re-attach takes a moment; term_attach ends
+	 * the hold), not longer than a stuck viewer would be waited for. */
 	if (h->hold != 0 && h->hold >= ring_start(&t->ring) &&
 	    h->hold <= ring_end(&t->ring)) {
 		t->hold = h->hold;

@@ -76,6 +76,7 @@ term_attach(const char *owner, const char *sid, struct viewer *v, int has_pos,
 	struct term *t;
 	uint64_t     first;
 	char	     detail[64];
+	int	     back;
 
 	*lost = 0;
 	if ((t = term_find(owner, sid)) == NULL)
@@ -104,6 +105,17 @@ term_attach(const char *owner, const char *sid, struct viewer *v, int has_pos,
 
 	v->term = t;
 	v->pos = *resume;
+	/*
+	 * A take-over holds the pty where its viewers stood (termadopt.c)
+	 * until they are back.  One back at or before that position stood
+	 * furthest behind: it holds the ring there itself from now on, and
+	 * paces the shell as it reads.  Kept to its timer, the hold would
+	 * stop the pty a ring past it while this viewer, caught up, waits
+	 * for output: the stall timeout without a byte.
+	 */
+	back = t->hold != 0 && has_pos && *lost == 0 && v->pos <= t->hold;
+	if (back)
+		t->hold = 0;
 	/* Kept for the detach event: the audit log pairs the two by actor
 	 * (sql/audit.sql, connected now). */
 	free(v->actor);
@@ -124,6 +136,9 @@ term_attach(const char *owner, const char *sid, struct viewer *v, int has_pos,
 		mirror_event(t, now, TERM_EV_GAP, actor, detail);
 	}
 	term_wake_viewers(t);
+	/* The hold gone: read on, as far as the viewers allow. */
+	if (back)
+		term_viewer_progress(t);
 	return (TERM_OK);
 }
 

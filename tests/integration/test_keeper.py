@@ -1158,7 +1158,13 @@ def test_a_viewer_a_ring_behind_keeps_its_bytes_across_an_upgrade(
     read but not yet delivered must still be there when it resumes
     (proposal, section 5: "Last-Event-ID resumes byte-exact including
     bytes read but not yet delivered")."""
-    st = own_stack("ringedge", ptyd_args=["--ring-size", "1M"])
+    # A stall timeout longer than read_on's: the take-over's hold on the
+    # pty (where the viewer stood) must end when the viewer is back, not
+    # when the timeout does.  It ended with the timeout: with the default
+    # 10 s, a third of read_on's time went by without a byte (a loaded CI
+    # run missed its goal); with this one the test fails.
+    st = own_stack("ringedge", ptyd_args=["--ring-size", "1M",
+                                          "--stall-timeout", "60"])
     c = st.client()
     kp, _ = keeper_of(st)
     sid = new_sid("edge")
