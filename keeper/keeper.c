@@ -592,7 +592,6 @@ keeper_call(struct kchild *c, const struct kw_msg *m, int *fds, int nfds)
 		r.a = kterm_input(m->id, id, data, len, (size_t)m->a);
 		if (kw_send(c->call, &r, NULL, 0) == -1)
 			log_warn("keeper: answering input");
-		kterm_push(m->id);
 		break;
 	case KW_SIGNAL:
 		kterm_signal(m->id, (int)m->a, (int)m->b);

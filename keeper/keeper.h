@@ -26,7 +26,6 @@ struct kterm;
 void	      kterm_adopt(int64_t id, pid_t pid, int master, int memfd);
 enum kw_input kterm_input(int64_t id, const char *input_id,
     const uint8_t *, size_t, size_t limit);
-void	      kterm_push(int64_t id);
 void	      kterm_signal(int64_t id, int sig, int group);
 void	      kterm_forget(int64_t id);
 /* A child was reaped: 1 if it was a terminal's shell. */

@@ -227,22 +227,8 @@ kterm_input(int64_t id, const char *input_id, const uint8_t *data,
 	/* Recorded with the bytes queued, in one step no ptyd can split. */
 	if (*input_id != '\0')
 		once_add(&kt->once, input_id);
+	kterm_flush(kt);
 	return (KW_IN_ACCEPTED);
-}
-
-/*
- * Write what kterm_input queued, once its answer is on its way: ptyd
- * waits for the answer, and the write wakes the kernel's worker and the
- * shell, which would otherwise run first on this CPU.  Nothing is lost
- * between the two: the bytes and their id are ours from kterm_input on.
- */
-void
-kterm_push(int64_t id)
-{
-	struct kterm *kt = kterm_find(id);
-
-	if (kt != NULL && kt->master != -1 && kt->inlen > 0 && !kt->watched)
-		kterm_flush(kt);
 }
 
 void
