@@ -22,6 +22,8 @@
  * watched through pidfds, since the keeper can no longer tell us.
  */
 #include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/time.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -122,6 +124,10 @@ kl_welcome(const struct kw_msg *m)
 void
 keeperlink_hello(int *listen_fd, int *lock_fd)
 {
+	static const struct timeval call_timeout = {
+		.tv_sec = KEEPERLINK_CALL_MS / 1000,
+		.tv_usec = (KEEPERLINK_CALL_MS % 1000) * 1000,
+	};
 	struct kw_msg *m = xmalloc(sizeof(*m));
 	int	       fds[KW_FDS_MAX], nfds;
 
@@ -129,6 +135,11 @@ keeperlink_hello(int *listen_fd, int *lock_fd)
 	 * wait here polls first). */
 	if (fcntl(KW_EVENT_FD, F_SETFL, O_NONBLOCK) == -1)
 		fatal("keeper: fd %d", KW_EVENT_FD);
+	/* The call socket stays blocking; an input's answer is waited for
+	 * in its recvmsg alone (keeperlink_input), bounded by this. */
+	if (setsockopt(KW_CALL_FD, SOL_SOCKET, SO_RCVTIMEO, &call_timeout,
+		sizeof(call_timeout)) == -1)
+		fatal("keeper: fd %d", KW_CALL_FD);
 	kw_init(m, KW_HELLO, 0);
 	m->a = KW_PROTO;
 	m->b = TERMHDR_LAYOUT;
@@ -376,7 +387,11 @@ keeperlink_adopt(struct term *t, int memfd)
  * after its call gave up waiting is recognised and dropped, never taken
  * for the next call's.  A keeper that does not answer in time fails that
  * input only (KW_IN_SLOW: the client's retry, with its id, is safe); one
- * that is gone (EOF) ends us.
+ * that is gone (EOF) ends us.  The answer is waited for in one blocking
+ * recvmsg (SO_RCVTIMEO, keeperlink_hello), not a poll and then a read: a
+ * keystroke's answer is on the path of its echo, and a late answer to an
+ * earlier call (the only other thing this socket can hold) is rare
+ * enough to wait for the next one by the deadline.
  */
 enum kw_input
 keeperlink_input(struct term *t, const char *input_id, const uint8_t *data,
@@ -399,15 +414,18 @@ keeperlink_input(struct term *t, const char *input_id, const uint8_t *data,
 		return (KW_IN_GONE);
 	}
 	deadline = ev_clock() + (int64_t)KEEPERLINK_CALL_MS * 1000;
+	r = kw_recv(KW_CALL_FD, &m, NULL, NULL);
 	for (;;) {
-		left = (deadline - ev_clock()) / 1000;
-		r = kw_recv_wait(KW_CALL_FD, &m, NULL, NULL,
-		    left > 0 ? (int)left : 0);
 		if (r == 1 && m.type == KW_INPUT_OK && m.b == seq)
 			return ((enum kw_input)m.a);
-		if (r == 1 || (r == -1 && errno == EPROTO))
-			continue; /* a late answer to an earlier call */
-		if (r == 0 || errno != ETIMEDOUT) {
+		if (r == 1 || (r == -1 && errno == EPROTO)) {
+			/* A late answer to an earlier call. */
+			left = (deadline - ev_clock()) / 1000;
+			r = kw_recv_wait(KW_CALL_FD, &m, NULL, NULL,
+			    left > 0 ? (int)left : 0);
+			continue;
+		}
+		if (r == 0 || (errno != ETIMEDOUT && errno != EAGAIN)) {
 			kl_gone();
 			return (KW_IN_GONE);
 		}
