@@ -127,6 +127,33 @@ term_read_scan(struct term *t, const uint8_t *p, size_t n)
 		rec_output(t, p, n, ev_now());
 }
 
+/* EIO (or EOF): every slave fd is closed; the pty is drained. */
+static void
+term_read_eof(struct term *t, int64_t now)
+{
+	ev_io_del(&t->io);
+	close(t->master);
+	t->master = -1;
+	term_input_drop(t);
+	if (t->state == TERM_DRAINING)
+		term_finish(t, now);
+}
+
+/* A turn's reads took total bytes: the terminal spoke, its viewers have
+ * output. */
+static void
+term_read_done(struct term *t, size_t total, int64_t now)
+{
+	if (!t->spoke) {
+		t->spoke = 1;
+		term_size_reassert(t);
+	}
+	t->bytes_out += total;
+	t->last_activity = now;
+	mirror_mark(t);
+	term_wake_viewers(t);
+}
+
 static void
 term_read(struct term *t, int64_t now)
 {
@@ -146,10 +173,9 @@ term_read(struct term *t, int64_t now)
 			r = term_read_pkt(t, p, n, &more);
 			if (r == 0) {
 				/* A control packet, or data that came after
-				 * FIONREAD said none (a data packet with no
-				 * room): read again, a few times at most.
-				 * Stopping here made a flood's turns read
-				 * less, and every viewer's frames smaller. */
+				 * FIONREAD said none: read again, a few times
+				 * at most (stopping made a flood's turns read
+				 * less, every viewer's frames smaller). */
 				if (++empty > 4)
 					break;
 				continue;
@@ -184,25 +210,11 @@ term_read(struct term *t, int64_t now)
 			continue;
 		if (r == -1 && errno == EAGAIN)
 			break;
-		/* EIO (or EOF): every slave fd is closed; the pty is drained. */
-		ev_io_del(&t->io);
-		close(t->master);
-		t->master = -1;
-		term_input_drop(t);
-		if (t->state == TERM_DRAINING)
-			term_finish(t, now);
+		term_read_eof(t, now);
 		break;
 	}
-	if (total > 0) {
-		if (!t->spoke) {
-			t->spoke = 1;
-			term_size_reassert(t);
-		}
-		t->bytes_out += total;
-		t->last_activity = now;
-		mirror_mark(t);
-		term_wake_viewers(t);
-	}
+	if (total > 0)
+		term_read_done(t, total, now);
 }
 
 static void
