@@ -23,7 +23,7 @@
 #include <stdint.h>
 
 #define TERMHDR_MAGIC	   "PTYDTRM1"
-#define TERMHDR_LAYOUT	   3
+#define TERMHDR_LAYOUT	   4
 #define TERMHDR_MIN_READER 1
 #define TERMHDR_SIZE	   16384
 #define TERMHDR_STR_OWNER  257	/* PROTO_OWNER_MAX + 1 */
@@ -103,6 +103,15 @@ struct termhdr {
 
 	/* Layout 3.  The live shares (all free in an older header). */
 	struct termhdr_share shares[TERMHDR_SHARES];
+
+	/* Layout 4.  How many viewers the hold waits for (those attached,
+	 * and those a take-over still waited for), and the hold they were
+	 * counted with: a reader of layout 3 writes hold alone, so the count
+	 * goes with hold only while hold_of equals it (0 in an older
+	 * header: not known). */
+	uint32_t hold_views;
+	uint32_t pad1;
+	uint64_t hold_of;
 };
 
 _Static_assert(sizeof(struct termhdr) <= TERMHDR_SIZE,

@@ -181,9 +181,11 @@ struct term {
 	 * header a ptyd taking over reads; NULL without one. */
 	struct termhdr *hdr;
 	/* After a take-over: where its viewers stood (0: none), read no
-	 * more than a ring past it until they are back or the hold ends
+	 * more than a ring past it until they are back (hold_views more
+	 * attaches with a position, termview.c) or the hold ends
 	 * (termadopt.c). */
-	uint64_t hold;
+	uint64_t     hold;
+	unsigned int hold_views;
 	/* Shares (share.c) and the watchers event (watch.c). */
 	struct share_list shares;
 	unsigned int	  nshares;

@@ -149,10 +149,16 @@ term_adopt_object(struct kadopt *a, struct termhdr *h, int64_t now)
 	t->unwatched_since = now;
 	/* Where they stood, if the pty had to wait for them: it waits for
 	 * them to come back (a re-attach takes a moment; term_attach ends
-	 * the hold), not longer than a stuck viewer would be waited for. */
+	 * the hold when the last is back), not longer than a stuck viewer
+	 * would be waited for.  How many: the header says, unless a ptyd
+	 * of an older layout wrote the hold (then the first back ends it). */
 	if (h->hold != 0 && h->hold >= ring_start(&t->ring) &&
 	    h->hold <= ring_end(&t->ring)) {
 		t->hold = h->hold;
+		t->hold_views = 1;
+		if (h->layout >= 4 && h->hold_of == h->hold &&
+		    h->hold_views > 0)
+			t->hold_views = h->hold_views;
 		term_adopt_hold_arm(now);
 	}
 	return (t);

@@ -150,6 +150,9 @@ termmem_sync(struct term *t)
 	h->bytes_in = t->bytes_in;
 	h->bytes_out = t->bytes_out;
 	h->hold = termmem_hold(t);
+	/* Who that is: the viewers here and those a hold still waits for. */
+	h->hold_views = t->nviewers + (t->hold != 0 ? t->hold_views : 0);
+	h->hold_of = h->hold;
 }
 
 void

@@ -107,13 +107,16 @@ term_attach(const char *owner, const char *sid, struct viewer *v, int has_pos,
 	v->pos = *resume;
 	/*
 	 * A take-over holds the pty where its viewers stood (termadopt.c)
-	 * until they are back.  One back at or before that position stood
-	 * furthest behind: it holds the ring there itself from now on, and
-	 * paces the shell as it reads.  Kept to its timer, the hold would
-	 * stop the pty a ring past it while this viewer, caught up, waits
-	 * for output: the stall timeout without a byte.
+	 * until they are back: each one resuming where the ring still
+	 * holds counts, wherever it resumes (ptyd.fcgi's in-place attach
+	 * resumes past the hold, which the last read wrote).  With the last
+	 * of them back, they hold the ring themselves and pace the shell as
+	 * they read.  Kept to its timer, the hold would stop the pty a ring
+	 * past it while they, caught up, wait: the stall timeout without a
+	 * byte.  Ended at the first back, it would let the pty run over
+	 * where one not yet back stood: a gap.
 	 */
-	back = t->hold != 0 && has_pos && *lost == 0 && v->pos <= t->hold;
+	back = t->hold != 0 && has_pos && *lost == 0 && --t->hold_views == 0;
 	if (back)
 		t->hold = 0;
 	/* Kept for the detach event: the audit log pairs the two by actor
