@@ -15,6 +15,7 @@ import time
 
 import pytest
 
+from ptyd_http import read_output_until
 from test_keeper import (Counted, CounterCheck, Follow, keeper_of,
                          own_stack, post_retry, start_term, upgrade,
                          wait_serving)
@@ -125,11 +126,17 @@ def test_every_viewer_behind_at_a_crash_is_waited_for(own_stack, new_sid):
     c = st.client()
     sid = new_sid("two")
     start_term(c, sid)
-    r = post_retry(c, "input", {"session_id": sid, "data":
-                                "stty -echo; while read a b; do "
-                                "seq -f 'Y%.0f' $a $b; done\r",
-                                "input_id": "loop"})
-    assert r.status == 200, r
+    # The lines are typed only once the loop runs: typed while the shell
+    # still read its command line, they were lost now and then (under
+    # ASan, a viewer stuck at Y0).
+    with c.stream(sid) as ready:
+        r = post_retry(c, "input", {"session_id": sid, "data":
+                                    "stty -echo; echo RE''ADY; "
+                                    "while read a b; do "
+                                    "seq -f 'Y%.0f' $a $b; done\r",
+                                    "input_id": "loop"})
+        assert r.status == 200, r
+        read_output_until(ready, "READY", timeout=30)
     a = Reader(c, sid, rcvbuf=32768)
     b = Reader(c, sid)
     try:
