@@ -37,7 +37,8 @@ ptyd_libptyd_a_SOURCES = \
 	ptyd/termadopt.c \
 	ptyd/share.c ptyd/share.h ptyd/sharetok.c ptyd/sharetok.h \
 	ptyd/watch.c ptyd/watch.h \
-	ptyd/record.c ptyd/record.h
+	ptyd/record.c ptyd/record.h ptyd/record_int.h ptyd/recproc.c \
+	ptyd/recretain.c
 nodist_ptyd_libptyd_a_SOURCES = ptyd/schema.c
 BUILT_SOURCES += ptyd/schema.c
 ptyd_libptyd_a_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS) $(VTERM_CFLAGS) \

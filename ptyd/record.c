@@ -1,88 +1,54 @@
 /*
- * record.c -- recordings (record.h, DESIGN 4).
+ * record.c -- recordings (record.h, DESIGN 4): the table and the
+ * terminals' side.
  *
- * Owns: the policy, the recorder process and its end of the pair, the
- * table of recordings (sorted by id, which grows with time, so oldest
- * first), the recordings folder's descriptor and retention.  Does not
- * own the files' contents (ptyd-recorder writes them and tells each one's
- * end: bytes, SHA-256, finished or cut) nor any terminal (term.c; a
- * terminal keeps only `record` and the id of its recording now).
+ * Owns: the policy, the table of recordings (sorted by id, which grows
+ * with time, so oldest first) and each row's end, the recordings folder's
+ * descriptor, what a terminal's output, input and size send while it
+ * records, the reading of the table (rec_list, rec_open), start and stop.
+ * Does not own: the recorder process and the pair to it (recproc.c),
+ * retention (recretain.c), the files' contents (ptyd-recorder writes them
+ * and tells each one's end: bytes, SHA-256, finished or cut) nor any
+ * terminal (term.c; a terminal keeps only `record` and the id of its
+ * recording now).
  *
- * Never blocking: the pair's send buffer is large and every send is
- * MSG_DONTWAIT.  A send that would block means the recorder is behind
- * (a slow disk): that recording is cut (`behind`) and its close is sent
- * once the pair drains.  The recorder gone (killed, crashed): every open
- * recording is cut (`recorder`), the recorder restarted after a backoff,
- * and each terminal still recorded starts its next part.  A cut for
- * `behind` or `disk` ends the terminal's recording: a disk that is full
- * or slow now would cut the next part too.
+ * A cut for `behind` or `disk` ends the terminal's recording: a disk that
+ * is full or slow now would cut the next part too.
  */
-#include <sys/epoll.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/uio.h>
-#include <sys/wait.h>
 
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <inttypes.h>
-#include <signal.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "ev.h"
 #include "log.h"
 #include "mirror.h"
 #include "record.h"
+#include "record_int.h"
 #include "recwire.h"
 #include "store.h"
 #include "term.h"
 #include "util.h"
 #include "xmalloc.h"
 
-#define REC_SNDBUF	   (4 * 1024 * 1024) /* asked; the kernel caps it */
-#define REC_BACKOFF_MIN	   (1 * 1000000LL)
-#define REC_BACKOFF_MAX	   (60 * 1000000LL)
-#define REC_PRUNE_INTERVAL (3600 * 1000000LL)
-#define REC_PRUNE_FIRST	   (2 * 1000000LL) /* after start */
-
-struct rec {
-	TAILQ_ENTRY(rec) open_entry; /* while recording */
-	struct store_rec row;
-	int64_t		 t0;	    /* monotonic start: the file's times */
-	int		 closing;   /* the close is sent or due */
-	int		 close_due; /* to send once the pair drains */
-	char		 close_why[REC_REASON_MAX + 1];
-};
-TAILQ_HEAD(rec_list, rec);
-
-static struct rec_conf rec_conf;
+struct rec_conf	       rec_conf;
+struct rec	     **rec_all; /* by id */
+size_t		       rec_n;
+struct rec_list	       rec_opened = TAILQ_HEAD_INITIALIZER(rec_opened);
+int		       rec_dir = -1;
+int		       rec_inited;
 static struct store   *rec_store;
-static struct rec    **rec_all; /* by id */
-static size_t	       rec_n, rec_cap;
-static struct rec_list rec_opened = TAILQ_HEAD_INITIALIZER(rec_opened);
+static size_t	       rec_cap;
 static int64_t	       rec_next_id = 1;
-static int	       rec_dir = -1;
-
-static int	       rec_sock = -1;
-static pid_t	       rec_pid = -1;
-static struct ev_io    rec_io;
-static struct ev_timer rec_restart_timer;
-static struct ev_timer rec_prune_timer;
-static int64_t	       rec_backoff = REC_BACKOFF_MIN;
-static int64_t	       rec_started_at;
-static int	       rec_inited;
-
-static void rec_lost(int64_t now);
 
 /* ---- the table --------------------------------------------------------- */
 
-static struct rec *
+struct rec *
 rec_find(int64_t id)
 {
 	size_t lo = 0, hi = rec_n, mid;
@@ -112,26 +78,26 @@ rec_append(struct rec *r)
 		rec_next_id = r->row.id + 1;
 }
 
-static double
+double
 rec_wall(int64_t now)
 {
 	return ((double)ev_wall_us(now) / 1e6);
 }
 
-static int
+int
 rec_is(const struct rec *r, const char *state)
 {
 	return (strcmp(r->row.state, state) == 0);
 }
 
-static void
+void
 rec_put(struct rec *r)
 {
 	if (rec_store != NULL)
 		store_put_rec(rec_store, &r->row);
 }
 
-static void
+void
 rec_audit(const struct rec *r, int64_t now, enum term_event kind,
     const char *detail)
 {
@@ -141,7 +107,7 @@ rec_audit(const struct rec *r, int64_t now, enum term_event kind,
 }
 
 /* The terminal whose recording r is now, if any. */
-static struct term *
+struct term *
 rec_term(const struct rec *r)
 {
 	struct term *t = term_find_id(r->row.terminal_id);
@@ -150,7 +116,7 @@ rec_term(const struct rec *r)
 }
 
 /* r ended: its row says how, its audit event too. */
-static void
+void
 rec_ended(struct rec *r, int cut, uint64_t bytes, const char *sha,
     const char *why, int64_t now)
 {
@@ -188,7 +154,7 @@ rec_ended(struct rec *r, int cut, uint64_t bytes, const char *sha,
 }
 
 /* A file's size as it stands (a cut the recorder could not tell). */
-static uint64_t
+uint64_t
 rec_file_size(const struct rec *r)
 {
 	struct stat st;
@@ -197,287 +163,6 @@ rec_file_size(const struct rec *r)
 	    fstatat(rec_dir, r->row.file, &st, AT_SYMLINK_NOFOLLOW) == -1)
 		return (r->row.bytes);
 	return ((uint64_t)st.st_size);
-}
-
-/* ---- the recorder ------------------------------------------------------ */
-
-static int
-rec_sendv(struct iovec *iov, int n)
-{
-	struct msghdr mh;
-
-	memset(&mh, 0, sizeof(mh));
-	mh.msg_iov = iov;
-	mh.msg_iovlen = (size_t)n;
-	for (;;) {
-		if (sendmsg(rec_sock, &mh, MSG_DONTWAIT | MSG_NOSIGNAL) != -1)
-			return (0);
-		if (errno != EINTR)
-			return (-1);
-	}
-}
-
-/* The pair is full: r is cut, its close sent when the pair drains. */
-static void
-rec_behind(struct rec *r, const char *why)
-{
-	struct term *t;
-
-	if (r->closing)
-		return;
-	r->closing = 1;
-	r->close_due = 1;
-	snprintf(r->close_why, sizeof(r->close_why), "%s", why);
-	if ((t = rec_term(r)) != NULL) {
-		t->rec_id = 0;
-		/* Output was dropped: this terminal records no more (a disk
-		 * this slow would cut every next part). */
-		if (why[0] != '\0')
-			t->record = 0;
-	}
-	if (why[0] != '\0')
-		log_warnx("recording %" PRId64 " of %s: the recorder is behind:"
-			  " cut",
-		    r->row.id, r->row.sid);
-	if (rec_sock != -1 && ev_io_set(&rec_io, EPOLLIN | EPOLLOUT) == -1)
-		log_warn("recorder: epoll mod");
-}
-
-/*
- * One message of r: the header, then a (with the time first, for all
- * but REC_OPEN) and b.  A full pair cuts r (or, for its close, makes
- * the close due); a gone recorder is lost.  0 if it went.
- */
-static int
-rec_send(struct rec *r, enum rec_type type, int64_t now, const void *a,
-    size_t alen, const void *b, size_t blen)
-{
-	uint8_t	     h[REC_HDR_LEN], tb[8];
-	struct iovec iov[4];
-	int	     n = 0, timed = type != REC_OPEN;
-
-	if (rec_sock == -1)
-		return (-1);
-	recwire_hdr(h, type, (uint32_t)((timed ? 8 : 0) + alen + blen),
-	    r->row.id);
-	iov[n].iov_base = h;
-	iov[n++].iov_len = sizeof(h);
-	if (timed) {
-		recwire_put(tb, (uint64_t)(now > r->t0 ? now - r->t0 : 0), 8);
-		iov[n].iov_base = tb;
-		iov[n++].iov_len = sizeof(tb);
-	}
-	iov[n].iov_base = (void *)(uintptr_t)a;
-	iov[n++].iov_len = alen;
-	iov[n].iov_base = (void *)(uintptr_t)b;
-	iov[n++].iov_len = blen;
-	if (rec_sendv(iov, n) == 0)
-		return (0);
-	if (errno == EAGAIN || errno == ENOBUFS)
-		rec_behind(r, type == REC_CLOSE ? (const char *)a : "behind");
-	else
-		rec_lost(now);
-	return (-1);
-}
-
-/* Closes made due by a full pair, now that it drained. */
-static void
-rec_flush_due(int64_t now)
-{
-	struct rec *r;
-	int	    left = 0;
-
-	TAILQ_FOREACH (r, &rec_opened, open_entry) {
-		if (!r->close_due)
-			continue;
-		r->close_due = 0;
-		if (rec_send(r, REC_CLOSE, now, r->close_why,
-			strlen(r->close_why), NULL, 0) == -1) {
-			if (rec_sock == -1)
-				return;
-			r->close_due = 1;
-			left = 1;
-			break;
-		}
-	}
-	if (!left && rec_sock != -1 && ev_io_set(&rec_io, EPOLLIN) == -1)
-		log_warn("recorder: epoll mod");
-}
-
-/* REC_END from the recorder. */
-static void
-rec_told(const uint8_t *m, size_t n, int64_t now)
-{
-	static const char hex[] = "0123456789abcdef";
-	struct rec	 *r;
-	char		  sha[65], why[REC_REASON_MAX + 1];
-	size_t		  i, len, rlen;
-	int		  zero = 1;
-
-	if (n < REC_HDR_LEN + 41 || m[0] != REC_END)
-		return;
-	len = (size_t)recwire_get(m + 4, 4);
-	if (len != n - REC_HDR_LEN)
-		return;
-	if ((r = rec_find((int64_t)recwire_get(m + 8, 8))) == NULL)
-		return;
-	m += REC_HDR_LEN;
-	for (i = 0; i < 32; i++) {
-		sha[2 * i] = hex[m[9 + i] >> 4];
-		sha[2 * i + 1] = hex[m[9 + i] & 0xf];
-		zero = zero && m[9 + i] == 0;
-	}
-	sha[64] = '\0';
-	rlen = len - 41 > REC_REASON_MAX ? REC_REASON_MAX : len - 41;
-	memcpy(why, m + 41, rlen);
-	why[rlen] = '\0';
-	rec_ended(r, m[0] != REC_END_FINISHED, recwire_get(m + 1, 8),
-	    zero ? "" : sha, why[0] != '\0' ? why : "disk", now);
-}
-
-static void
-rec_io_cb(int fd, uint32_t events, void *arg)
-{
-	static uint8_t m[REC_HDR_LEN + 64 + REC_REASON_MAX];
-	int64_t	       now = ev_now();
-	ssize_t	       n;
-
-	(void)arg;
-	if (events & EPOLLOUT)
-		rec_flush_due(now);
-	while (rec_sock == fd) {
-		n = recv(fd, m, sizeof(m), MSG_DONTWAIT);
-		if (n > 0) {
-			rec_told(m, (size_t)n, now);
-			continue;
-		}
-		if (n == -1 && errno == EINTR)
-			continue;
-		if (n == -1 && errno == EAGAIN)
-			break;
-		rec_lost(now);
-		break;
-	}
-}
-
-/* Each terminal still recorded and not recording starts its next part. */
-static void
-rec_resume_all(int64_t now)
-{
-	struct term *t;
-
-	for (t = term_first(); t != NULL; t = term_next(t))
-		rec_begin(t, now);
-}
-
-static int
-rec_spawn(int sock)
-{
-	posix_spawn_file_actions_t fa;
-	posix_spawnattr_t	   at;
-	sigset_t		   none, all;
-	char			  *argv[] = { (char *)"ptyd-recorder", NULL };
-	char			  *envp[] = { NULL };
-	int			   rv;
-
-	sigemptyset(&none);
-	sigfillset(&all);
-	posix_spawn_file_actions_init(&fa);
-	posix_spawnattr_init(&at);
-	posix_spawn_file_actions_adddup2(&fa, sock, REC_SOCK_FD);
-	posix_spawn_file_actions_adddup2(&fa, rec_dir, REC_DIR_FD);
-	/* Our signals are blocked for the signalfd: not the recorder's. */
-	posix_spawnattr_setsigmask(&at, &none);
-	posix_spawnattr_setsigdefault(&at, &all);
-	posix_spawnattr_setflags(&at,
-	    POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-	rv = posix_spawn(&rec_pid, rec_conf.recorder, &fa, &at, argv, envp);
-	posix_spawn_file_actions_destroy(&fa);
-	posix_spawnattr_destroy(&at);
-	if (rv != 0) {
-		rec_pid = -1;
-		errno = rv;
-		return (-1);
-	}
-	return (0);
-}
-
-static int
-rec_recorder_start(int64_t now)
-{
-	int sv[2] = { -1, -1 }, sz = REC_SNDBUF, i;
-
-	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == -1)
-		goto fail;
-	/* Above the numbers the child's dup2s target, so none lands on
-	 * another before it is moved. */
-	for (i = 0; i < 2; i++)
-		if (sv[i] <= REC_DIR_FD) {
-			int fd = fcntl(sv[i], F_DUPFD_CLOEXEC, REC_DIR_FD + 1);
-
-			close(sv[i]);
-			if ((sv[i] = fd) == -1)
-				goto fail;
-		}
-	(void)setsockopt(sv[0], SOL_SOCKET, SO_SNDBUF, &sz, sizeof(sz));
-	if (fcntl(sv[0], F_SETFL, O_NONBLOCK) == -1 || rec_spawn(sv[1]) == -1)
-		goto fail;
-	close(sv[1]);
-	rec_sock = sv[0];
-	if (ev_io_add(&rec_io, rec_sock, EPOLLIN, rec_io_cb, NULL) == -1) {
-		log_warn("recorder: epoll add");
-		rec_lost(now);
-		return (-1);
-	}
-	rec_started_at = now;
-	log_info("recorder started, pid %ld", (long)rec_pid);
-	return (0);
-fail:
-	log_warn("starting %s", rec_conf.recorder);
-	for (i = 0; i < 2; i++)
-		if (sv[i] != -1)
-			close(sv[i]);
-	return (-1);
-}
-
-static void
-rec_restart_cb(void *arg)
-{
-	int64_t now = ev_now();
-
-	(void)arg;
-	if (rec_recorder_start(now) == -1) {
-		rec_backoff = rec_backoff * 2 > REC_BACKOFF_MAX ?
-		    REC_BACKOFF_MAX :
-		    rec_backoff * 2;
-		ev_timer_at(&rec_restart_timer, now + rec_backoff);
-		return;
-	}
-	rec_resume_all(now);
-}
-
-/* The recorder is gone: what it had open is cut, it starts again. */
-static void
-rec_lost(int64_t now)
-{
-	struct rec *r;
-
-	if (rec_sock == -1)
-		return;
-	ev_io_del(&rec_io);
-	close(rec_sock);
-	rec_sock = -1;
-	if (rec_pid > 0)
-		(void)waitpid(rec_pid, NULL, WNOHANG); /* or SIGCHLD's loop */
-	log_warnx("recorder (pid %ld) is gone: restarting it", (long)rec_pid);
-	rec_pid = -1;
-	while ((r = TAILQ_FIRST(&rec_opened)) != NULL)
-		rec_ended(r, 1, rec_file_size(r), "", "recorder", now);
-	rec_backoff = now - rec_started_at > REC_BACKOFF_MAX ?
-	    REC_BACKOFF_MIN :
-	    (rec_backoff * 2 > REC_BACKOFF_MAX ? REC_BACKOFF_MAX :
-						 rec_backoff * 2);
-	ev_timer_at(&rec_restart_timer, now + rec_backoff);
 }
 
 /* ---- terminals --------------------------------------------------------- */
@@ -515,7 +200,7 @@ rec_begin(struct term *t, int64_t now)
 	char	    detail[80];
 
 	if (!t->record || t->rec_id != 0 || t->state != TERM_RUNNING ||
-	    rec_sock == -1)
+	    !rec_recorder_up())
 		return;
 	r = xcalloc(1, sizeof(*r));
 	r->row.id = rec_next_id;
@@ -662,111 +347,6 @@ rec_open(int all_owners, const char *owner, int64_t id, int *fd, uint64_t *size)
 	return (0);
 }
 
-/* ---- retention --------------------------------------------------------- */
-
-size_t
-rec_retention(const struct rec_item *it, size_t n, double now,
-    int64_t max_age_s, uint64_t max_bytes, int *why)
-{
-	uint64_t total = 0;
-	size_t	 i, gone = 0;
-
-	for (i = 0; i < n; i++) {
-		why[i] = REC_KEEP;
-		if (it[i].removable && it[i].at < now - (double)max_age_s) {
-			why[i] = REC_AGE;
-			gone++;
-		} else
-			total += it[i].bytes;
-	}
-	/* Oldest first until the rest fits. */
-	for (i = 0; i < n && total > max_bytes; i++) {
-		if (why[i] != REC_KEEP || !it[i].removable)
-			continue;
-		why[i] = REC_SIZE;
-		total -= it[i].bytes;
-		gone++;
-	}
-	return (gone);
-}
-
-/* Delete r's file, then mark its row. */
-static void
-rec_remove(struct rec *r, int why, int64_t now)
-{
-	char detail[128];
-
-	if (unlinkat(rec_dir, r->row.file, 0) == -1 && errno != ENOENT) {
-		log_warn("recording %" PRId64 ": removing its file", r->row.id);
-		return;
-	}
-	snprintf(detail, sizeof(detail),
-	    "recording=%" PRId64 " bytes=%" PRIu64 " reason=%s", r->row.id,
-	    r->row.bytes, why == REC_AGE ? "age" : "size");
-	snprintf(r->row.state, sizeof(r->row.state), "removed");
-	rec_put(r);
-	rec_audit(r, now, TERM_EV_RECORDING_REMOVED, detail);
-}
-
-void
-rec_prune(int64_t now, unsigned int *removed, uint64_t *bytes)
-{
-	struct rec_item *it;
-	struct rec	*r;
-	size_t		 i, n = 0;
-	int		*why;
-
-	*removed = 0;
-	*bytes = 0;
-	if (rec_dir == -1 || rec_n == 0)
-		return;
-	it = xcalloc(rec_n, sizeof(*it));
-	why = xcalloc(rec_n, sizeof(*why));
-	/* The rows still holding a file, oldest first. */
-	for (i = 0; i < rec_n; i++) {
-		r = rec_all[i];
-		if (rec_is(r, "removed"))
-			continue;
-		it[n].removable = !rec_is(r, "recording");
-		it[n].at = r->row.ended_at >= 0 ? r->row.ended_at :
-						  r->row.started_at;
-		it[n].bytes = rec_is(r, "recording") ? rec_file_size(r) :
-						       r->row.bytes;
-		n++;
-	}
-	(void)rec_retention(it, n, rec_wall(now), rec_conf.max_age_s,
-	    rec_conf.max_bytes, why);
-	for (i = 0, n = 0; i < rec_n; i++) {
-		r = rec_all[i];
-		if (rec_is(r, "removed"))
-			continue;
-		if (why[n++] == REC_KEEP)
-			continue;
-		rec_remove(r, why[n - 1], now);
-		if (rec_is(r, "removed")) {
-			(*removed)++;
-			*bytes += r->row.bytes;
-		}
-	}
-	if (*removed > 0)
-		log_info("retention: %u recording(s) removed, %" PRIu64
-			 " bytes",
-		    *removed, *bytes);
-	free(it);
-	free(why);
-}
-
-static void
-rec_prune_cb(void *arg)
-{
-	unsigned int n;
-	uint64_t     b;
-
-	(void)arg;
-	rec_prune(ev_now(), &n, &b);
-	ev_timer_at(&rec_prune_timer, ev_now() + REC_PRUNE_INTERVAL);
-}
-
 /* ---- start and stop ---------------------------------------------------- */
 
 /* A row from the database; one an earlier ptyd left recording ended
@@ -818,8 +398,6 @@ rec_init(const struct rec_conf *conf, struct store *st, int64_t now)
 	rec_conf = *conf;
 	rec_store = st;
 	rec_inited = 1;
-	ev_timer_init(&rec_restart_timer, rec_restart_cb, NULL);
-	ev_timer_init(&rec_prune_timer, rec_prune_cb, NULL);
 	if (st == NULL || store_recs_load(st, rec_load_cb, &now) == -1) {
 		/* Ids no row of an unreadable database can have. */
 		rec_next_id = ev_wall_us(now);
@@ -828,59 +406,8 @@ rec_init(const struct rec_conf *conf, struct store *st, int64_t now)
 		    rec_next_id);
 	}
 	rec_dir = rec_open_dir(conf->dir);
-	if (rec_dir == -1)
-		return;
-	if (conf->policy != REC_POLICY_OFF && rec_recorder_start(now) == -1)
-		ev_timer_at(&rec_restart_timer, now + rec_backoff);
-	ev_timer_at(&rec_prune_timer, now + REC_PRUNE_FIRST);
-}
-
-/*
- * At our end: the recorder is told (EOF after what it was sent), ends
- * every file (what is still open as `takeover`: under a keeper the
- * terminals go on with the next ptyd) and exits; its ends are read for
- * at most REC_DONE_WAIT_MS, so that the last flush writes the rows.
- */
-#define REC_DONE_WAIT_MS 1000
-static void
-rec_drain(void)
-{
-	static uint8_t m[REC_HDR_LEN + 64 + REC_REASON_MAX];
-	struct pollfd  pfd;
-	int64_t	       deadline = ev_clock() + REC_DONE_WAIT_MS * 1000LL, left;
-	ssize_t	       n;
-
-	ev_io_del(&rec_io);
-	(void)shutdown(rec_sock, SHUT_WR);
-	pfd.fd = rec_sock;
-	pfd.events = POLLIN;
-	while (
-	    !TAILQ_EMPTY(&rec_opened) && (left = deadline - ev_clock()) > 0) {
-		if (poll(&pfd, 1, (int)(left / 1000) + 1) <= 0)
-			continue;
-		n = recv(rec_sock, m, sizeof(m), MSG_DONTWAIT);
-		if (n > 0)
-			rec_told(m, (size_t)n, ev_clock());
-		else if (n == 0 || (errno != EINTR && errno != EAGAIN))
-			break;
-	}
-	close(rec_sock);
-	rec_sock = -1;
-}
-
-void
-rec_freeze(void)
-{
-	if (rec_sock != -1)
-		rec_drain();
-}
-
-void
-rec_thaw(int64_t now)
-{
-	if (rec_inited && rec_dir != -1 && rec_conf.policy != REC_POLICY_OFF &&
-	    rec_sock == -1 && rec_recorder_start(now) == 0)
-		rec_resume_all(now);
+	rec_recorder_init(now);
+	rec_retain_init(now);
 }
 
 void
@@ -890,10 +417,8 @@ rec_done(void)
 
 	if (!rec_inited)
 		return;
-	ev_timer_stop(&rec_restart_timer);
-	ev_timer_stop(&rec_prune_timer);
-	if (rec_sock != -1)
-		rec_drain();
+	rec_recorder_done();
+	rec_retain_done();
 	for (i = 0; i < rec_n; i++)
 		free(rec_all[i]);
 	free(rec_all);

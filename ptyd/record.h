@@ -1,6 +1,7 @@
 /*
  * record.h -- recordings (DESIGN 4): the policy, ptyd's side of
- * ptyd-recorder, the table of recordings, retention.
+ * ptyd-recorder, the table of recordings, retention (record.c, recproc.c,
+ * recretain.c).
  *
  * Owns: which terminals are recorded (record = off|on|owner), the
  * recorder process (started, watched, restarted) and the SOCK_SEQPACKET

@@ -77,7 +77,7 @@ tests_unit_test_termmem_SOURCES = tests/unit/test_termmem.c
 tests_unit_test_termmem_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_termmem_LDADD = $(PTYD_UNIT_LDADD) -lutil
 
-# ptyd/record.c's retention choice (pure).
+# ptyd/recretain.c's retention choice (pure).
 check_PROGRAMS += tests/unit/test_record
 tests_unit_test_record_SOURCES = tests/unit/test_record.c
 tests_unit_test_record_CFLAGS = $(UNIT_CFLAGS)

@@ -1,5 +1,5 @@
 /*
- * test_record.c -- retention's choice (ptyd/record.c, rec_retention):
+ * test_record.c -- retention's choice (ptyd/recretain.c, rec_retention):
  * by age first, then the oldest removable ones until the total fits,
  * never a recording still being written, and nothing when all fits.
  */
