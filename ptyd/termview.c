@@ -68,23 +68,14 @@ term_view_room(const struct term *t, const struct viewer *v)
 	return (shared + keep < max);
 }
 
-enum term_err
-term_attach(const char *owner, const char *sid, struct viewer *v, int has_pos,
-    uint64_t pos, const char *actor, int64_t now, uint64_t *resume,
-    uint64_t *lost)
+/* Where a viewer asking for pos (if has_pos) resumes, and what it lost:
+ * the bytes between pos and the ring's start. */
+static void
+term_attach_resume(const struct term *t, int has_pos, uint64_t pos,
+    uint64_t *resume, uint64_t *lost)
 {
-	struct term *t;
-	uint64_t     first;
-	char	     detail[64];
-	int	     back;
+	uint64_t first = ring_boundary(&t->ring, ring_start(&t->ring));
 
-	*lost = 0;
-	if ((t = term_find(owner, sid)) == NULL)
-		return (TERM_ENOTRUNNING);
-	if (!term_view_room(t, v))
-		return (TERM_EVIEWERS);
-
-	first = ring_boundary(&t->ring, ring_start(&t->ring));
 	/* The id of terminal_closed is one past the last byte (MSG_EXIT.pos):
 	 * a client resuming from it has seen everything, so it must get no
 	 * byte again, only the close. */
@@ -102,7 +93,24 @@ term_attach(const char *owner, const char *sid, struct viewer *v, int has_pos,
 		*resume = first;
 		*lost = first - pos;
 	}
+}
 
+enum term_err
+term_attach(const char *owner, const char *sid, struct viewer *v, int has_pos,
+    uint64_t pos, const char *actor, int64_t now, uint64_t *resume,
+    uint64_t *lost)
+{
+	struct term *t;
+	char	     detail[64];
+	int	     back;
+
+	*lost = 0;
+	if ((t = term_find(owner, sid)) == NULL)
+		return (TERM_ENOTRUNNING);
+	if (!term_view_room(t, v))
+		return (TERM_EVIEWERS);
+
+	term_attach_resume(t, has_pos, pos, resume, lost);
 	v->term = t;
 	v->pos = *resume;
 	/*
