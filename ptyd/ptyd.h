@@ -18,6 +18,7 @@
 
 #define PTYD_SEC	       1000000LL       /* times are microseconds */
 #define PTYD_KILL_DELAY	       (1500 * 1000LL) /* SIGHUP -> SIGKILL */
+#define PTYD_HUP_TRIES	       3 /* SIGHUPs in that time, evenly spaced */
 #define PTYD_DRAIN_DEADLINE    (3 * PTYD_SEC)  /* reaped -> EIO at the latest */
 #define PTYD_REQUEST_TIMEOUT   (10 * PTYD_SEC) /* one request frame */
 /* A connection waiting for its next request (ptyd.fcgi keeps one per

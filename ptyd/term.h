@@ -131,6 +131,7 @@ struct term {
 	int	     pidfd;  /* watches the shell's end; -1: SIGCHLD's loop */
 	struct ev_io pio;
 	int	     killed; /* SIGKILL sent */
+	int	     hups;   /* SIGHUPs sent since the teardown */
 	int	     master; /* -1 once closed */
 	struct ev_io io;
 	int	     paused; /* a viewer is a full ring behind */

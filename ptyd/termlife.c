@@ -110,7 +110,8 @@ term_set_state(struct term *t, enum term_state to, enum term_reason why,
 		ev_timer_stop(&t->timer);
 		break;
 	case TERM_TIMER_KILL:
-		ev_timer_at(&t->timer, now + PTYD_KILL_DELAY);
+		t->hups = 1;
+		ev_timer_at(&t->timer, now + PTYD_KILL_DELAY / PTYD_HUP_TRIES);
 		break;
 	case TERM_TIMER_DRAIN:
 		ev_timer_at(&t->timer, now + PTYD_DRAIN_DEADLINE);
@@ -200,6 +201,20 @@ term_timer_cb(void *arg)
 		term_linger_expired(t, now);
 		break;
 	case TERM_ENDING:
+		/*
+		 * Still there: SIGHUP again, PTYD_HUP_TRIES times in the
+		 * grace.  A shell can miss one: bash's readline, caught
+		 * between its check for a signal and its read(2), sits in the
+		 * read with the signal noted; the next one interrupts it.
+		 */
+		if (t->hups < PTYD_HUP_TRIES) {
+			t->hups++;
+			term_signal(t, SIGHUP, 1);
+			term_signal(t, SIGCONT, 1);
+			ev_timer_at(&t->timer,
+			    now + PTYD_KILL_DELAY / PTYD_HUP_TRIES);
+			break;
+		}
 		/* Teardown's grace is over: the shell ignored SIGHUP. */
 		term_signal(t, SIGKILL, 1);
 		term_signal(t, SIGKILL, 0);

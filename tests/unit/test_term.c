@@ -692,8 +692,9 @@ Test(term, close_unregisters_first)
 	cr_assert_null(term_find("", "a"), "gone from the registry at once");
 	cr_assert_eq(t->state, TERM_ENDING);
 	cr_assert_str_eq(term_reason_wire(t->reason), "closed");
-	cr_assert(ev_timer_pending(&t->timer), "SIGKILL is a timer");
-	cr_assert_eq(t->timer.when, 2 * S + PTYD_KILL_DELAY);
+	cr_assert(ev_timer_pending(&t->timer), "SIGHUP again, then SIGKILL");
+	cr_assert_eq(t->timer.when, 2 * S + PTYD_KILL_DELAY / PTYD_HUP_TRIES);
+	cr_assert_eq(t->hups, 1);
 	cr_assert_eq(term_close("", "a", "me", 3 * S), 0);
 }
 

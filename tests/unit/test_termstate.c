@@ -324,7 +324,8 @@ Test(termstate_apply, each_legal_transition_sets_state_reason_and_timer)
 			cr_expect_eq(term_db_state(t), TERM_DB_CLOSED);
 			switch (legal[i].timer) {
 			case TERM_TIMER_KILL:
-				cr_expect_eq(t->timer.when, S + PTYD_KILL_DELAY);
+				cr_expect_eq(t->timer.when,
+				    S + PTYD_KILL_DELAY / PTYD_HUP_TRIES);
 				break;
 			case TERM_TIMER_DRAIN:
 				cr_expect_eq(t->timer.when,
