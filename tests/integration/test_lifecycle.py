@@ -215,7 +215,7 @@ def test_a_shell_that_misses_one_sighup_still_ends_by_sighup(hup_once,
     # Prevents: a close (and a stop) sending SIGHUP once, then SIGKILL when
     # the grace ran out.  bash can miss one SIGHUP: its readline, caught
     # between its check for a signal and its read(2), sits in the read
-    # with the signal noted (about one stop in six of
+    # with the signal noted (about one stop in eight of
     # test_keeper's test_stop_ends_the_shells_and_kill_of_the_keeper_too
     # lost the newest shell's SIGHUP that way, -9 for -1).  A shell that
     # takes the first one stands for it here.
